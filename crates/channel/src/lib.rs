@@ -1,0 +1,1 @@
+// channel crate: filled by issue 3

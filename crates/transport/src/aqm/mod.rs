@@ -1,0 +1,1 @@
+//! Active queue management (CoDel, RFC 8289).

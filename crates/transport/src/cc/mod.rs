@@ -1,0 +1,1 @@
+//! Congestion controls behind one trait; `REGISTRY` maps names to constructors.

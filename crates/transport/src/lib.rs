@@ -1,0 +1,10 @@
+//! Transport models: TCP (sender and receiver), congestion controls, UDP sources,
+//! applications and active queue management. Sans-IO: every entry point takes the
+//! current time and returns packets/timers; nothing here reads a clock or does I/O.
+
+pub mod aqm;
+pub mod cc;
+pub mod tcp;
+pub mod udp;
+
+pub use tcp::{CwndGrowth, LimitedBy, NewRenoVariant, TcpConfig, TcpConnection, TcpState, TcpStats};

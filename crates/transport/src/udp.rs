@@ -1,0 +1,1 @@
+//! UDP sources (constant bit rate, saturating) and sink.

@@ -1,0 +1,45 @@
+//! Packet and header representations shared by every model.
+//!
+//! The simulator carries headers as typed fields and payload as a length only
+//! (the application byte stream is identified by sequence numbers); `emit`
+//! turns a packet into real IPv4/TCP/UDP bytes for captures and for the
+//! emulator, and `parse` reads real bytes back.
+
+mod packet;
+mod tcp;
+
+pub use packet::{Meta, Packet, Transport, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+pub use tcp::{SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps, TCP_HEADER_BYTES};
+
+/// Sequence-number arithmetic modulo 2^32 (RFC 9293 §3.4).
+pub mod seq {
+    /// `a < b` in sequence space.
+    #[inline]
+    pub fn lt(a: u32, b: u32) -> bool {
+        (a.wrapping_sub(b) as i32) < 0
+    }
+    /// `a <= b` in sequence space.
+    #[inline]
+    pub fn le(a: u32, b: u32) -> bool {
+        (a.wrapping_sub(b) as i32) <= 0
+    }
+    /// `a > b` in sequence space.
+    #[inline]
+    pub fn gt(a: u32, b: u32) -> bool {
+        lt(b, a)
+    }
+    /// `a >= b` in sequence space.
+    #[inline]
+    pub fn ge(a: u32, b: u32) -> bool {
+        le(b, a)
+    }
+    /// The later of two sequence numbers.
+    #[inline]
+    pub fn max(a: u32, b: u32) -> u32 {
+        if lt(a, b) {
+            b
+        } else {
+            a
+        }
+    }
+}

@@ -1,0 +1,108 @@
+use std::net::Ipv4Addr;
+
+use crate::tcp::TcpHeader;
+
+pub const IPV4_HEADER_BYTES: u32 = 20;
+pub const UDP_HEADER_BYTES: u32 = 8;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UdpHeader {
+    pub src_port: u16,
+    pub dst_port: u16,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    Tcp(TcpHeader),
+    Udp(UdpHeader),
+}
+
+/// What the simulator knows about a packet that is not on the wire.
+/// Models may read it for measurement only, never for protocol decisions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// Unique per run, assigned by the engine when the packet enters the network.
+    pub uid: u64,
+    /// Index of the scenario flow the packet belongs to (u32::MAX: none).
+    pub flow: u32,
+    /// Time the packet entered the RAN (PDCP stamp at the gNB), 0 when not stamped.
+    pub ran_entry_ns: u64,
+}
+
+/// One IPv4 packet. Payload is carried as a length; its bytes are implied by
+/// the transport's sequence numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet {
+    pub src: Ipv4Addr,
+    pub dst: Ipv4Addr,
+    pub ip_id: u16,
+    pub ttl: u8,
+    /// The 2-bit ECN field of the IPv4 header (RFC 3168).
+    pub ecn: u8,
+    pub transport: Transport,
+    pub payload_bytes: u32,
+    pub meta: Meta,
+}
+
+impl Packet {
+    pub fn tcp(src: Ipv4Addr, dst: Ipv4Addr, header: TcpHeader, payload_bytes: u32) -> Packet {
+        Packet {
+            src,
+            dst,
+            ip_id: 0,
+            ttl: 64,
+            ecn: 0,
+            transport: Transport::Tcp(header),
+            payload_bytes,
+            meta: Meta { flow: u32::MAX, ..Meta::default() },
+        }
+    }
+
+    pub fn udp(src: Ipv4Addr, dst: Ipv4Addr, header: UdpHeader, payload_bytes: u32) -> Packet {
+        Packet {
+            src,
+            dst,
+            ip_id: 0,
+            ttl: 64,
+            ecn: 0,
+            transport: Transport::Udp(header),
+            payload_bytes,
+            meta: Meta { flow: u32::MAX, ..Meta::default() },
+        }
+    }
+
+    /// Bytes of the IPv4 datagram on the wire: IP header + transport header + payload.
+    #[inline]
+    pub fn wire_bytes(&self) -> u32 {
+        let l4 = match &self.transport {
+            Transport::Tcp(h) => h.header_bytes(),
+            Transport::Udp(_) => UDP_HEADER_BYTES,
+        };
+        IPV4_HEADER_BYTES + l4 + self.payload_bytes
+    }
+
+    #[inline]
+    pub fn tcp_header(&self) -> Option<&TcpHeader> {
+        match &self.transport {
+            Transport::Tcp(h) => Some(h),
+            Transport::Udp(_) => None,
+        }
+    }
+
+    #[inline]
+    pub fn tcp_header_mut(&mut self) -> Option<&mut TcpHeader> {
+        match &mut self.transport {
+            Transport::Tcp(h) => Some(h),
+            Transport::Udp(_) => None,
+        }
+    }
+
+    /// (src port, dst port) of either transport.
+    #[inline]
+    pub fn ports(&self) -> (u16, u16) {
+        match &self.transport {
+            Transport::Tcp(h) => (h.src_port, h.dst_port),
+            Transport::Udp(h) => (h.src_port, h.dst_port),
+        }
+    }
+}
