@@ -43,6 +43,8 @@ pub struct TcpConfig {
     pub rcv_buf_bytes: u64,
     pub newreno_variant: NewRenoVariant,
     pub cwnd_growth: CwndGrowth,
+    /// Initial send sequence number (RFC 9293 §3.4.1); the caller draws it, the model has no randomness.
+    pub iss: u32,
 }
 
 impl Default for TcpConfig {
@@ -62,6 +64,7 @@ impl Default for TcpConfig {
             rcv_buf_bytes: 1 << 30,
             newreno_variant: NewRenoVariant::Impatient,
             cwnd_growth: CwndGrowth::WhenCwndLimited,
+            iss: 0,
         }
     }
 }
