@@ -1,0 +1,1 @@
+//! gNB/UE radio access stack (issue 3).
