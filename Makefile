@@ -1,0 +1,67 @@
+# Build, test and demo millinet. Works on a fresh Debian machine that has Rust and
+# python3, as root and without prompts (CI runs .ci/run, which runs `make test`).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+# Debian packages the tools and tests need: add new ones (ns-3, ...) to this list.
+APT_PACKAGES := tshark
+# Debian's python3 creates venvs only with python3-venv installed.
+APT_PACKAGES += $(shell $(PYTHON) -c 'import ensurepip' 2>/dev/null || echo python3-venv)
+
+RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
+
+# Prints the Python requirements declared in pyproject.toml (runtime, dev and build).
+define PRINT_REQUIREMENTS
+try:
+    import tomllib
+except ModuleNotFoundError:
+    from pip._vendor import tomli as tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))
+reqs = project["project"]["dependencies"] + project["project"]["optional-dependencies"]["dev"]
+print("\n".join(reqs + project["build-system"]["requires"]))
+endef
+export PRINT_REQUIREMENTS
+
+.PHONY: deps venv build test demo bench
+
+deps:
+	@missing=$$(for p in $(APT_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; \
+	  done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing system packages:" $$missing; \
+	  apt-get update; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
+	fi
+
+venv: $(VENV)/.deps-installed
+$(VENV)/.deps-installed: pyproject.toml | deps
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/python -c "$$PRINT_REQUIREMENTS" > $(VENV)/requirements.txt
+	$(BIN)/pip install --quiet -r $(VENV)/requirements.txt
+	touch $@
+
+build: $(VENV)/.built
+$(VENV)/.built: $(VENV)/.deps-installed $(RUST_SOURCES)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --quiet
+	touch $@
+
+test: deps build
+	cargo test --workspace --release
+	@# pytest exits 5 when it collected no test: that must fail loudly, not pass.
+	status=0; $(BIN)/pytest -q tests || status=$$?; \
+	if [ $$status -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
+	exit $$status
+
+# The flagship scenario.
+demo: build
+	$(BIN)/millinet run dumbbell --out runs/demo
+
+bench: build
+	@if [ -f bench/run.sh ]; then bash bench/run.sh; else echo "bench/run.sh not present yet"; fi
