@@ -5,10 +5,15 @@
 //! turns a packet into real IPv4/TCP/UDP bytes for captures and for the
 //! emulator, and `parse` reads real bytes back.
 
+pub mod checksum;
+pub mod emit;
 mod packet;
+pub mod parse;
 mod tcp;
 
+pub use emit::{emit, emit_headers, header_bytes, rewrite_tcp_window, EmitError, MAX_HEADER_BYTES};
 pub use packet::{Meta, Packet, Transport, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+pub use parse::{parse, ParseError};
 pub use tcp::{SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps, TCP_HEADER_BYTES};
 
 /// Sequence-number arithmetic modulo 2^32 (RFC 9293 §3.4).

@@ -1,0 +1,376 @@
+//! Emit/parse of real bytes: layout, round trips, checksums and robustness.
+
+use std::net::Ipv4Addr;
+
+use millinet_wire::checksum::{internet_checksum, Checksum};
+use millinet_wire::{
+    emit, emit_headers, header_bytes, parse, rewrite_tcp_window, EmitError, Packet, ParseError, SackBlock, TcpFlags,
+    TcpHeader, TcpOptions, Timestamps, UdpHeader, MAX_HEADER_BYTES,
+};
+
+/// xorshift64*: a tiny seeded generator so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn coin(&mut self) -> bool {
+        self.next() & 1 == 1
+    }
+}
+
+const A: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+const B: Ipv4Addr = Ipv4Addr::new(192, 168, 7, 200);
+
+fn options(mss: bool, ws: bool, sack_permitted: bool, ts: bool, sack_count: u8) -> TcpOptions {
+    let mut o = TcpOptions {
+        mss: mss.then_some(1460),
+        window_scale: ws.then_some(7),
+        sack_permitted,
+        timestamps: ts.then_some(Timestamps { tsval: 0xdead_beef, tsecr: 7 }),
+        ..TcpOptions::default()
+    };
+    for i in 0..sack_count as u32 {
+        o.sack_blocks[i as usize] = SackBlock { left: 1000 * i + 1, right: 1000 * i + 500 };
+    }
+    o.sack_count = sack_count;
+    o
+}
+
+fn tcp_packet(opts: TcpOptions, payload_bytes: u32) -> Packet {
+    let h =
+        TcpHeader { src_port: 443, dst_port: 50000, seq: 1, ack: 2, flags: TcpFlags::ACK, window: 512, options: opts };
+    Packet::tcp(A, B, h, payload_bytes)
+}
+
+fn random_packet(rng: &mut Rng) -> Packet {
+    let payload_bytes = match rng.below(4) {
+        0 => 0,
+        1 => rng.below(8) as u32,
+        _ => rng.below(2000) as u32,
+    };
+    let src = Ipv4Addr::from(rng.next() as u32);
+    let dst = Ipv4Addr::from(rng.next() as u32);
+    let mut p = if rng.below(4) == 0 {
+        Packet::udp(src, dst, UdpHeader { src_port: rng.next() as u16, dst_port: rng.next() as u16 }, payload_bytes)
+    } else {
+        let mut o = TcpOptions {
+            mss: rng.coin().then(|| rng.next() as u16),
+            window_scale: rng.coin().then(|| rng.next() as u8),
+            sack_permitted: rng.coin(),
+            timestamps: rng.coin().then(|| Timestamps { tsval: rng.next() as u32, tsecr: rng.next() as u32 }),
+            ..TcpOptions::default()
+        };
+        for _ in 0..rng.below(5) {
+            o.push_sack(SackBlock { left: rng.next() as u32, right: rng.next() as u32 });
+        }
+        let h = TcpHeader {
+            src_port: rng.next() as u16,
+            dst_port: rng.next() as u16,
+            seq: rng.next() as u32,
+            ack: rng.next() as u32,
+            flags: TcpFlags(rng.next() as u8),
+            window: rng.next() as u16,
+            options: o,
+        };
+        Packet::tcp(src, dst, h, payload_bytes)
+    };
+    p.ip_id = rng.next() as u16;
+    p.ttl = rng.next() as u8;
+    p.ecn = rng.below(4) as u8;
+    p
+}
+
+#[test]
+fn header_length_matches_wire_bytes_for_every_option_combination() {
+    let mut buf = [0u8; MAX_HEADER_BYTES];
+    let mut emitted = 0;
+    for bits in 0..16u32 {
+        for sacks in 0..=4u8 {
+            let o = options(bits & 1 != 0, bits & 2 != 0, bits & 4 != 0, bits & 8 != 0, sacks);
+            let p = tcp_packet(o, 1234);
+            let expected = (p.wire_bytes() - p.payload_bytes) as usize;
+            assert_eq!(header_bytes(&p), expected);
+            match emit_headers(&p, &mut buf) {
+                Ok(n) => {
+                    assert_eq!(n, expected, "{o:?}");
+                    assert_eq!((buf[32] >> 4) as usize * 4, n - 20, "data offset");
+                    assert_eq!(u16::from_be_bytes([buf[2], buf[3]]) as u32, p.wire_bytes());
+                    emitted += 1;
+                }
+                Err(e) => assert_eq!(e, EmitError::TcpOptionsTooLong { bytes: o.encoded_bytes() }),
+            }
+            assert_eq!(o.encoded_bytes() <= 40, emit_headers(&p, &mut buf).is_ok());
+        }
+    }
+    assert!(emitted > 50, "only {emitted} combinations fit");
+}
+
+#[test]
+fn syn_options_are_laid_out_as_linux_does() {
+    let p = tcp_packet(options(true, true, true, true, 0), 0);
+    let mut buf = [0u8; MAX_HEADER_BYTES];
+    let n = emit_headers(&p, &mut buf).unwrap();
+    #[rustfmt::skip]
+    let expected_options = [
+        2, 4, 0x05, 0xb4,                         // MSS 1460
+        4, 2, 8, 10, 0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 7, // SACK_PERM, TS
+        1, 3, 3, 7,                               // NOP, WS 7
+    ];
+    assert_eq!(&buf[40..n], &expected_options);
+
+    let p = tcp_packet(options(false, false, false, true, 2), 0);
+    let n = emit_headers(&p, &mut buf).unwrap();
+    #[rustfmt::skip]
+    let expected_options = [
+        1, 1, 8, 10, 0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 7,
+        1, 1, 5, 18, 0, 0, 0, 1, 0, 0, 1, 0xf4, 0, 0, 3, 0xe9, 0, 0, 5, 0xdc,
+    ];
+    assert_eq!(&buf[40..n], &expected_options);
+
+    let p = tcp_packet(options(false, false, true, false, 0), 0);
+    let n = emit_headers(&p, &mut buf).unwrap();
+    assert_eq!(&buf[40..n], &[1, 1, 4, 2]);
+}
+
+#[test]
+fn ip_header_fields_and_checksums() {
+    let mut p = tcp_packet(options(true, false, false, true, 0), 100);
+    p.ip_id = 0x1234;
+    p.ttl = 61;
+    p.ecn = 2;
+    let mut buf = [0u8; MAX_HEADER_BYTES];
+    let n = emit_headers(&p, &mut buf).unwrap();
+    assert_eq!(buf[0], 0x45);
+    assert_eq!(buf[1], 2);
+    assert_eq!(&buf[4..8], &[0x12, 0x34, 0x40, 0x00], "id, DF");
+    assert_eq!((buf[8], buf[9]), (61, 6));
+    assert_eq!(internet_checksum(&buf[..20]), 0);
+    // The TCP checksum is that of the datagram with 100 zero payload bytes.
+    let mut full = buf[..n].to_vec();
+    full.resize(n + 100, 0);
+    let mut sum = Checksum::pseudo_header(A, B, 6, (n - 20 + 100) as u16);
+    sum.add_bytes(&full[20..]);
+    assert_eq!(sum.finish(), 0);
+    assert!(parse(&full, true).is_ok());
+}
+
+#[test]
+fn udp_header_and_checksum() {
+    let p = Packet::udp(A, B, UdpHeader { src_port: 5000, dst_port: 6000 }, 3);
+    let mut buf = [0u8; 64];
+    let n = emit(&p, &[1, 2, 3], &mut buf).unwrap();
+    assert_eq!(n, 31);
+    assert_eq!(&buf[20..26], &[0x13, 0x88, 0x17, 0x70, 0, 11]);
+    let (q, payload) = parse(&buf[..n], true).unwrap();
+    assert_eq!((q, payload), (p, &[1u8, 2, 3][..]));
+}
+
+#[test]
+fn random_packets_round_trip() {
+    let mut rng = Rng(0x5eed);
+    let mut buf = vec![0u8; 70_000];
+    let mut payload = vec![0u8; 2000];
+    let (mut ok, mut too_long) = (0, 0);
+    for _ in 0..20_000 {
+        let p = random_packet(&mut rng);
+        let len = p.payload_bytes as usize;
+        let with_payload = rng.coin();
+        if with_payload {
+            payload[..len].iter_mut().for_each(|b| *b = rng.next() as u8);
+        } else {
+            payload[..len].fill(0);
+        }
+        let result = if with_payload {
+            emit(&p, &payload[..len], &mut buf)
+        } else {
+            // Headers only, then the implied zero payload appended.
+            emit_headers(&p, &mut buf).map(|n| {
+                buf[n..n + len].fill(0);
+                n + len
+            })
+        };
+        let n = match result {
+            Ok(n) => n,
+            Err(EmitError::TcpOptionsTooLong { .. }) => {
+                too_long += 1;
+                continue;
+            }
+            Err(e) => panic!("{e} for {p:?}"),
+        };
+        assert_eq!(n, p.wire_bytes() as usize);
+        let (q, got_payload) = parse(&buf[..n], true).unwrap_or_else(|e| panic!("{e} for {p:?}"));
+        assert_eq!(q, p);
+        assert_eq!(got_payload, &payload[..len]);
+        ok += 1;
+    }
+    assert!(ok > 15_000 && too_long > 100, "ok {ok}, too long {too_long}");
+}
+
+#[test]
+fn emit_rejects_what_the_wire_cannot_carry() {
+    let mut buf = [0u8; MAX_HEADER_BYTES];
+    let mut o = options(false, false, false, false, 0);
+    o.sack_count = 5;
+    assert_eq!(emit_headers(&tcp_packet(o, 0), &mut buf), Err(EmitError::TooManySackBlocks { count: 5 }));
+    let p = tcp_packet(options(false, false, false, false, 0), 65_496);
+    assert_eq!(emit_headers(&p, &mut buf), Err(EmitError::DatagramTooLong { bytes: 65_536 }));
+    assert_eq!(emit_headers(&tcp_packet(options(false, false, false, false, 0), 65_495), &mut buf), Ok(40));
+    let mut p = tcp_packet(options(false, false, false, false, 0), 0);
+    p.ecn = 4;
+    assert_eq!(emit_headers(&p, &mut buf), Err(EmitError::InvalidEcn { ecn: 4 }));
+    p.ecn = 0;
+    assert_eq!(emit_headers(&p, &mut buf[..39]), Err(EmitError::BufferTooSmall { needed: 40, available: 39 }));
+    assert_eq!(emit(&p, &[0], &mut buf), Err(EmitError::PayloadLengthMismatch { payload_bytes: 0, given: 1 }));
+}
+
+fn valid_syn() -> Vec<u8> {
+    let p = tcp_packet(options(true, true, true, true, 0), 0);
+    let mut buf = vec![0u8; MAX_HEADER_BYTES];
+    let n = emit_headers(&p, &mut buf).unwrap();
+    buf.truncate(n);
+    buf
+}
+
+/// Recomputes the TCP checksum after a test edits the header.
+fn fix_tcp_checksum(d: &mut [u8]) {
+    d[36..38].fill(0);
+    let mut sum = Checksum::pseudo_header(A, B, 6, (d.len() - 20) as u16);
+    sum.add_bytes(&d[20..]);
+    let c = sum.finish();
+    d[36..38].copy_from_slice(&c.to_be_bytes());
+}
+
+#[test]
+fn parse_reports_typed_errors() {
+    let good = valid_syn();
+    assert!(parse(&good, true).is_ok());
+    let edit = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut d = good.clone();
+        f(&mut d);
+        parse(&d, false).map(|_| ())
+    };
+    assert_eq!(edit(&|d| d.truncate(10)), Err(ParseError::Truncated { needed: 20, available: 10 }));
+    assert_eq!(edit(&|d| d[0] = 0x65), Err(ParseError::NotIpv4 { version: 6 }));
+    assert_eq!(edit(&|d| d[0] = 0x44), Err(ParseError::BadIhl { ihl: 4 }));
+    assert_eq!(edit(&|d| d[0] = 0x46), Err(ParseError::IpOptions { ihl: 6 }));
+    assert_eq!(edit(&|d| d[2..4].copy_from_slice(&[0, 19])), Err(ParseError::BadTotalLength { total_length: 19 }));
+    assert_eq!(edit(&|d| d.truncate(50)), Err(ParseError::Truncated { needed: 60, available: 50 }));
+    assert_eq!(edit(&|d| d[6] = 0x20), Err(ParseError::Fragment));
+    assert_eq!(edit(&|d| d[9] = 1), Err(ParseError::UnsupportedProtocol { protocol: 1 }));
+    assert_eq!(edit(&|d| d[32] = 0x40), Err(ParseError::BadTcpDataOffset { data_offset: 4 }));
+    assert_eq!(edit(&|d| d[32] = 0xf0), Err(ParseError::BadTcpDataOffset { data_offset: 15 }));
+    // MSS with length 3.
+    assert_eq!(edit(&|d| d[41] = 3), Err(ParseError::MalformedTcpOption { offset: 20, kind: 2 }));
+    // Window scale option running past the header.
+    assert_eq!(edit(&|d| d[58] = 9), Err(ParseError::MalformedTcpOption { offset: 37, kind: 3 }));
+    // Kind with length 0 (would loop forever if accepted).
+    assert_eq!(edit(&|d| d[58] = 0), Err(ParseError::MalformedTcpOption { offset: 37, kind: 3 }));
+    // Trailing link padding is ignored.
+    assert_eq!(edit(&|d| d.extend_from_slice(&[0; 6])), Ok(()));
+
+    let mut bad = good.clone();
+    bad[8] ^= 1;
+    assert_eq!(parse(&bad, true).map(|_| ()), Err(ParseError::BadIpChecksum));
+    assert!(parse(&bad, false).is_ok());
+    let mut bad = good.clone();
+    bad[30] ^= 1;
+    assert_eq!(parse(&bad, true).map(|_| ()), Err(ParseError::BadTransportChecksum));
+}
+
+#[test]
+fn unknown_options_are_skipped_and_eol_ends_the_list() {
+    let mut d = valid_syn();
+    // Replace the NOP+WS word with an unknown 4-byte option (kind 30, MPTCP).
+    d[56..60].copy_from_slice(&[30, 4, 0xaa, 0xbb]);
+    fix_tcp_checksum(&mut d);
+    let (p, _) = parse(&d, true).unwrap();
+    let o = p.tcp_header().unwrap().options;
+    assert_eq!((o.mss, o.window_scale, o.sack_permitted), (Some(1460), None, true));
+    assert_eq!(o.timestamps, Some(Timestamps { tsval: 0xdead_beef, tsecr: 7 }));
+    // EOL: whatever follows is padding, even bytes that would be malformed.
+    d[56..60].copy_from_slice(&[0, 9, 9, 9]);
+    fix_tcp_checksum(&mut d);
+    assert!(parse(&d, true).is_ok());
+}
+
+#[test]
+fn parse_never_panics_on_garbage() {
+    let mut rng = Rng(42);
+    let mut accepted = 0;
+    let valid: Vec<Vec<u8>> = (0..64)
+        .filter_map(|_| {
+            let p = random_packet(&mut rng);
+            let mut buf = vec![0u8; p.wire_bytes() as usize];
+            emit_headers(&p, &mut buf).ok().map(|_| buf)
+        })
+        .collect();
+    for i in 0..300_000 {
+        let mut d = valid[i % valid.len()].clone();
+        match rng.below(4) {
+            // Random bytes with a plausible first byte so deeper code is reached.
+            0 => {
+                let len = rng.below(100) as usize;
+                d = (0..len).map(|_| rng.next() as u8).collect();
+                if len > 0 && rng.coin() {
+                    d[0] = 0x45;
+                }
+            }
+            // Truncation of a valid datagram.
+            1 => d.truncate(rng.below(d.len() as u64 + 1) as usize),
+            // A few corrupted bytes in the headers.
+            _ => {
+                let hdr = d.len().min(MAX_HEADER_BYTES);
+                for _ in 0..1 + rng.below(4) {
+                    let at = rng.below(hdr as u64) as usize;
+                    d[at] = rng.next() as u8;
+                }
+            }
+        }
+        for verify in [false, true] {
+            if parse(&d, verify).is_ok() {
+                accepted += 1;
+            }
+        }
+    }
+    assert!(accepted > 1000, "only {accepted} mutated datagrams parsed: the mutations hardly reach the options");
+}
+
+#[test]
+fn window_rewrite_keeps_the_checksum_valid() {
+    let mut rng = Rng(99);
+    let mut buf = vec![0u8; 70_000];
+    let mut payload = vec![0u8; 2000];
+    let mut done = 0;
+    while done < 5000 {
+        let p = random_packet(&mut rng);
+        let Some(h) = p.tcp_header() else { continue };
+        let len = p.payload_bytes as usize;
+        payload[..len].iter_mut().for_each(|b| *b = rng.next() as u8);
+        let Ok(n) = emit(&p, &payload[..len], &mut buf) else {
+            continue;
+        };
+        let window = rng.next() as u16;
+        assert_eq!(rewrite_tcp_window(&mut buf[..n], window), Ok(h.window));
+        let (q, _) = parse(&buf[..n], true).expect("checksum valid after rewrite");
+        assert_eq!(q.tcp_header().unwrap().window, window);
+        // Same bytes as a fresh emit of the rewritten packet.
+        let mut expected = p;
+        expected.tcp_header_mut().unwrap().window = window;
+        let mut fresh = vec![0u8; n];
+        emit(&expected, &payload[..len], &mut fresh).unwrap();
+        assert_eq!(&buf[..n], &fresh[..]);
+        done += 1;
+    }
+    let udp = Packet::udp(A, B, UdpHeader { src_port: 1, dst_port: 2 }, 0);
+    let n = emit_headers(&udp, &mut buf).unwrap();
+    assert_eq!(rewrite_tcp_window(&mut buf[..n], 1), Err(ParseError::UnsupportedProtocol { protocol: 17 }));
+    assert!(matches!(rewrite_tcp_window(&mut buf[..20], 1), Err(ParseError::UnsupportedProtocol { .. })));
+}
