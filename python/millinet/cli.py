@@ -1,0 +1,141 @@
+"""The `millinet` command line."""
+
+import sys
+from pathlib import Path
+
+import click
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+import millinet
+from millinet import outputs, plot
+from millinet._core import ScenarioError
+from millinet._toml import tomllib
+
+
+class UsageProblem(Exception):
+    """A mistake on the command line that the CLI itself detects (exit status 2)."""
+
+
+def main() -> None:
+    """Entry point: user mistakes become one `error:` line on stderr, never a traceback."""
+    try:
+        cli()
+    except (ScenarioError, UsageProblem) as e:
+        _fail(e, 2)
+    except OSError as e:
+        _fail(e, 1)
+
+
+def _fail(error: Exception, status: int) -> None:
+    message = " ".join(str(error).split("\n")).removeprefix("error: ")
+    click.echo(f"error: {message}", err=True)
+    sys.exit(status)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="millinet")
+def cli() -> None:
+    """millinet: packet-level simulation of TCP over 5G mmWave links."""
+
+
+scenario_argument = click.argument("scenario")
+seed_option = click.option("--seed", type=int, help="Overrides the scenario's seed.")
+set_option = click.option(
+    "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Overrides a scenario field, e.g. flows.0.cc=newreno."
+)
+
+
+@cli.command()
+@scenario_argument
+@seed_option
+@set_option
+@click.option("--out", type=click.Path(path_type=Path), help="Run directory [default: runs/<scenario>-<seed>].")
+@click.option("--pcap", default="", metavar="NODES", help="Comma-separated node names to capture into the run directory.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def run(scenario: str, seed: int | None, overrides: tuple[str, ...], out: Path | None, pcap: str, quiet: bool) -> None:
+    """Runs SCENARIO (a shipped name or a .toml file) and prints its summary."""
+    resolved = tomllib.loads(millinet.resolve(scenario, seed, overrides))
+    out = out or Path("runs") / f"{Path(scenario).stem}-{resolved['seed']}"
+    pcap_nodes = [node.strip() for node in pcap.split(",") if node.strip()]
+    progress_console = Console(stderr=True)
+    with Progress(
+        TextColumn("simulated"),
+        BarColumn(),
+        TextColumn("{task.completed:.3f} / {task.total:.3f} s"),
+        TimeElapsedColumn(),
+        console=progress_console,
+        transient=True,
+        disable=quiet or not progress_console.is_terminal,
+    ) as bar:
+        task = bar.add_task("run", total=resolved["duration_s"])
+        result = millinet.run(
+            scenario,
+            seed=seed,
+            overrides=overrides,
+            out=out,
+            pcap=pcap_nodes,
+            progress=lambda sim_s, total_s: bar.update(task, completed=sim_s, total=total_s),
+        )
+    console = Console()
+    console.print(summary_table(result.summary))
+    sim = result.summary["sim"]
+    console.print(
+        f"simulated {sim['sim_time_s']:.3f} s in {sim['wall_s']:.2f} s wall, "
+        f"{sim['events']:,} events ({sim['events_per_s'] / 1e6:.2f} M events/s)"
+    )
+    console.print(f"output: {out}", highlight=False)
+
+
+def summary_table(summary: dict) -> Table:
+    """Per flow: goodput, RTT, retransmissions, RTOs and what limited the sender."""
+    table = Table(box=box.SIMPLE_HEAD)
+    for header in ("flow", "goodput Mbit/s", "RTT mean ms", "RTT p95 ms", "retx", "RTOs"):
+        table.add_column(header, justify="right")
+    table.add_column("limited by", no_wrap=True)
+    for index, flow in enumerate(summary["flows"]):
+        shares = sorted(flow["limited_by"].items(), key=lambda item: -item[1])
+        table.add_row(
+            str(index),
+            f"{flow['goodput_bps'] / 1e6:.2f}",
+            f"{flow['rtt_ms']['mean']:.2f}",
+            f"{flow['rtt_ms']['p95']:.2f}",
+            str(flow["retransmits"]),
+            str(flow["rtos"]),
+            ", ".join(f"{name} {share:.0%}" for name, share in shares if share > 0) or "-",
+        )
+    return table
+
+
+@cli.command()
+def scenarios() -> None:
+    """Lists the shipped scenarios."""
+    entries = millinet.scenarios()
+    width = max((len(name) for name, _ in entries), default=0)
+    for name, description in entries:
+        click.echo(f"{name:<{width}}  {description}")
+
+
+@cli.command()
+@scenario_argument
+@seed_option
+@set_option
+def show(scenario: str, seed: int | None, overrides: tuple[str, ...]) -> None:
+    """Prints SCENARIO fully resolved (every default filled in), as TOML."""
+    text = millinet.resolve(scenario, seed, overrides)
+    click.echo(text, nl=not text.endswith("\n"))
+
+
+@cli.command(name="plot")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), help="PNG file [default: RUN_DIR/plot.png].")
+def plot_command(run_dir: Path, out: Path | None) -> None:
+    """Draws the time series saved in RUN_DIR as stacked panels into a PNG."""
+    if not run_dir.is_dir():
+        raise UsageProblem(f"{run_dir}: no such run directory")
+    out = out or run_dir / "plot.png"
+    if not plot.plot_tables(outputs.read_tables(run_dir), out, title=str(run_dir)):
+        raise UsageProblem(f"{run_dir}: no time series to plot (no Parquet tables with known columns)")
+    click.echo(f"wrote {out}")

@@ -1,0 +1,98 @@
+"""Running a scenario through the engine and keeping its results."""
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from millinet import _core, outputs
+from millinet._core import ScenarioError
+from millinet.catalog import scenario_path
+
+Overrides = Mapping[str, object] | Iterable[str] | None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The results of one run: `summary` (summary.json as a dict), `series` (table name
+    -> DataFrame with `run` and `t` columns) and `out` (the run directory, if written)."""
+
+    summary: dict
+    series: dict[str, pd.DataFrame]
+    out: Path | None
+    run_id: str
+    scenario_toml: str
+
+
+def resolve(scenario: str | Path, seed: int | None = None, overrides: Overrides = None) -> str:
+    """The fully resolved scenario (every default filled in) as TOML text."""
+    return _core.resolve(scenario_path(scenario), override_list(overrides), seed)
+
+
+def run(
+    scenario: str | Path,
+    seed: int | None = None,
+    overrides: Overrides = None,
+    out: str | Path | None = None,
+    pcap: Iterable[str] | None = None,
+    progress: Callable[[float, float], None] | None = None,
+) -> RunResult:
+    """Runs `scenario` (a shipped name or a path to a TOML file).
+
+    `overrides` is a dict {"flows.0.cc": "newreno"} or a list of "key=value" strings.
+    With `out`, the run directory is written (outputs.md §1); `pcap` names the nodes to
+    capture there. `progress(sim_time_s, duration_s)` is called now and then.
+    """
+    pcap_nodes = list(pcap or [])
+    if pcap_nodes and out is None:
+        raise ScenarioError("pcap capture needs an output directory (out=...)")
+    out = Path(out) if out is not None else None
+    if out is not None:
+        outputs.start_run_dir(out)
+    raw = _core.run(
+        scenario_path(scenario),
+        seed=seed,
+        overrides=override_list(overrides),
+        pcap_dir=out if pcap_nodes else None,
+        pcap_nodes=pcap_nodes,
+        progress=progress,
+    )
+    scenario_toml = raw["scenario_toml"]
+    run_id = outputs.run_id(scenario_toml)
+    tables = {name: outputs.arrow_table(columns, run_id) for name, columns in raw["tables"].items()}
+    summary = json.loads(raw["summary_json"])
+    if out is not None:
+        outputs.write_run_dir(out, scenario_toml, summary, tables)
+    return RunResult(
+        summary=summary,
+        series={name: table.to_pandas() for name, table in tables.items()},
+        out=out,
+        run_id=run_id,
+        scenario_toml=scenario_toml,
+    )
+
+
+def override_list(overrides: Overrides) -> list[str]:
+    """Overrides as the engine's "key=value" strings. Dict values are Python values
+    (str, bool, int, float) written as TOML literals."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, Mapping):
+        return [f"{key}={_toml_literal(value)}" for key, value in overrides.items()]
+    items = list(overrides)
+    for item in items:
+        if "=" not in item:
+            raise ScenarioError(f"override {item!r}: expected KEY=VALUE, e.g. flows.0.cc=newreno")
+    return items
+
+
+def _toml_literal(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a valid TOML basic string
+    raise ScenarioError(f"override value {value!r}: expected a str, bool, int or float")
