@@ -10,7 +10,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import millinet
-from millinet import outputs, plot
+from millinet import outputs
 from millinet._core import ScenarioError
 from millinet._toml import tomllib
 
@@ -133,6 +133,8 @@ def show(scenario: str, seed: int | None, overrides: tuple[str, ...]) -> None:
 @click.option("--out", type=click.Path(path_type=Path), help="PNG file [default: RUN_DIR/plot.png].")
 def plot_command(run_dir: Path, out: Path | None) -> None:
     """Draws the time series saved in RUN_DIR as stacked panels into a PNG."""
+    from millinet import plot  # matplotlib is slow to import: only this command needs it
+
     if not run_dir.is_dir():
         raise UsageProblem(f"{run_dir}: no such run directory")
     out = out or run_dir / "plot.png"

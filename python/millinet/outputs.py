@@ -1,16 +1,21 @@
 """The run directory (outputs.md §1): scenario.toml, Parquet time series, pcap files from
 the engine, and summary.json, written last so that its presence marks a complete run."""
 
+from __future__ import annotations
+
 import hashlib
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SUMMARY = "summary.json"
 SCENARIO = "scenario.toml"

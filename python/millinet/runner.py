@@ -1,15 +1,19 @@
 """Running a scenario through the engine and keeping its results."""
 
+from __future__ import annotations
+
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from millinet import _core, outputs
 from millinet._core import ScenarioError
 from millinet.catalog import scenario_path
+
+if TYPE_CHECKING:  # pandas is imported by pyarrow when a run's series are built
+    import pandas as pd
 
 Overrides = Mapping[str, object] | Iterable[str] | None
 

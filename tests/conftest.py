@@ -1,0 +1,34 @@
+"""Shared helpers: the `millinet` command run as a user runs it, and one short run."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# One simulated second keeps every run in the suite fast.
+SHORT = ["--set", "duration_s=1"]
+
+
+def millinet(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Runs `millinet ARGS...` in a child process; its output is captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "millinet", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def ok(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert result.returncode == 0, f"exit {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    return result
+
+
+@pytest.fixture(scope="session")
+def short_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """`millinet run dumbbell` for one second into the default run directory."""
+    cwd = tmp_path_factory.mktemp("cwd")
+    result = ok(millinet("run", "dumbbell", *SHORT, cwd=cwd))
+    return cwd / "runs" / "dumbbell-1", result

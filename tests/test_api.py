@@ -1,0 +1,40 @@
+"""The Python API: millinet.run, resolve and scenarios."""
+
+import pandas as pd
+
+import millinet
+from millinet._toml import tomllib
+
+
+def test_scenarios_have_names_and_descriptions():
+    shipped = dict(millinet.scenarios())
+    assert {"dumbbell", "dumbbell-switching"} <= set(shipped)
+    assert all(shipped.values())
+
+
+def test_run_returns_summary_and_dataframes():
+    result = millinet.run("dumbbell", overrides={"duration_s": 1})
+    assert result.out is None
+    assert result.summary["flows"][0]["goodput_bps"] > 0
+    assert {"flows", "goodput", "queues"} <= set(result.series)
+    for frame in result.series.values():
+        assert isinstance(frame, pd.DataFrame)
+        assert {"run", "t"} <= set(frame.columns)
+
+
+def test_run_accepts_a_path_and_writes_out(tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text(millinet.resolve("dumbbell", overrides={"duration_s": 0.2, "flows.0.cc": "newreno"}))
+    result = millinet.run(path, out=tmp_path / "run")
+    assert result.out == tmp_path / "run"
+    assert (result.out / "summary.json").is_file()
+    assert tomllib.loads(result.scenario_toml)["flows"][0]["cc"] == "newreno"
+
+
+def test_dict_overrides_become_toml_literals():
+    scenario = tomllib.loads(
+        millinet.resolve("dumbbell", overrides={"flows.0.sack": False, "links.1.rate_bps": 2e8, "flows.0.cc": "newreno"})
+    )
+    flow = scenario["flows"][0]
+    assert flow["sack"] is False and flow["cc"] == "newreno"
+    assert scenario["links"][1]["rate_bps"] == 2e8

@@ -1,0 +1,101 @@
+"""Every kind of bad input gives one `error:` line naming what is wrong, exit status 2
+(never a traceback), and the same error as ScenarioError from the Python API."""
+
+from pathlib import Path
+
+import pytest
+
+import millinet
+from conftest import millinet as cli
+
+DUMBBELL = Path(millinet.__file__).parent / "scenarios" / "dumbbell.toml"
+
+
+def broken_syntax(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A copy of dumbbell.toml whose line 3 is not TOML."""
+    lines = DUMBBELL.read_text().splitlines()
+    lines[2] = "seed = = 1"
+    path = tmp_path / "broken.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path, ["broken.toml", "line 3"]
+
+
+def invalid_utf8(tmp_path: Path) -> tuple[Path, list[str]]:
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(DUMBBELL.read_bytes() + b'\n# caf\xe9\n')
+    return path, ["latin1.toml"]
+
+
+def directory(tmp_path: Path) -> tuple[Path, list[str]]:
+    path = tmp_path / "scenario.toml"
+    path.mkdir()
+    return path, ["scenario.toml"]
+
+
+def missing_file(tmp_path: Path) -> tuple[Path, list[str]]:
+    return tmp_path / "missing.toml", ["missing.toml"]
+
+
+# (id, scenario or a function of tmp_path making one, overrides, fragments the message names)
+CASES = [
+    ("unknown key", "dumbbell", ["flows.0.bogus=1"], ["flows.0.bogus"]),
+    ("wrong type", "dumbbell", ["duration_s=abc"], ["duration_s", "abc"]),
+    ("out of range", "dumbbell", ["flows.0.mss_bytes=50"], ["flows.0.mss_bytes", "50", "100"]),
+    ("unknown cc", "dumbbell", ["flows.0.cc=vegas"], ["flows.0.cc", "vegas", "cubic"]),
+    ("override without =", "dumbbell", ["duration_s"], ["duration_s", "KEY=VALUE"]),
+    ("unknown scenario name", "no-such-scenario", [], ["no-such-scenario", "dumbbell", ".toml"]),
+    ("missing file", missing_file, [], None),
+    ("directory", directory, [], None),
+    ("invalid TOML syntax", broken_syntax, [], None),
+    ("invalid UTF-8", invalid_utf8, [], None),
+]
+
+
+def materialize(scenario, fragments, tmp_path) -> tuple[str, list[str]]:
+    if callable(scenario):
+        path, fragments = scenario(tmp_path)
+        return str(path), fragments
+    return scenario, fragments
+
+
+@pytest.mark.parametrize("command", ["run", "show"])
+@pytest.mark.parametrize("name, scenario, overrides, fragments", CASES, ids=[c[0] for c in CASES])
+def test_cli_reports_one_error_line(command, name, scenario, overrides, fragments, tmp_path):
+    scenario, fragments = materialize(scenario, fragments, tmp_path)
+    args = [command, scenario]
+    for override in overrides:
+        args += ["--set", override]
+    if command == "run":
+        args += ["--out", tmp_path / "out", "--quiet"]
+
+    result = cli(*args)
+
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+    assert not (tmp_path / "out").exists(), "a rejected run must not leave a run directory"
+
+
+@pytest.mark.parametrize("name, scenario, overrides, fragments", CASES, ids=[c[0] for c in CASES])
+def test_api_raises_scenario_error(name, scenario, overrides, fragments, tmp_path):
+    scenario, fragments = materialize(scenario, fragments, tmp_path)
+    for call in (millinet.resolve, millinet.run):
+        with pytest.raises(millinet.ScenarioError) as error:
+            call(scenario, overrides=overrides)
+        for fragment in fragments:
+            assert fragment in str(error.value)
+
+
+def test_api_rejects_bad_dict_override():
+    with pytest.raises(millinet.ScenarioError, match="flows.0.mss_bytes"):
+        millinet.resolve("dumbbell", overrides={"flows.0.mss_bytes": 50})
+
+
+def test_plot_of_missing_run_dir(tmp_path):
+    result = cli("plot", tmp_path / "nothing-here")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: ") and len(result.stderr.splitlines()) == 1
+    assert "nothing-here" in result.stderr
