@@ -1,1 +1,113 @@
 //! Congestion controls behind one trait; `REGISTRY` maps names to constructors.
+//!
+//! The sender owns the loss-recovery machinery (RFC 6675 / RFC 6582) and only asks the
+//! algorithm for its window, threshold and pacing rate, and tells it what happened: an ACK
+//! (with an RTT sample and a delivery-rate sample), a congestion event, the end of recovery.
+//! Adding an algorithm is adding a file here and a line in `REGISTRY`. Algorithms that need
+//! shared state (MP-TCP coupled LIA/OLIA/BALIA read the other subflows' windows) receive a
+//! shared handle when they are constructed; the sender never sees it.
+
+pub mod cubic;
+pub mod newreno;
+
+/// Delivery-rate sample per draft-cheng-iccrg-delivery-rate-estimation §3.3 (the input
+/// of model-based algorithms such as BBR).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RateSample {
+    /// Bytes delivered (cumulatively or selectively acknowledged) over `interval_ns`.
+    pub delivered_bytes: u64,
+    /// max(send elapsed, ACK elapsed) of the most recently sent packet newly delivered.
+    pub interval_ns: u64,
+    /// The sample was taken while the application did not keep the pipe full, so it
+    /// underestimates the path's rate and must not lower a bandwidth estimate.
+    pub is_app_limited: bool,
+    /// Total bytes delivered on the connection when the sample's packet was sent.
+    pub prior_delivered_bytes: u64,
+}
+
+/// Everything the sender knows about one incoming ACK that delivered data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckSample {
+    pub now_ns: u64,
+    /// Bytes newly cumulatively acknowledged by this ACK (RFC 3465 byte counting).
+    pub acked_bytes: u64,
+    /// RTT measured from this ACK, if it yielded a valid sample (RFC 6298 / RFC 7323).
+    pub rtt_ns: Option<u64>,
+    pub srtt_ns: u64,
+    pub min_rtt_ns: u64,
+    /// Pipe (RFC 6675) after the ACK was processed.
+    pub bytes_in_flight: u64,
+    /// The sender has been cwnd-limited recently (Linux `tcp_is_cwnd_limited`), or the
+    /// connection is configured to grow cwnd on every ACK.
+    pub cwnd_limited: bool,
+    /// The sender is in fast recovery: window-based algorithms hold cwnd (RFC 6675 §5).
+    pub in_recovery: bool,
+    /// Total bytes delivered so far on this connection.
+    pub delivered_total_bytes: u64,
+    pub rate: Option<RateSample>,
+}
+
+/// How the sender detected a loss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CongestionEvent {
+    /// Duplicate ACKs or SACK-based loss detection; once per window of data.
+    FastRetransmit,
+    /// Retransmission timeout (first of a series of back-to-back timeouts).
+    Rto,
+}
+
+/// Parameters every algorithm is built from. The MSS is the effective one (after the
+/// handshake), so all byte-based rules use the segment size actually sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcInit {
+    pub mss_bytes: u64,
+    pub initial_cwnd_bytes: u64,
+}
+
+pub trait CongestionControl {
+    /// An ACK delivered new data (cumulatively or through SACK).
+    fn on_ack(&mut self, ack: &AckSample);
+    /// A loss was detected; `flight_size_bytes` is SND.NXT − SND.UNA (RFC 5681 FlightSize).
+    fn on_congestion_event(&mut self, kind: CongestionEvent, now_ns: u64, flight_size_bytes: u64);
+    /// A cumulative ACK covered the recovery point (RFC 6582 §3.2 step 3 / RFC 6675 §5).
+    fn on_recovery_exit(&mut self, now_ns: u64);
+    fn cwnd_bytes(&self) -> u64;
+    fn ssthresh_bytes(&self) -> u64;
+    /// Pacing rate in bit/s, or None for ACK-clocked sending.
+    fn pacing_rate_bps(&self) -> Option<u64>;
+}
+
+pub type CcConstructor = fn(&CcInit) -> Box<dyn CongestionControl>;
+
+/// Every algorithm selectable by name (`TcpConfig::cc`).
+pub const REGISTRY: &[(&str, CcConstructor)] = &[("newreno", newreno::construct), ("cubic", cubic::construct)];
+
+/// The constructor registered under `name`, or an error naming the allowed names.
+pub fn by_name(name: &str) -> Result<CcConstructor, String> {
+    match REGISTRY.iter().find(|entry| entry.0 == name) {
+        Some(entry) => Ok(entry.1),
+        None => {
+            let allowed: Vec<String> = REGISTRY.iter().map(|entry| format!("{:?}", entry.0)).collect();
+            Err(format!("unknown congestion control {name:?}; allowed: {}", allowed.join(", ")))
+        }
+    }
+}
+
+/// RFC 5681 §3.1 slow start with RFC 3465 Appropriate Byte Counting, limit L = 2·SMSS:
+/// cwnd grows by the bytes acknowledged, at most 2·SMSS per ACK.
+fn slow_start_increase(acked_bytes: u64, mss_bytes: u64) -> u64 {
+    acked_bytes.min(2 * mss_bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_lookup_names_allowed_algorithms() {
+        assert!(by_name("newreno").is_ok());
+        assert!(by_name("cubic").is_ok());
+        let err = by_name("vegas").err().expect("unknown name");
+        assert!(err.contains("\"vegas\"") && err.contains("\"newreno\"") && err.contains("\"cubic\""), "{err}");
+    }
+}

@@ -1,0 +1,235 @@
+//! CUBIC (RFC 9438) with the Linux constants C = 0.4 and β_cubic = 0.7, fast convergence
+//! and the Reno-friendly region. Windows are computed in segments and seconds, as the RFC's
+//! formulas are written, and kept as a fractional byte count so that the per-ACK increments
+//! of a large window (a small fraction of a segment) are not lost to rounding.
+//! HyStart++ is not implemented: slow start is the standard one (RFC 5681 + RFC 3465).
+
+use super::{slow_start_increase, AckSample, CcInit, CongestionControl, CongestionEvent};
+
+/// RFC 9438 §5.1 / Linux: C = 0.4 segments/s³.
+const C: f64 = 0.4;
+/// RFC 9438 §4.6: β_cubic = 0.7.
+const BETA: f64 = 0.7;
+/// RFC 9438 §4.3: α_cubic = 3(1 − β)/(1 + β), the Reno-friendly additive increase.
+const ALPHA_RENO_FRIENDLY: f64 = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CubicOptions {
+    /// RFC 9438 §4.7: release bandwidth faster when the window keeps shrinking.
+    pub fast_convergence: bool,
+    /// RFC 9438 §4.3: never grow slower than Reno with the same β would.
+    pub reno_friendly: bool,
+}
+
+impl Default for CubicOptions {
+    fn default() -> Self {
+        CubicOptions { fast_convergence: true, reno_friendly: true }
+    }
+}
+
+pub struct Cubic {
+    options: CubicOptions,
+    mss_bytes: u64,
+    cwnd_bytes: f64,
+    ssthresh_bytes: u64,
+    /// W_max: the window (segments) just before the last reduction.
+    w_max_segments: f64,
+    /// The current congestion-avoidance epoch: start time, K (s) and the curve's plateau.
+    epoch: Option<Epoch>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Epoch {
+    start_ns: u64,
+    k_s: f64,
+    origin_segments: f64,
+    /// W_est of RFC 9438 §4.3 (segments).
+    w_est_segments: f64,
+}
+
+pub fn construct(init: &CcInit) -> Box<dyn CongestionControl> {
+    Box::new(Cubic::new(init, CubicOptions::default()))
+}
+
+impl Cubic {
+    pub fn new(init: &CcInit, options: CubicOptions) -> Cubic {
+        Cubic {
+            options,
+            mss_bytes: init.mss_bytes,
+            cwnd_bytes: init.initial_cwnd_bytes as f64,
+            // RFC 5681 §3.1: the initial ssthresh SHOULD be arbitrarily high.
+            ssthresh_bytes: u64::MAX,
+            w_max_segments: 0.0,
+            epoch: None,
+        }
+    }
+
+    /// RFC 9438 §4.2 eq. (1): W_cubic(t) = C(t − K)³ + W_max, in segments.
+    pub fn w_cubic_segments(t_s: f64, k_s: f64, w_max_segments: f64) -> f64 {
+        C * (t_s - k_s).powi(3) + w_max_segments
+    }
+
+    /// RFC 9438 §4.2 eq. (2): K = ∛((W_max − cwnd_epoch)/C), in seconds.
+    pub fn k_seconds(w_max_segments: f64, cwnd_epoch_segments: f64) -> f64 {
+        ((w_max_segments - cwnd_epoch_segments) / C).cbrt()
+    }
+
+    fn start_epoch(&mut self, now_ns: u64) -> Epoch {
+        let cwnd = self.cwnd_bytes / self.mss_bytes as f64;
+        // Like Linux: when the window already exceeds W_max, the plateau is the current
+        // window and K = 0 (pure convex probing).
+        let origin = self.w_max_segments.max(cwnd);
+        Epoch { start_ns: now_ns, k_s: Cubic::k_seconds(origin, cwnd), origin_segments: origin, w_est_segments: cwnd }
+    }
+
+    fn congestion_avoidance(&mut self, ack: &AckSample) {
+        let epoch = match self.epoch {
+            Some(e) => e,
+            None => self.start_epoch(ack.now_ns),
+        };
+        let mss = self.mss_bytes as f64;
+        let cwnd = self.cwnd_bytes / mss;
+        let acked = ack.acked_bytes as f64 / mss;
+        let t_s = (ack.now_ns - epoch.start_ns) as f64 / 1e9;
+        let mut w_est = epoch.w_est_segments;
+        // RFC 9438 §4.3: W_est grows by α per window; α becomes 1 once W_est reaches W_max.
+        let alpha = if w_est < self.w_max_segments { ALPHA_RENO_FRIENDLY } else { 1.0 };
+        w_est += alpha * acked / cwnd;
+        self.epoch = Some(Epoch { w_est_segments: w_est, ..epoch });
+        let w_cubic = Cubic::w_cubic_segments(t_s, epoch.k_s, epoch.origin_segments);
+        if self.options.reno_friendly && w_cubic < w_est {
+            // RFC 9438 §4.3: Reno-friendly region.
+            self.cwnd_bytes = self.cwnd_bytes.max(w_est * mss);
+            return;
+        }
+        // RFC 9438 §4.4/§4.5: aim at W_cubic one RTT ahead, bounded to [cwnd, 1.5·cwnd],
+        // spreading the increase over the ACKs of one window.
+        let rtt_s = ack.srtt_ns as f64 / 1e9;
+        let target = Cubic::w_cubic_segments(t_s + rtt_s, epoch.k_s, epoch.origin_segments).clamp(cwnd, 1.5 * cwnd);
+        self.cwnd_bytes += (target - cwnd) / cwnd * acked * mss;
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn on_ack(&mut self, ack: &AckSample) {
+        // RFC 6675 §5: cwnd is held during fast recovery.
+        if ack.in_recovery || !ack.cwnd_limited || ack.acked_bytes == 0 {
+            return;
+        }
+        if (self.cwnd_bytes as u64) < self.ssthresh_bytes {
+            // RFC 9438 §4.10: standard slow start.
+            self.cwnd_bytes += slow_start_increase(ack.acked_bytes, self.mss_bytes) as f64;
+            return;
+        }
+        self.congestion_avoidance(ack);
+    }
+
+    fn on_congestion_event(&mut self, kind: CongestionEvent, _now_ns: u64, _flight_size_bytes: u64) {
+        let mss = self.mss_bytes as f64;
+        let cwnd = self.cwnd_bytes / mss;
+        // RFC 9438 §4.7: fast convergence lowers W_max when the window keeps shrinking.
+        self.w_max_segments = if self.options.fast_convergence && cwnd < self.w_max_segments { cwnd * (1.0 + BETA) / 2.0 } else { cwnd };
+        self.epoch = None;
+        // RFC 9438 §4.6 computes ssthresh from cwnd (as Linux does; the RFC notes both forms).
+        self.ssthresh_bytes = ((self.cwnd_bytes * BETA) as u64).max(2 * self.mss_bytes);
+        self.cwnd_bytes = match kind {
+            CongestionEvent::FastRetransmit => self.ssthresh_bytes as f64,
+            // RFC 9438 §4.8: after a timeout follow Reno (loss window of one segment), with
+            // ssthresh from β_cubic as above.
+            CongestionEvent::Rto => mss,
+        };
+    }
+
+    fn on_recovery_exit(&mut self, _now_ns: u64) {
+        self.cwnd_bytes = self.ssthresh_bytes as f64;
+    }
+
+    fn cwnd_bytes(&self) -> u64 {
+        self.cwnd_bytes as u64
+    }
+
+    fn ssthresh_bytes(&self) -> u64 {
+        self.ssthresh_bytes
+    }
+
+    fn pacing_rate_bps(&self) -> Option<u64> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    /// Drives one window of MSS-sized ACKs per RTT, spread evenly over the RTT.
+    fn run_round(cc: &mut Cubic, now_ns: &mut u64, rtt_ns: u64) {
+        let acks = cc.cwnd_bytes() / MSS;
+        for _ in 0..acks {
+            *now_ns += rtt_ns / acks;
+            cc.on_ack(&AckSample { now_ns: *now_ns, acked_bytes: MSS, srtt_ns: rtt_ns, cwnd_limited: true, ..AckSample::default() });
+        }
+    }
+
+    /// Transport test 5: after a loss, cwnd follows W(t) = C(t−K)³ + W_max within 1 % in
+    /// both the concave (t < K) and the convex (t > K) region.
+    #[test]
+    fn window_follows_the_cubic_curve_after_a_loss() {
+        let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 1000 * MSS };
+        let mut cc = Cubic::new(&init, CubicOptions { fast_convergence: true, reno_friendly: false });
+        let loss_ns = 1_000_000_000;
+        cc.on_congestion_event(CongestionEvent::FastRetransmit, loss_ns, 1000 * MSS);
+        cc.on_recovery_exit(loss_ns);
+        assert_eq!(cc.cwnd_bytes(), 700 * MSS);
+        let w_max = 1000.0;
+        let k = Cubic::k_seconds(w_max, 700.0);
+        assert!((k - 9.0856).abs() < 1e-3, "K = {k}");
+        let rtt_ns = 10_000_000;
+        let mut now = loss_ns;
+        let mut checked = 0;
+        for checkpoint_s in [1.0, 3.0, 6.0, 8.5, 10.0, 12.0, 14.0] {
+            while ((now - loss_ns) as f64 / 1e9) < checkpoint_s {
+                run_round(&mut cc, &mut now, rtt_ns);
+            }
+            let t = (now - loss_ns) as f64 / 1e9;
+            // Written out independently of the implementation's helpers.
+            let expected = 0.4 * (t - k).powi(3) + w_max;
+            let actual = cc.cwnd_bytes() as f64 / MSS as f64;
+            assert!((actual - expected).abs() / expected < 0.01, "t = {t:.3} s: cwnd {actual:.1} vs W(t) {expected:.1}");
+            checked += 1;
+        }
+        assert_eq!(checked, 7);
+    }
+
+    #[test]
+    fn fast_convergence_and_reno_friendly_region() {
+        let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 100 * MSS };
+        let mut cc = Cubic::new(&init, CubicOptions::default());
+        cc.on_congestion_event(CongestionEvent::FastRetransmit, 0, 100 * MSS);
+        assert_eq!(cc.w_max_segments, 100.0);
+        // A second loss below W_max lowers W_max to cwnd·(1+β)/2 (RFC 9438 §4.7).
+        cc.on_congestion_event(CongestionEvent::FastRetransmit, 0, 70 * MSS);
+        assert!((cc.w_max_segments - 70.0 * 0.85).abs() < 1e-9);
+        assert_eq!(cc.cwnd_bytes(), 49 * MSS);
+        // Small W_max (K ≈ 2 s) and a long RTT: Reno-friendly growth (α ≈ 0.53 segment per
+        // RTT, then 1) outpaces the flat start of the cubic curve.
+        let mut cc = Cubic::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS }, CubicOptions::default());
+        cc.on_congestion_event(CongestionEvent::FastRetransmit, 0, 10 * MSS);
+        let mut now = 0;
+        for _ in 0..10 {
+            run_round(&mut cc, &mut now, 100_000_000);
+        }
+        let w = Cubic::w_cubic_segments(now as f64 / 1e9, Cubic::k_seconds(10.0, 7.0), 10.0);
+        let cwnd = cc.cwnd_bytes() as f64 / MSS as f64;
+        assert!(cwnd > w + 1.0, "Reno-friendly window {cwnd} should exceed W_cubic {w}");
+    }
+
+    #[test]
+    fn timeout_collapses_to_one_segment_with_cubic_ssthresh() {
+        let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 100 * MSS };
+        let mut cc = Cubic::new(&init, CubicOptions::default());
+        cc.on_congestion_event(CongestionEvent::Rto, 0, 100 * MSS);
+        assert_eq!((cc.cwnd_bytes(), cc.ssthresh_bytes()), (MSS, 70 * MSS));
+    }
+}
