@@ -79,14 +79,13 @@ def run(scenario: str, seed: int | None, overrides: tuple[str, ...], out: Path |
             pcap=pcap_nodes,
             progress=lambda sim_s, total_s: bar.update(task, completed=sim_s, total=total_s),
         )
-    console = Console()
-    console.print(summary_table(result.summary))
+    Console().print(summary_table(result.summary))
     sim = result.summary["sim"]
-    console.print(
+    click.echo(
         f"simulated {sim['sim_time_s']:.3f} s in {sim['wall_s']:.2f} s wall, "
         f"{sim['events']:,} events ({sim['events_per_s'] / 1e6:.2f} M events/s)"
     )
-    console.print(f"output: {out}", highlight=False)
+    click.echo(f"output: {out}")
 
 
 def summary_table(summary: dict) -> Table:
