@@ -1,0 +1,8 @@
+//! Scenario files: schema, loading with `--set` overrides, and validation.
+
+mod load;
+mod schema;
+mod validate;
+
+pub use load::{load, Loaded};
+pub use schema::*;

@@ -1,0 +1,204 @@
+//! The scenario schema: the one place that says which fields exist, their types
+//! and defaults. docs/scenario-reference.md is checked against it by a test.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// One line shown by `millinet scenarios`.
+    #[serde(default)]
+    pub description: String,
+    /// Simulated time in seconds.
+    pub duration_s: f64,
+    /// The run's seed; every random stream derives from it.
+    pub seed: u64,
+    #[serde(default)]
+    pub outputs: Outputs,
+    pub nodes: Vec<NodeSpec>,
+    #[serde(default)]
+    pub links: Vec<LinkSpec>,
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Outputs {
+    /// Time-series sampling step (cwnd, srtt, queues), seconds.
+    pub sample_step_s: f64,
+    /// Goodput bin width, seconds.
+    pub goodput_bin_s: f64,
+}
+
+impl Default for Outputs {
+    fn default() -> Self {
+        Outputs { sample_step_s: 0.001, goodput_bin_s: 0.01 }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    pub name: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Aqm {
+    Droptail,
+    Codel,
+}
+
+/// A bidirectional wired link; each direction has its own queue.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub a: String,
+    pub b: String,
+    pub rate_bps: f64,
+    pub delay_s: f64,
+    #[serde(default = "default_queue_bytes")]
+    pub queue_bytes: u64,
+    #[serde(default = "default_aqm")]
+    pub aqm: Aqm,
+    #[serde(default = "default_codel_target_s")]
+    pub codel_target_s: f64,
+    #[serde(default = "default_codel_interval_s")]
+    pub codel_interval_s: f64,
+    /// 0: constant rate. Otherwise the rate alternates between `rate_bps` and
+    /// `switch_rate_bps` every `switch_period_s` (both directions).
+    #[serde(default)]
+    pub switch_period_s: f64,
+    #[serde(default)]
+    pub switch_rate_bps: f64,
+}
+
+fn default_queue_bytes() -> u64 {
+    10_000_000
+}
+fn default_aqm() -> Aqm {
+    Aqm::Droptail
+}
+fn default_codel_target_s() -> f64 {
+    0.005
+}
+fn default_codel_interval_s() -> f64 {
+    0.1
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowKind {
+    Tcp,
+    Udp,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum App {
+    /// Always has data (full buffer).
+    Bulk,
+    /// `file_bytes` then close.
+    File,
+    /// Writes at `app_rate_bps`.
+    Rate,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NewRenoVariantSpec {
+    Impatient,
+    SlowButSteady,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CwndGrowthSpec {
+    CwndLimited,
+    Always,
+}
+
+/// One transport flow: data goes from `src` to `dst`. For TCP the `dst` opens
+/// the connection (a download), as a UE does.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    #[serde(default = "default_kind")]
+    pub kind: FlowKind,
+    pub src: String,
+    pub dst: String,
+    #[serde(default)]
+    pub start_s: f64,
+    #[serde(default = "default_app")]
+    pub app: App,
+    #[serde(default)]
+    pub file_bytes: u64,
+    #[serde(default)]
+    pub app_rate_bps: f64,
+    // TCP
+    #[serde(default = "default_cc")]
+    pub cc: String,
+    #[serde(default = "default_mss_bytes")]
+    pub mss_bytes: u32,
+    #[serde(default = "default_initial_window")]
+    pub initial_window_segments: u32,
+    #[serde(default = "yes")]
+    pub sack: bool,
+    #[serde(default = "yes")]
+    pub timestamps: bool,
+    #[serde(default = "yes")]
+    pub window_scaling: bool,
+    #[serde(default)]
+    pub delayed_ack: bool,
+    #[serde(default = "default_min_rto_s")]
+    pub min_rto_s: f64,
+    #[serde(default = "default_rcv_buf_bytes")]
+    pub rcv_buf_bytes: u64,
+    #[serde(default = "default_newreno_variant")]
+    pub newreno_variant: NewRenoVariantSpec,
+    #[serde(default = "default_cwnd_growth")]
+    pub cwnd_growth: CwndGrowthSpec,
+    // UDP
+    #[serde(default = "default_udp_rate_bps")]
+    pub udp_rate_bps: f64,
+    #[serde(default = "default_packet_bytes")]
+    pub packet_bytes: u32,
+}
+
+fn default_kind() -> FlowKind {
+    FlowKind::Tcp
+}
+fn default_app() -> App {
+    App::Bulk
+}
+fn default_cc() -> String {
+    "cubic".to_string()
+}
+fn default_mss_bytes() -> u32 {
+    1400
+}
+fn default_initial_window() -> u32 {
+    10
+}
+fn yes() -> bool {
+    true
+}
+fn default_min_rto_s() -> f64 {
+    0.2
+}
+fn default_rcv_buf_bytes() -> u64 {
+    super::validate::MAX_RCV_BUF_BYTES
+}
+fn default_newreno_variant() -> NewRenoVariantSpec {
+    NewRenoVariantSpec::Impatient
+}
+fn default_cwnd_growth() -> CwndGrowthSpec {
+    CwndGrowthSpec::CwndLimited
+}
+fn default_udp_rate_bps() -> f64 {
+    1e9
+}
+fn default_packet_bytes() -> u32 {
+    1400
+}

@@ -1,0 +1,561 @@
+//! The simulation: assembles nodes, links and flows from a scenario and drives
+//! the sans-IO models from the event queue.
+
+use std::net::SocketAddrV4;
+
+use millinet_transport::aqm::Codel;
+use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig, TcpConnection, TcpState};
+use millinet_wire::Packet;
+use rand_core::RngCore;
+
+use crate::event::{Event, EventQueue, TimerSlots};
+use crate::link::{Link, LinkParams};
+use crate::metrics::LogHistogram;
+use crate::network::{address_of, node_of, shortest_paths, Node, NO_ROUTE};
+use crate::output::{Column, ColumnData, Table};
+use crate::pcap::PcapWriter;
+use crate::rng;
+use crate::scenario::{App, Aqm, CwndGrowthSpec, FlowKind, FlowSpec, NewRenoVariantSpec, Scenario};
+use crate::Error;
+
+pub(crate) fn seconds_to_ns(s: f64) -> u64 {
+    (s * 1e9).round() as u64
+}
+
+/// The data sender listens on this port + flow index; the receiver connects from
+/// the ephemeral port + flow index.
+const SERVER_PORT: u16 = 5001;
+const CLIENT_PORT: u16 = 40001;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Sender,
+    Receiver,
+}
+
+struct Endpoint {
+    node: u32,
+    flow: u32,
+    role: Role,
+    timer: u32,
+    tcp: TcpConnection,
+}
+
+/// Per-flow measurements, kept by the engine (the models only count).
+struct Flow {
+    spec: FlowSpec,
+    sender: u32,
+    receiver: u32,
+    start_ns: u64,
+    app_started: bool,
+    /// Bytes the application has written so far (rate-limited sources).
+    written_bytes: u64,
+    delivered_bytes: u64,
+    completed_ns: Option<u64>,
+    rtt_samples_seen: u64,
+    rtt: LogHistogram,
+    /// Delivered payload bytes per goodput bin.
+    goodput_bins: Vec<u64>,
+}
+
+/// Time series collected at every sampling step.
+#[derive(Default)]
+struct Series {
+    flow_t: Vec<f64>,
+    flow_id: Vec<u32>,
+    cwnd_bytes: Vec<u64>,
+    ssthresh_bytes: Vec<u64>,
+    srtt_ms: Vec<f64>,
+    pacing_rate_bps: Vec<f64>,
+    in_flight_bytes: Vec<u64>,
+    queue_t: Vec<f64>,
+    queue_id: Vec<u32>,
+    queue_bytes: Vec<u64>,
+    queue_packets: Vec<u64>,
+}
+
+pub struct Simulation {
+    pub scenario: Scenario,
+    now_ns: u64,
+    end_ns: u64,
+    sample_step_ns: u64,
+    goodput_bin_ns: u64,
+    events: EventQueue,
+    timers: TimerSlots,
+    nodes: Vec<Node>,
+    links: Vec<Link>,
+    /// Links that alternate their rate, with the switching period.
+    switching: Vec<(u32, u64)>,
+    endpoints: Vec<Endpoint>,
+    flows: Vec<Flow>,
+    captures: Vec<Option<PcapWriter>>,
+    scratch: Vec<Packet>,
+    next_uid: u64,
+    series: Series,
+}
+
+fn tcp_config(f: &FlowSpec, iss: u32) -> TcpConfig {
+    TcpConfig {
+        cc: f.cc.clone(),
+        mss_bytes: f.mss_bytes,
+        initial_window_segments: f.initial_window_segments,
+        sack: f.sack,
+        timestamps: f.timestamps,
+        window_scaling: f.window_scaling,
+        delayed_ack: f.delayed_ack,
+        min_rto_ns: seconds_to_ns(f.min_rto_s),
+        rcv_buf_bytes: f.rcv_buf_bytes,
+        newreno_variant: match f.newreno_variant {
+            NewRenoVariantSpec::Impatient => NewRenoVariant::Impatient,
+            NewRenoVariantSpec::SlowButSteady => NewRenoVariant::SlowButSteady,
+        },
+        cwnd_growth: match f.cwnd_growth {
+            CwndGrowthSpec::CwndLimited => CwndGrowth::WhenCwndLimited,
+            CwndGrowthSpec::Always => CwndGrowth::Always,
+        },
+        iss,
+        ..TcpConfig::default()
+    }
+}
+
+impl Simulation {
+    /// Builds the network. `pcap` lists (node name, file path) captures.
+    pub fn new(scenario: Scenario, pcap: &[(String, std::path::PathBuf)]) -> Result<Simulation, Error> {
+        let node_index = |name: &str| scenario.nodes.iter().position(|n| n.name == name).expect("validated") as u32;
+        let mut links = Vec::new();
+        let mut switching = Vec::new();
+        for spec in &scenario.links {
+            let (a, b) = (node_index(&spec.a), node_index(&spec.b));
+            for (from, to) in [(a, b), (b, a)] {
+                let id = links.len() as u32;
+                if spec.switch_period_s > 0.0 {
+                    switching.push((id, seconds_to_ns(spec.switch_period_s)));
+                }
+                let rate_bps = spec.rate_bps.round() as u64;
+                links.push((
+                    from,
+                    Link::new(LinkParams {
+                        name: format!("{}->{}", scenario.nodes[from as usize].name, scenario.nodes[to as usize].name),
+                        to_node: to,
+                        rate_bps,
+                        switch_rate_bps: if spec.switch_period_s > 0.0 { spec.switch_rate_bps.round() as u64 } else { rate_bps },
+                        delay_ns: seconds_to_ns(spec.delay_s),
+                        limit_bytes: spec.queue_bytes,
+                        codel: (spec.aqm == Aqm::Codel).then(|| {
+                            Codel::new(seconds_to_ns(spec.codel_target_s), seconds_to_ns(spec.codel_interval_s), 1500)
+                        }),
+                    }),
+                ));
+            }
+        }
+        let ends: Vec<(u32, u32)> = links.iter().map(|(from, l)| (*from, l.to_node)).collect();
+        let routes = shortest_paths(scenario.nodes.len(), &ends);
+        let mut nodes: Vec<Node> = scenario
+            .nodes
+            .iter()
+            .zip(routes)
+            .enumerate()
+            .map(|(i, (n, next_link))| Node { name: n.name.clone(), address: address_of(i as u32), next_link, endpoints: Vec::new() })
+            .collect();
+
+        let mut captures: Vec<Option<PcapWriter>> = (0..nodes.len()).map(|_| None).collect();
+        for (name, path) in pcap {
+            let Some(i) = nodes.iter().position(|n| &n.name == name) else {
+                let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+                return Err(Error::Scenario(format!("--pcap {name}: no such node; allowed: {}", known.join(", "))));
+            };
+            captures[i] = Some(PcapWriter::create(path).map_err(Error::Io)?);
+        }
+
+        let mut sim = Simulation {
+            now_ns: 0,
+            end_ns: seconds_to_ns(scenario.duration_s),
+            sample_step_ns: seconds_to_ns(scenario.outputs.sample_step_s).max(1),
+            goodput_bin_ns: seconds_to_ns(scenario.outputs.goodput_bin_s).max(1),
+            events: EventQueue::default(),
+            timers: TimerSlots::default(),
+            nodes: Vec::new(),
+            links: links.into_iter().map(|(_, l)| l).collect(),
+            switching,
+            endpoints: Vec::new(),
+            flows: Vec::new(),
+            captures,
+            scratch: Vec::with_capacity(64),
+            next_uid: 0,
+            series: Series::default(),
+            scenario: scenario.clone(),
+        };
+
+        for (i, spec) in scenario.flows.iter().enumerate() {
+            let (src, dst) = (node_index(&spec.src), node_index(&spec.dst));
+            if nodes[src as usize].next_link[dst as usize] == NO_ROUTE || nodes[dst as usize].next_link[src as usize] == NO_ROUTE {
+                return Err(Error::Scenario(format!(
+                    "flows.{i}: no path between {:?} and {:?}; allowed: nodes joined by [[links]] in both directions",
+                    spec.src, spec.dst
+                )));
+            }
+            if spec.kind == FlowKind::Udp {
+                return Err(Error::Scenario(format!("flows.{i}.kind = \"udp\": not available yet; allowed: \"tcp\"")));
+            }
+            let iss = rng::stream(scenario.seed, &format!("flow{i}/sender-iss")).next_u32();
+            let sender_addr = SocketAddrV4::new(nodes[src as usize].address, SERVER_PORT + i as u16);
+            let listener = TcpConnection::listen(tcp_config(spec, iss), sender_addr).map_err(|e| Error::Scenario(format!("flows.{i}: {e}")))?;
+            let flow = i as u32;
+            let sender = sim.add_endpoint(&mut nodes, src, flow, Role::Sender, listener);
+            let start_ns = seconds_to_ns(spec.start_s);
+            let bins = (sim.end_ns.div_ceil(sim.goodput_bin_ns)) as usize;
+            sim.flows.push(Flow {
+                spec: spec.clone(),
+                sender,
+                receiver: u32::MAX,
+                start_ns,
+                app_started: false,
+                written_bytes: 0,
+                delivered_bytes: 0,
+                completed_ns: None,
+                rtt_samples_seen: 0,
+                rtt: LogHistogram::default(),
+                goodput_bins: vec![0; bins],
+            });
+            sim.events.schedule(start_ns, Event::FlowStart(flow));
+        }
+        sim.nodes = nodes;
+        for &(link, period_ns) in &sim.switching {
+            sim.events.schedule(period_ns, Event::RateSwitch(link));
+        }
+        sim.events.schedule(0, Event::Sample);
+        Ok(sim)
+    }
+
+    fn add_endpoint(&mut self, nodes: &mut [Node], node: u32, flow: u32, role: Role, tcp: TcpConnection) -> u32 {
+        let id = self.endpoints.len() as u32;
+        let timer = self.timers.add();
+        self.endpoints.push(Endpoint { node, flow, role, timer, tcp });
+        nodes[node as usize].endpoints.push(id);
+        id
+    }
+
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns
+    }
+
+    pub fn events_processed(&self) -> u64 {
+        self.events.processed()
+    }
+
+    /// Runs to the end; `progress(sim_s, total_s)` is called every 2^16 events.
+    pub fn run(&mut self, progress: &mut dyn FnMut(f64, f64)) {
+        let total_s = self.end_ns as f64 / 1e9;
+        while let Some((now_ns, event)) = self.events.pop_until(self.end_ns) {
+            self.now_ns = now_ns;
+            match event {
+                Event::LinkTransmitted(l) => self.links[l as usize].on_transmitted(now_ns, l, &mut self.events),
+                Event::LinkArrival(l) => {
+                    let link = &mut self.links[l as usize];
+                    let packet = link.on_arrival();
+                    let node = link.to_node;
+                    self.arrive(node, packet);
+                }
+                Event::Timer(slot, generation) => {
+                    // Timer slot i belongs to endpoint i.
+                    if self.timers.surfaced(&mut self.events, slot, generation, now_ns) {
+                        let mut out = std::mem::take(&mut self.scratch);
+                        self.endpoints[slot as usize].tcp.on_timeout(now_ns, &mut out);
+                        self.after_endpoint(slot, out);
+                    }
+                }
+                Event::Sample => self.sample(),
+                Event::RateSwitch(l) => {
+                    if self.links[l as usize].switch_rate() {
+                        let period = self.switching.iter().find(|s| s.0 == l).map(|s| s.1).expect("switching link");
+                        self.events.schedule(now_ns + period, Event::RateSwitch(l));
+                    }
+                }
+                Event::FlowStart(f) => self.start_flow(f),
+                Event::AppWrite(f) => self.app_write(f),
+            }
+            if self.events.processed() & 0xFFFF == 0 {
+                progress(now_ns as f64 / 1e9, total_s);
+            }
+        }
+        self.now_ns = self.end_ns;
+        progress(total_s, total_s);
+    }
+
+    /// The receiver opens the connection toward the sender (a download).
+    fn start_flow(&mut self, f: u32) {
+        let i = f as usize;
+        let spec = &self.flows[i].spec;
+        let (src, dst) = (
+            self.endpoints[self.flows[i].sender as usize].node,
+            self.scenario.nodes.iter().position(|n| n.name == spec.dst).expect("validated") as u32,
+        );
+        let iss = rng::stream(self.scenario.seed, &format!("flow{i}/receiver-iss")).next_u32();
+        let local = SocketAddrV4::new(address_of(dst), CLIENT_PORT + f as u16);
+        let remote = SocketAddrV4::new(address_of(src), SERVER_PORT + f as u16);
+        let mut out = std::mem::take(&mut self.scratch);
+        let conn = TcpConnection::connect(tcp_config(spec, iss), local, remote, self.now_ns, &mut out)
+            .expect("configuration validated when the listener was created");
+        let mut nodes = std::mem::take(&mut self.nodes);
+        let receiver = self.add_endpoint(&mut nodes, dst, f, Role::Receiver, conn);
+        self.nodes = nodes;
+        self.flows[i].receiver = receiver;
+        self.after_endpoint(receiver, out);
+    }
+
+    /// A rate-limited application writes one millisecond of data.
+    fn app_write(&mut self, f: u32) {
+        const CHUNK_NS: u64 = 1_000_000;
+        let flow = &mut self.flows[f as usize];
+        let due = ((self.now_ns - flow.start_ns) as f64 * flow.spec.app_rate_bps / 8e9) as u64;
+        let bytes = due - flow.written_bytes;
+        flow.written_bytes = due;
+        let ep = flow.sender;
+        let mut out = std::mem::take(&mut self.scratch);
+        self.endpoints[ep as usize].tcp.send(self.now_ns, bytes, &mut out);
+        self.after_endpoint(ep, out);
+        self.events.schedule(self.now_ns + CHUNK_NS, Event::AppWrite(f));
+    }
+
+    /// A packet reaches a node: delivered to an endpoint there, or forwarded.
+    #[inline]
+    fn arrive(&mut self, node: u32, packet: Packet) {
+        if let Some(w) = &mut self.captures[node as usize] {
+            w.write(self.now_ns, &packet);
+        }
+        let n = &self.nodes[node as usize];
+        if packet.dst != n.address {
+            self.forward(node, packet);
+            return;
+        }
+        let (src_port, dst_port) = packet.ports();
+        // Few endpoints per node: a scan beats hashing.
+        let found = n.endpoints.iter().copied().find(|&e| {
+            let tcp = &self.endpoints[e as usize].tcp;
+            tcp.local().port() == dst_port && tcp.remote().is_none_or(|r| r.port() == src_port && *r.ip() == packet.src)
+        });
+        if let Some(e) = found {
+            let mut out = std::mem::take(&mut self.scratch);
+            self.endpoints[e as usize].tcp.on_packet(self.now_ns, &packet, &mut out);
+            self.after_endpoint(e, out);
+        }
+    }
+
+    #[inline]
+    fn forward(&mut self, node: u32, mut packet: Packet) {
+        let Some(dst) = node_of(packet.dst, self.nodes.len()) else { return };
+        let link = self.nodes[node as usize].next_link[dst as usize];
+        if link == NO_ROUTE || packet.ttl == 0 {
+            return;
+        }
+        packet.ttl -= 1;
+        self.links[link as usize].enqueue(self.now_ns, packet, link, &mut self.events);
+    }
+
+    /// After any call into an endpoint: send its packets, re-arm its timer, and
+    /// take the measurements and application steps that follow.
+    fn after_endpoint(&mut self, e: u32, mut out: Vec<Packet>) {
+        let node = self.endpoints[e as usize].node;
+        let flow = self.endpoints[e as usize].flow;
+        for mut packet in out.drain(..) {
+            packet.meta.uid = self.next_uid;
+            packet.meta.flow = flow;
+            self.next_uid += 1;
+            if let Some(w) = &mut self.captures[node as usize] {
+                w.write(self.now_ns, &packet);
+            }
+            self.forward(node, packet);
+        }
+        self.scratch = out;
+        let ep = &mut self.endpoints[e as usize];
+        self.timers.set(&mut self.events, ep.timer, ep.tcp.next_timeout_ns());
+        match ep.role {
+            Role::Sender => self.after_sender(e),
+            Role::Receiver => self.after_receiver(e),
+        }
+    }
+
+    fn after_sender(&mut self, e: u32) {
+        let ep = &self.endpoints[e as usize];
+        let f = &mut self.flows[ep.flow as usize];
+        let stats = ep.tcp.stats();
+        if stats.rtt_samples != f.rtt_samples_seen {
+            f.rtt_samples_seen = stats.rtt_samples;
+            f.rtt.record(stats.last_rtt_ns);
+        }
+        if !f.app_started && ep.tcp.state() == TcpState::Established {
+            f.app_started = true;
+            let flow = ep.flow;
+            let mut out = std::mem::take(&mut self.scratch);
+            let tcp = &mut self.endpoints[e as usize].tcp;
+            match f.spec.app {
+                App::Bulk => tcp.send(self.now_ns, u64::MAX, &mut out),
+                App::File => {
+                    tcp.send(self.now_ns, f.spec.file_bytes, &mut out);
+                    tcp.close(self.now_ns, &mut out);
+                }
+                App::Rate => self.events.schedule(self.now_ns, Event::AppWrite(flow)),
+            }
+            self.after_endpoint(e, out);
+        }
+    }
+
+    fn after_receiver(&mut self, e: u32) {
+        let ep = &mut self.endpoints[e as usize];
+        let f = &mut self.flows[ep.flow as usize];
+        let delivered = ep.tcp.take_delivered();
+        if delivered.is_empty() {
+            return;
+        }
+        assert_eq!(delivered.start, f.delivered_bytes, "flow {}: the application must receive the stream in order", ep.flow);
+        f.delivered_bytes = delivered.end;
+        let bin = ((self.now_ns / self.goodput_bin_ns) as usize).min(f.goodput_bins.len() - 1);
+        f.goodput_bins[bin] += delivered.end - delivered.start;
+        if f.spec.app == App::File && f.delivered_bytes >= f.spec.file_bytes && f.completed_ns.is_none() {
+            f.completed_ns = Some(self.now_ns);
+        }
+    }
+
+    fn sample(&mut self) {
+        let t = self.now_ns as f64 / 1e9;
+        let s = &mut self.series;
+        for (i, f) in self.flows.iter().enumerate() {
+            let stats = self.endpoints[f.sender as usize].tcp.stats();
+            s.flow_t.push(t);
+            s.flow_id.push(i as u32);
+            s.cwnd_bytes.push(stats.cwnd_bytes);
+            s.ssthresh_bytes.push(stats.ssthresh_bytes);
+            s.srtt_ms.push(stats.srtt_ns as f64 / 1e6);
+            s.pacing_rate_bps.push(stats.pacing_rate_bps as f64);
+            s.in_flight_bytes.push(stats.bytes_in_flight);
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            s.queue_t.push(t);
+            s.queue_id.push(i as u32);
+            s.queue_bytes.push(l.queued_bytes());
+            s.queue_packets.push(l.queued_packets());
+        }
+        let next = self.now_ns + self.sample_step_ns;
+        if next <= self.end_ns {
+            self.events.schedule(next, Event::Sample);
+        }
+    }
+
+    pub fn finish_captures(&mut self) -> Result<(), Error> {
+        for w in self.captures.iter_mut().flatten() {
+            w.finish().map_err(Error::Io)?;
+        }
+        Ok(())
+    }
+
+    pub fn tables(&mut self) -> Vec<Table> {
+        let s = std::mem::take(&mut self.series);
+        let bin_s = self.goodput_bin_ns as f64 / 1e9;
+        let (mut gt, mut gf, mut gbps) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, f) in self.flows.iter().enumerate() {
+            for (b, &bytes) in f.goodput_bins.iter().enumerate() {
+                gt.push(b as f64 * bin_s);
+                gf.push(i as u32);
+                gbps.push(bytes as f64 * 8.0 / bin_s);
+            }
+        }
+        let col = |name, data| Column { name, data };
+        vec![
+            Table {
+                name: "flows",
+                columns: vec![
+                    col("t", ColumnData::F64(s.flow_t)),
+                    col("flow", ColumnData::U32(s.flow_id)),
+                    col("cwnd_bytes", ColumnData::U64(s.cwnd_bytes)),
+                    col("ssthresh_bytes", ColumnData::U64(s.ssthresh_bytes)),
+                    col("srtt_ms", ColumnData::F64(s.srtt_ms)),
+                    col("pacing_rate_bps", ColumnData::F64(s.pacing_rate_bps)),
+                    col("bytes_in_flight", ColumnData::U64(s.in_flight_bytes)),
+                ],
+            },
+            Table {
+                name: "goodput",
+                columns: vec![col("t", ColumnData::F64(gt)), col("flow", ColumnData::U32(gf)), col("goodput_bps", ColumnData::F64(gbps))],
+            },
+            Table {
+                name: "queues",
+                columns: vec![
+                    col("t", ColumnData::F64(s.queue_t)),
+                    col("queue", ColumnData::U32(s.queue_id)),
+                    col("bytes", ColumnData::U64(s.queue_bytes)),
+                    col("packets", ColumnData::U64(s.queue_packets)),
+                ],
+            },
+        ]
+    }
+
+    /// summary.json without the simulator's cost fields (added by the caller).
+    pub fn summary(&mut self, name: &str) -> serde_json::Value {
+        use serde_json::json;
+        let end_ns = self.end_ns;
+        let ms = |v: Option<f64>| v.map(|ns| ns / 1e6);
+        let flows: Vec<_> = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let stats = self.endpoints[f.sender as usize].tcp.stats();
+                let limited_total: u64 = stats.limited_ns.iter().sum();
+                let share = |k: usize| if limited_total == 0 { 0.0 } else { stats.limited_ns[k] as f64 / limited_total as f64 };
+                let measured_s = (end_ns - f.start_ns) as f64 / 1e9;
+                json!({
+                    "id": i,
+                    "kind": "tcp",
+                    "src": f.spec.src,
+                    "dst": f.spec.dst,
+                    "cc": f.spec.cc,
+                    "mss_bytes": f.spec.mss_bytes,
+                    "goodput_bps": if measured_s > 0.0 { f.delivered_bytes as f64 * 8.0 / measured_s } else { 0.0 },
+                    "delivered_bytes": f.delivered_bytes,
+                    "download_time_s": f.completed_ns.map(|t| (t - f.start_ns) as f64 / 1e9),
+                    "rtt_ms": {
+                        "mean": ms(f.rtt.mean()),
+                        "p50": ms(f.rtt.percentile(50.0)),
+                        "p95": ms(f.rtt.percentile(95.0)),
+                        "p99": ms(f.rtt.percentile(99.0)),
+                        "samples": f.rtt.count(),
+                    },
+                    "retransmits": stats.retransmitted_segments,
+                    "fast_retransmits": stats.fast_retransmits,
+                    "rtos": stats.rtos,
+                    "spurious_rtos": stats.spurious_rtos,
+                    "limited_by": { "cwnd": share(0), "rwnd": share(1), "app": share(2), "pacing": share(3) },
+                })
+            })
+            .collect();
+        let queues: Vec<_> = self
+            .links
+            .iter_mut()
+            .enumerate()
+            .map(|(i, l)| {
+                let mean = l.mean_bytes(end_ns);
+                json!({
+                    "id": i,
+                    "name": l.name,
+                    "arrived_packets": l.stats.arrived_packets,
+                    "delivered_packets": l.stats.delivered_packets,
+                    "dropped_packets": l.stats.dropped_packets,
+                    "dropped_bytes": l.stats.dropped_bytes,
+                    "aqm_dropped_packets": l.stats.aqm_dropped_packets,
+                    "max_bytes": l.stats.max_bytes,
+                    "mean_bytes": mean,
+                    "queued_packets_at_end": l.queued_packets(),
+                    "transmitting_packets_at_end": l.transmitting_packets(),
+                    "propagating_packets_at_end": l.propagating_packets(),
+                })
+            })
+            .collect();
+        json!({
+            "scenario": name,
+            "seed": self.scenario.seed,
+            "duration_s": self.scenario.duration_s,
+            "flows": flows,
+            "queues": queues,
+        })
+    }
+}

@@ -1,0 +1,105 @@
+//! End-to-end runs of the shipped dumbbell: physical invariants and determinism.
+
+use std::path::{Path, PathBuf};
+
+use millinet_engine::{run_file, RunOptions, RunOutput};
+use serde_json::Value;
+
+fn scenario(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../python/millinet/scenarios/{name}.toml"))
+}
+
+fn run(name: &str, overrides: &[&str]) -> RunOutput {
+    let opts = RunOptions { overrides: overrides.iter().map(|s| s.to_string()).collect(), ..RunOptions::default() };
+    run_file(&scenario(name), &opts, &mut |_, _| {}).unwrap()
+}
+
+fn f64_of(v: &Value) -> f64 {
+    v.as_f64().unwrap()
+}
+
+/// arrived = dropped + queued + transmitting + propagating + delivered, on every queue.
+fn assert_conservation(summary: &Value) {
+    for q in summary["queues"].as_array().unwrap() {
+        let n = |k: &str| q[k].as_u64().unwrap();
+        assert_eq!(
+            n("arrived_packets"),
+            n("dropped_packets") + n("queued_packets_at_end") + n("transmitting_packets_at_end") + n("propagating_packets_at_end") + n("delivered_packets"),
+            "packets not conserved on {}",
+            q["name"]
+        );
+    }
+}
+
+#[test]
+fn cubic_fills_a_1_gbit_bottleneck_with_a_bdp_queue() {
+    // BDP = 1 Gbit/s × 22 ms = 2.75 MB.
+    let out = run("dumbbell", &["links.1.queue_bytes=2750000"]);
+    let flow = &out.summary["flows"][0];
+    let goodput = f64_of(&flow["goodput_bps"]);
+    assert!((0.90e9..=1.0e9).contains(&goodput), "goodput {goodput}");
+    assert!(flow["delivered_bytes"].as_u64().unwrap() > 0);
+    assert_conservation(&out.summary);
+}
+
+#[test]
+fn goodput_never_exceeds_the_bottleneck_and_bins_add_up() {
+    let out = run("dumbbell", &["duration_s=3", "links.1.rate_bps=1e8", "links.1.queue_bytes=100000"]);
+    let flow = &out.summary["flows"][0];
+    // Payload can never exceed the link rate times the payload share of a full packet.
+    let cap = 1e8 * 1400.0 / (1400.0 + 52.0);
+    assert!(f64_of(&flow["goodput_bps"]) <= cap, "{} > {cap}", flow["goodput_bps"]);
+    assert!(flow["retransmits"].as_u64().unwrap() > 0, "a 100 kB queue must overflow");
+    assert_conservation(&out.summary);
+    let goodput = out.tables.iter().find(|t| t.name == "goodput").unwrap();
+    let bps = match &goodput.columns.iter().find(|c| c.name == "goodput_bps").unwrap().data {
+        millinet_engine::ColumnData::F64(v) => v.clone(),
+        _ => unreachable!(),
+    };
+    let bytes: f64 = bps.iter().map(|b| b * 0.01 / 8.0).sum();
+    assert!((bytes - flow["delivered_bytes"].as_f64().unwrap()).abs() < 1.0);
+}
+
+#[test]
+fn newreno_and_switching_bottleneck_deliver_in_order() {
+    // The engine asserts in-order, exactly-once delivery on every delivery.
+    for cc in ["newreno", "cubic"] {
+        let out = run("dumbbell-switching", &["duration_s=4", &format!("flows.0.cc={cc}"), "links.1.queue_bytes=300000"]);
+        assert!(out.summary["flows"][0]["delivered_bytes"].as_u64().unwrap() > 10_000_000, "{cc}");
+        assert_conservation(&out.summary);
+    }
+}
+
+#[test]
+fn file_download_completes_with_a_download_time() {
+    let out = run("dumbbell", &["duration_s=2", "flows.0.app=file", "flows.0.file_bytes=10000000"]);
+    let flow = &out.summary["flows"][0];
+    assert_eq!(flow["delivered_bytes"].as_u64(), Some(10_000_000));
+    let d = f64_of(&flow["download_time_s"]);
+    // At least 80 ms (10 MB at 1 Gbit/s) plus the handshake; slow start takes longer.
+    assert!(d > 0.08 + 0.044 && d < 2.0, "download time {d}");
+}
+
+#[test]
+fn application_limited_flow_reports_app_limitation() {
+    let out = run("dumbbell", &["duration_s=2", "flows.0.app=rate", "flows.0.app_rate_bps=1e8"]);
+    let flow = &out.summary["flows"][0];
+    let goodput = f64_of(&flow["goodput_bps"]);
+    assert!((0.9e8..=1.0e8).contains(&goodput), "goodput {goodput}");
+    assert!(f64_of(&flow["limited_by"]["app"]) > 0.8, "{}", flow["limited_by"]);
+}
+
+#[test]
+fn same_seed_same_outputs() {
+    let a = run("dumbbell", &["duration_s=1", "links.1.queue_bytes=500000"]);
+    let b = run("dumbbell", &["duration_s=1", "links.1.queue_bytes=500000"]);
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        v["sim"].as_object_mut().unwrap().remove("wall_s");
+        v["sim"].as_object_mut().unwrap().remove("events_per_s");
+        v
+    };
+    assert_eq!(strip(&a.summary), strip(&b.summary));
+    assert_eq!(a.tables, b.tables);
+    assert_eq!(a.resolved_toml, b.resolved_toml);
+}

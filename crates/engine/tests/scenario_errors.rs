@@ -1,0 +1,134 @@
+//! Every class of bad scenario input gives one message naming where (file and line,
+//! or the --set), the key, the bad value and what is allowed.
+
+use std::path::{Path, PathBuf};
+
+use millinet_engine::{resolve_file, Error};
+
+fn dumbbell() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/millinet/scenarios/dumbbell.toml")
+}
+
+fn error_of(path: &Path, overrides: &[&str]) -> String {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    match resolve_file(path, &overrides, None) {
+        Err(Error::Scenario(m)) => m,
+        other => panic!("expected a scenario error, got {other:?}"),
+    }
+}
+
+fn temp_scenario(name: &str, text: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("millinet-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn assert_all(message: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(message.contains(p), "{message:?} lacks {p:?}");
+    }
+    assert!(!message.contains('\n'), "one line expected: {message:?}");
+}
+
+#[test]
+fn unknown_key_lists_the_allowed_keys() {
+    let m = error_of(&dumbbell(), &["flows.0.bogus=1"]);
+    assert_all(&m, &["--set flows.0.bogus=1", "bogus", "expected one of", "mss_bytes"]);
+}
+
+#[test]
+fn unknown_key_in_the_file_names_its_line() {
+    let text = std::fs::read_to_string(dumbbell()).unwrap().replace("cc = \"cubic\"", "cc = \"cubic\"\ncolour = 3");
+    let line = text.lines().position(|l| l.starts_with("colour")).unwrap() + 1;
+    let m = error_of(&temp_scenario("unknown.toml", text.as_bytes()), &[]);
+    assert_all(&m, &["unknown.toml", &format!("line {line}"), "colour", "expected one of"]);
+}
+
+#[test]
+fn wrong_type_names_the_value_and_the_type() {
+    let m = error_of(&dumbbell(), &["duration_s=abc"]);
+    assert_all(&m, &["duration_s", "\"abc\"", "expected a number"]);
+}
+
+#[test]
+fn out_of_range_names_the_range() {
+    let m = error_of(&dumbbell(), &["flows.0.mss_bytes=50"]);
+    assert_all(&m, &["flows.0.mss_bytes = 50", "out of range", "allowed: 100..=65000"]);
+}
+
+#[test]
+fn out_of_range_in_the_file_names_its_line() {
+    let text = std::fs::read_to_string(dumbbell()).unwrap().replace("delay_s = 0.001", "delay_s = -1");
+    let line = text.lines().position(|l| l.starts_with("delay_s = -1")).unwrap() + 1;
+    let m = error_of(&temp_scenario("range.toml", text.as_bytes()), &[]);
+    assert_all(&m, &[&format!("range.toml: line {line}"), "links.1.delay_s = -1", "allowed: 0 to 10 seconds"]);
+}
+
+#[test]
+fn unknown_congestion_control_lists_the_known_ones() {
+    let m = error_of(&dumbbell(), &["flows.0.cc=vegas"]);
+    assert_all(&m, &["flows.0.cc", "\"vegas\"", "cubic", "newreno"]);
+}
+
+#[test]
+fn unknown_enum_value_lists_the_variants() {
+    let m = error_of(&dumbbell(), &["links.1.aqm=red"]);
+    assert_all(&m, &["links.1.aqm", "red", "droptail", "codel"]);
+}
+
+#[test]
+fn unknown_node_lists_the_nodes() {
+    let m = error_of(&dumbbell(), &["flows.0.dst=moon"]);
+    assert_all(&m, &["flows.0.dst = \"moon\"", "no such node", "client, router, server"]);
+}
+
+#[test]
+fn missing_required_field() {
+    let text = std::fs::read_to_string(dumbbell()).unwrap().replace("seed = 1\n", "");
+    let m = error_of(&temp_scenario("noseed.toml", text.as_bytes()), &[]);
+    assert_all(&m, &["noseed.toml", "missing field `seed`"]);
+}
+
+#[test]
+fn missing_file() {
+    let m = error_of(Path::new("/nonexistent/x.toml"), &[]);
+    assert_all(&m, &["/nonexistent/x.toml", "no such file"]);
+}
+
+#[test]
+fn a_directory_is_not_a_scenario() {
+    let m = error_of(&std::env::temp_dir(), &[]);
+    assert_all(&m, &["cannot read scenario file", "directory"]);
+}
+
+#[test]
+fn syntax_error_names_the_line() {
+    let m = error_of(&temp_scenario("syntax.toml", b"duration_s = 1\nseed = 1\nnodes = [\n  {name = \n"), &[]);
+    assert_all(&m, &["syntax.toml: line 4", "TOML syntax error"]);
+}
+
+#[test]
+fn binary_file_is_rejected() {
+    let m = error_of(&temp_scenario("binary.toml", b"duration_s = 1\n\xff\xfe\n"), &[]);
+    assert_all(&m, &["binary.toml: line 2", "not UTF-8"]);
+}
+
+#[test]
+fn override_without_equals_or_with_bad_index() {
+    assert_all(&error_of(&dumbbell(), &["flows.0.cc"]), &["--set flows.0.cc", "no '='", "KEY=VALUE"]);
+    assert_all(&error_of(&dumbbell(), &["flows.3.cc=cubic"]), &["flows.3", "out of range", "1 entries"]);
+    assert_all(&error_of(&dumbbell(), &["flows.x.cc=cubic"]), &["flows.x", "list index"]);
+}
+
+#[test]
+fn overrides_reach_inside_lists_and_seed_overrides() {
+    let resolved = resolve_file(&dumbbell(), &["flows.0.cc=newreno".into(), "links.1.rate_bps=3e9".into()], Some(42)).unwrap();
+    let v: toml::Value = toml::from_str(&resolved).unwrap();
+    assert_eq!(v["flows"][0]["cc"].as_str(), Some("newreno"));
+    assert_eq!(v["links"][1]["rate_bps"].as_float(), Some(3e9));
+    assert_eq!(v["seed"].as_integer(), Some(42));
+    // Defaults are filled in.
+    assert_eq!(v["flows"][0]["newreno_variant"].as_str(), Some("impatient"));
+}
