@@ -1,0 +1,50 @@
+//! Trace files (channel.md §6): SINR and capacity CSVs, Mahimahi link
+//! traces, and the 5Gophers measurement CSVs.
+//!
+//! Each parser takes the text and a file name for its messages (the caller
+//! reads the file) and stops at the first bad line with its number, the bad
+//! value and what was expected; `load_*` helpers read the file first. No
+//! input makes a parser panic.
+
+mod capacity;
+mod csv;
+mod error;
+mod fivegophers;
+mod mahimahi;
+mod sinr;
+
+pub use capacity::{load_capacity_csv, parse_capacity_csv, CapacitySeries};
+pub use error::TraceError;
+pub use fivegophers::{load_5gophers, parse_5gophers, Carrier, GapFill};
+pub use mahimahi::{load_mahimahi, parse_mahimahi, to_mahimahi, MAHIMAHI_PACKET_BITS};
+pub use sinr::{load_sinr_csv, parse_sinr_csv, SinrSeries, SinrTrace};
+
+/// Index of the last time ≤ `t` in the sorted `times` (0 if `t` is before
+/// the first). `hint` is the previous answer: for non-decreasing `t` the
+/// search walks forward from it (O(1) amortised), otherwise it bisects.
+pub(crate) fn locate(times: &[f64], t: f64, hint: &mut usize) -> usize {
+    if *hint >= times.len() || times[*hint] > t {
+        *hint = times.partition_point(|&x| x <= t).saturating_sub(1);
+    }
+    while *hint + 1 < times.len() && times[*hint + 1] <= t {
+        *hint += 1;
+    }
+    *hint
+}
+
+#[cfg(test)]
+mod tests {
+    use super::locate;
+
+    #[test]
+    fn locate_forward_and_back() {
+        let t = [0.0, 1.0, 1.0, 3.0];
+        let mut h = 0;
+        assert_eq!(locate(&t, -1.0, &mut h), 0);
+        assert_eq!(locate(&t, 0.5, &mut h), 0);
+        assert_eq!(locate(&t, 1.0, &mut h), 2);
+        assert_eq!(locate(&t, 10.0, &mut h), 3);
+        assert_eq!(locate(&t, 0.2, &mut h), 0);
+        assert_eq!(locate(&t, 2.0, &mut h), 2);
+    }
+}
