@@ -4,9 +4,13 @@
 use std::net::SocketAddrV4;
 
 use millinet_transport::aqm::Codel;
-use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig, TcpConnection, TcpState};
+use millinet_transport::udp::{UdpSink, UdpSource, UdpSourceConfig};
+use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig, TcpConnection, TcpState, TcpStats};
+use std::net::Ipv4Addr;
+
 use millinet_wire::Packet;
 use rand_core::RngCore;
+use serde_json::json;
 
 use crate::event::{Event, EventQueue, TimerSlots};
 use crate::link::{Link, LinkParams};
@@ -33,12 +37,64 @@ enum Role {
     Receiver,
 }
 
+/// The transport model behind an endpoint.
+enum Model {
+    Tcp(TcpConnection),
+    UdpSource(UdpSource),
+    UdpSink { port: u16, sink: UdpSink },
+}
+
+impl Model {
+    #[inline]
+    fn on_packet(&mut self, now_ns: u64, packet: &Packet, out: &mut Vec<Packet>) {
+        match self {
+            Model::Tcp(c) => c.on_packet(now_ns, packet, out),
+            Model::UdpSink { sink, .. } => sink.on_packet(packet),
+            Model::UdpSource(_) => {}
+        }
+    }
+
+    fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        match self {
+            Model::Tcp(c) => c.on_timeout(now_ns, out),
+            Model::UdpSource(s) => s.on_timeout(now_ns, out),
+            Model::UdpSink { .. } => {}
+        }
+    }
+
+    #[inline]
+    fn next_timeout_ns(&self) -> Option<u64> {
+        match self {
+            Model::Tcp(c) => c.next_timeout_ns(),
+            Model::UdpSource(s) => s.next_timeout_ns(),
+            Model::UdpSink { .. } => None,
+        }
+    }
+
+    /// Whether a packet from `src:src_port` to local port `dst_port` is for this endpoint.
+    #[inline]
+    fn accepts(&self, src: Ipv4Addr, src_port: u16, dst_port: u16) -> bool {
+        match self {
+            Model::Tcp(c) => c.local().port() == dst_port && c.remote().is_none_or(|r| r.port() == src_port && *r.ip() == src),
+            Model::UdpSink { port, .. } => *port == dst_port,
+            Model::UdpSource(_) => false,
+        }
+    }
+
+    fn tcp(&self) -> Option<&TcpConnection> {
+        match self {
+            Model::Tcp(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
 struct Endpoint {
     node: u32,
     flow: u32,
     role: Role,
     timer: u32,
-    tcp: TcpConnection,
+    model: Model,
 }
 
 /// Per-flow measurements, kept by the engine (the models only count).
@@ -92,6 +148,31 @@ pub struct Simulation {
     scratch: Vec<Packet>,
     next_uid: u64,
     series: Series,
+}
+
+/// The TCP part of a flow's summary.
+fn tcp_summary(f: &Flow, stats: &TcpStats) -> serde_json::Value {
+    let ms = |v: Option<f64>| v.map(|ns| ns / 1e6);
+    let limited_total: u64 = stats.limited_ns.iter().sum();
+    let share = |k: usize| if limited_total == 0 { 0.0 } else { stats.limited_ns[k] as f64 / limited_total as f64 };
+    json!({
+        "kind": "tcp",
+        "cc": f.spec.cc,
+        "mss_bytes": f.spec.mss_bytes,
+        "download_time_s": f.completed_ns.map(|t| (t - f.start_ns) as f64 / 1e9),
+        "rtt_ms": {
+            "mean": ms(f.rtt.mean()),
+            "p50": ms(f.rtt.percentile(50.0)),
+            "p95": ms(f.rtt.percentile(95.0)),
+            "p99": ms(f.rtt.percentile(99.0)),
+            "samples": f.rtt.count(),
+        },
+        "retransmits": stats.retransmitted_segments,
+        "fast_retransmits": stats.fast_retransmits,
+        "rtos": stats.rtos,
+        "spurious_rtos": stats.spurious_rtos,
+        "limited_by": { "cwnd": share(0), "rwnd": share(1), "app": share(2), "pacing": share(3) },
+    })
 }
 
 fn tcp_config(f: &FlowSpec, iss: u32) -> TcpConfig {
@@ -194,20 +275,40 @@ impl Simulation {
                     spec.src, spec.dst
                 )));
             }
-            if spec.kind == FlowKind::Udp {
-                return Err(Error::Scenario(format!("flows.{i}.kind = \"udp\": not available yet; allowed: \"tcp\"")));
-            }
-            let iss = rng::stream(scenario.seed, &format!("flow{i}/sender-iss")).next_u32();
-            let sender_addr = SocketAddrV4::new(nodes[src as usize].address, SERVER_PORT + i as u16);
-            let listener = TcpConnection::listen(tcp_config(spec, iss), sender_addr).map_err(|e| Error::Scenario(format!("flows.{i}: {e}")))?;
             let flow = i as u32;
-            let sender = sim.add_endpoint(&mut nodes, src, flow, Role::Sender, listener);
             let start_ns = seconds_to_ns(spec.start_s);
+            let sender_addr = SocketAddrV4::new(nodes[src as usize].address, SERVER_PORT + i as u16);
+            let receiver_addr = SocketAddrV4::new(nodes[dst as usize].address, CLIENT_PORT + i as u16);
+            let (sender, receiver) = match spec.kind {
+                FlowKind::Tcp => {
+                    let iss = rng::stream(scenario.seed, &format!("flow{i}/sender-iss")).next_u32();
+                    let listener = TcpConnection::listen(tcp_config(spec, iss), sender_addr).map_err(|e| Error::Scenario(format!("flows.{i}: {e}")))?;
+                    // The receiver connects at the flow's start (Event::FlowStart).
+                    sim.events.schedule(start_ns, Event::FlowStart(flow));
+                    (sim.add_endpoint(&mut nodes, src, flow, Role::Sender, Model::Tcp(listener)), u32::MAX)
+                }
+                FlowKind::Udp => {
+                    let source = UdpSource::new(UdpSourceConfig {
+                        local: sender_addr,
+                        remote: receiver_addr,
+                        rate_bps: spec.udp_rate_bps.round() as u64,
+                        payload_bytes: spec.packet_bytes,
+                        start_ns,
+                        stop_ns: sim.end_ns,
+                        flow,
+                    })
+                    .map_err(|e| Error::Scenario(format!("flows.{i}: {e}")))?;
+                    let sink = Model::UdpSink { port: receiver_addr.port(), sink: UdpSink::new() };
+                    let sender = sim.add_endpoint(&mut nodes, src, flow, Role::Sender, Model::UdpSource(source));
+                    let receiver = sim.add_endpoint(&mut nodes, dst, flow, Role::Receiver, sink);
+                    (sender, receiver)
+                }
+            };
             let bins = (sim.end_ns.div_ceil(sim.goodput_bin_ns)) as usize;
             sim.flows.push(Flow {
                 spec: spec.clone(),
                 sender,
-                receiver: u32::MAX,
+                receiver,
                 start_ns,
                 app_started: false,
                 written_bytes: 0,
@@ -217,9 +318,13 @@ impl Simulation {
                 rtt: LogHistogram::default(),
                 goodput_bins: vec![0; bins],
             });
-            sim.events.schedule(start_ns, Event::FlowStart(flow));
         }
         sim.nodes = nodes;
+        // UDP sources wait for their first departure.
+        for e in 0..sim.endpoints.len() as u32 {
+            let ep = &sim.endpoints[e as usize];
+            sim.timers.set(&mut sim.events, ep.timer, ep.model.next_timeout_ns());
+        }
         for &(link, period_ns) in &sim.switching {
             sim.events.schedule(period_ns, Event::RateSwitch(link));
         }
@@ -227,10 +332,10 @@ impl Simulation {
         Ok(sim)
     }
 
-    fn add_endpoint(&mut self, nodes: &mut [Node], node: u32, flow: u32, role: Role, tcp: TcpConnection) -> u32 {
+    fn add_endpoint(&mut self, nodes: &mut [Node], node: u32, flow: u32, role: Role, model: Model) -> u32 {
         let id = self.endpoints.len() as u32;
         let timer = self.timers.add();
-        self.endpoints.push(Endpoint { node, flow, role, timer, tcp });
+        self.endpoints.push(Endpoint { node, flow, role, timer, model });
         nodes[node as usize].endpoints.push(id);
         id
     }
@@ -260,7 +365,7 @@ impl Simulation {
                     // Timer slot i belongs to endpoint i.
                     if self.timers.surfaced(&mut self.events, slot, generation, now_ns) {
                         let mut out = std::mem::take(&mut self.scratch);
-                        self.endpoints[slot as usize].tcp.on_timeout(now_ns, &mut out);
+                        self.endpoints[slot as usize].model.on_timeout(now_ns, &mut out);
                         self.after_endpoint(slot, out);
                     }
                 }
@@ -297,7 +402,7 @@ impl Simulation {
         let conn = TcpConnection::connect(tcp_config(spec, iss), local, remote, self.now_ns, &mut out)
             .expect("configuration validated when the listener was created");
         let mut nodes = std::mem::take(&mut self.nodes);
-        let receiver = self.add_endpoint(&mut nodes, dst, f, Role::Receiver, conn);
+        let receiver = self.add_endpoint(&mut nodes, dst, f, Role::Receiver, Model::Tcp(conn));
         self.nodes = nodes;
         self.flows[i].receiver = receiver;
         self.after_endpoint(receiver, out);
@@ -312,7 +417,9 @@ impl Simulation {
         flow.written_bytes = due;
         let ep = flow.sender;
         let mut out = std::mem::take(&mut self.scratch);
-        self.endpoints[ep as usize].tcp.send(self.now_ns, bytes, &mut out);
+        if let Model::Tcp(c) = &mut self.endpoints[ep as usize].model {
+            c.send(self.now_ns, bytes, &mut out);
+        }
         self.after_endpoint(ep, out);
         self.events.schedule(self.now_ns + CHUNK_NS, Event::AppWrite(f));
     }
@@ -330,13 +437,10 @@ impl Simulation {
         }
         let (src_port, dst_port) = packet.ports();
         // Few endpoints per node: a scan beats hashing.
-        let found = n.endpoints.iter().copied().find(|&e| {
-            let tcp = &self.endpoints[e as usize].tcp;
-            tcp.local().port() == dst_port && tcp.remote().is_none_or(|r| r.port() == src_port && *r.ip() == packet.src)
-        });
+        let found = n.endpoints.iter().copied().find(|&e| self.endpoints[e as usize].model.accepts(packet.src, src_port, dst_port));
         if let Some(e) = found {
             let mut out = std::mem::take(&mut self.scratch);
-            self.endpoints[e as usize].tcp.on_packet(self.now_ns, &packet, &mut out);
+            self.endpoints[e as usize].model.on_packet(self.now_ns, &packet, &mut out);
             self.after_endpoint(e, out);
         }
     }
@@ -368,7 +472,7 @@ impl Simulation {
         }
         self.scratch = out;
         let ep = &mut self.endpoints[e as usize];
-        self.timers.set(&mut self.events, ep.timer, ep.tcp.next_timeout_ns());
+        self.timers.set(&mut self.events, ep.timer, ep.model.next_timeout_ns());
         match ep.role {
             Role::Sender => self.after_sender(e),
             Role::Receiver => self.after_receiver(e),
@@ -378,16 +482,17 @@ impl Simulation {
     fn after_sender(&mut self, e: u32) {
         let ep = &self.endpoints[e as usize];
         let f = &mut self.flows[ep.flow as usize];
-        let stats = ep.tcp.stats();
+        let Some(tcp) = ep.model.tcp() else { return };
+        let stats = tcp.stats();
         if stats.rtt_samples != f.rtt_samples_seen {
             f.rtt_samples_seen = stats.rtt_samples;
             f.rtt.record(stats.last_rtt_ns);
         }
-        if !f.app_started && ep.tcp.state() == TcpState::Established {
+        if !f.app_started && tcp.state() == TcpState::Established {
             f.app_started = true;
             let flow = ep.flow;
             let mut out = std::mem::take(&mut self.scratch);
-            let tcp = &mut self.endpoints[e as usize].tcp;
+            let Model::Tcp(tcp) = &mut self.endpoints[e as usize].model else { unreachable!() };
             match f.spec.app {
                 App::Bulk => tcp.send(self.now_ns, u64::MAX, &mut out),
                 App::File => {
@@ -403,7 +508,11 @@ impl Simulation {
     fn after_receiver(&mut self, e: u32) {
         let ep = &mut self.endpoints[e as usize];
         let f = &mut self.flows[ep.flow as usize];
-        let delivered = ep.tcp.take_delivered();
+        let delivered = match &mut ep.model {
+            Model::Tcp(c) => c.take_delivered(),
+            Model::UdpSink { sink, .. } => f.delivered_bytes..sink.received_payload_bytes,
+            Model::UdpSource(_) => unreachable!("sources do not receive"),
+        };
         if delivered.is_empty() {
             return;
         }
@@ -420,7 +529,8 @@ impl Simulation {
         let t = self.now_ns as f64 / 1e9;
         let s = &mut self.series;
         for (i, f) in self.flows.iter().enumerate() {
-            let stats = self.endpoints[f.sender as usize].tcp.stats();
+            let Some(tcp) = self.endpoints[f.sender as usize].model.tcp() else { continue };
+            let stats = tcp.stats();
             s.flow_t.push(t);
             s.flow_id.push(i as u32);
             s.cwnd_bytes.push(stats.cwnd_bytes);
@@ -491,41 +601,38 @@ impl Simulation {
 
     /// summary.json without the simulator's cost fields (added by the caller).
     pub fn summary(&mut self, name: &str) -> serde_json::Value {
-        use serde_json::json;
         let end_ns = self.end_ns;
-        let ms = |v: Option<f64>| v.map(|ns| ns / 1e6);
         let flows: Vec<_> = self
             .flows
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let stats = self.endpoints[f.sender as usize].tcp.stats();
-                let limited_total: u64 = stats.limited_ns.iter().sum();
-                let share = |k: usize| if limited_total == 0 { 0.0 } else { stats.limited_ns[k] as f64 / limited_total as f64 };
                 let measured_s = (end_ns - f.start_ns) as f64 / 1e9;
-                json!({
+                let mut entry = json!({
                     "id": i,
-                    "kind": "tcp",
                     "src": f.spec.src,
                     "dst": f.spec.dst,
-                    "cc": f.spec.cc,
-                    "mss_bytes": f.spec.mss_bytes,
                     "goodput_bps": if measured_s > 0.0 { f.delivered_bytes as f64 * 8.0 / measured_s } else { 0.0 },
                     "delivered_bytes": f.delivered_bytes,
-                    "download_time_s": f.completed_ns.map(|t| (t - f.start_ns) as f64 / 1e9),
-                    "rtt_ms": {
-                        "mean": ms(f.rtt.mean()),
-                        "p50": ms(f.rtt.percentile(50.0)),
-                        "p95": ms(f.rtt.percentile(95.0)),
-                        "p99": ms(f.rtt.percentile(99.0)),
-                        "samples": f.rtt.count(),
-                    },
-                    "retransmits": stats.retransmitted_segments,
-                    "fast_retransmits": stats.fast_retransmits,
-                    "rtos": stats.rtos,
-                    "spurious_rtos": stats.spurious_rtos,
-                    "limited_by": { "cwnd": share(0), "rwnd": share(1), "app": share(2), "pacing": share(3) },
-                })
+                });
+                let extra = match &self.endpoints[f.sender as usize].model {
+                    Model::Tcp(c) => tcp_summary(f, c.stats()),
+                    Model::UdpSource(source) => {
+                        let received = match &self.endpoints[f.receiver as usize].model {
+                            Model::UdpSink { sink, .. } => sink.received_packets,
+                            _ => unreachable!("a UDP flow's receiver is a sink"),
+                        };
+                        json!({
+                            "kind": "udp",
+                            "sent_packets": source.sent_packets(),
+                            "received_packets": received,
+                            "lost_packets": source.sent_packets() - received,
+                        })
+                    }
+                    Model::UdpSink { .. } => unreachable!("a flow's sender is never a sink"),
+                };
+                entry.as_object_mut().expect("object").extend(extra.as_object().expect("object").clone());
+                entry
             })
             .collect();
         let queues: Vec<_> = self

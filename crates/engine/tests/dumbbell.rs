@@ -103,3 +103,15 @@ fn same_seed_same_outputs() {
     assert_eq!(a.tables, b.tables);
     assert_eq!(a.resolved_toml, b.resolved_toml);
 }
+
+#[test]
+fn saturating_udp_gets_the_bottleneck_rate_and_never_more() {
+    let out = run("dumbbell", &["duration_s=2", "flows.0.kind=udp", "flows.0.udp_rate_bps=2e9", "links.1.queue_bytes=1000000"]);
+    let flow = &out.summary["flows"][0];
+    // Payload share of a 1428-byte datagram at 1 Gbit/s; the first packet arrives after 11 ms.
+    let cap = 1e9 * 1400.0 / 1428.0;
+    let goodput = f64_of(&flow["goodput_bps"]);
+    assert!(goodput <= cap && goodput > 0.98 * cap, "goodput {goodput} vs {cap}");
+    assert!(flow["lost_packets"].as_u64().unwrap() > 0);
+    assert_conservation(&out.summary);
+}
