@@ -2,10 +2,40 @@
 //! with SACK (RFC 2018/6675), NewReno (RFC 6582), RTO (RFC 6298), timestamps and
 //! window scaling (RFC 7323), delayed ACK (RFC 5681 §4.2), persist timer.
 
-use std::net::SocketAddrV4;
-use std::ops::Range;
+//!
+//! Layout: `sender` (what to send, ACK processing, loss recovery, timers) over `scoreboard`
+//! (outstanding segments, SACK, pipe), `rate` (delivery-rate samples) and `rtt` (RFC 6298);
+//! `receiver` (reassembly, SACK blocks, window, delayed ACK); `options` (SYN negotiation);
+//! `ranges` (sorted range set); `wrap` (32-bit wire counters). This file holds the
+//! connection state machine (RFC 9293 §3.3.2) that ties them together.
 
-use millinet_wire::Packet;
+mod options;
+mod ranges;
+mod rate;
+mod receiver;
+mod rtt;
+mod scoreboard;
+mod sender;
+mod wrap;
+
+use std::net::SocketAddrV4;
+use std::ops::{Range, RangeInclusive};
+
+use millinet_wire::{Packet, TcpFlags, TcpHeader, TcpOptions, Timestamps};
+
+use crate::cc;
+use options::{negotiate, syn_options, Negotiated};
+use receiver::Receiver;
+use sender::{Sender, Template};
+use wrap::{ts_now_ms, unwrap32};
+
+/// Allowed `TcpConfig::mss_bytes`.
+pub const MSS_RANGE_BYTES: RangeInclusive<u32> = 100..=65_000;
+/// SYN / SYN-ACK retransmissions before giving up (Linux `tcp_syn_retries` default).
+const MAX_SYN_RETRIES: u32 = 6;
+/// TIME-WAIT lasts 2·MSL in RFC 9293 (minutes); a simulated peer never reuses the port, so
+/// a short wait that still absorbs a retransmitted FIN is enough.
+const TIME_WAIT_NS: u64 = 1_000_000_000;
 
 /// RFC 6582 §4: how the RTO timer is handled on partial ACKs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,73 +145,408 @@ pub struct TcpStats {
     pub last_rtt_ns: u64,
     /// Time spent limited by cwnd, rwnd, the application and pacing, indexed by `LimitedBy`.
     pub limited_ns: [u64; 4],
+    /// Outstanding bytes SACKed by the peer, and deemed lost (RFC 6675 scoreboard).
+    pub sacked_bytes: u64,
+    pub lost_bytes: u64,
 }
 
 pub struct TcpConnection {
-    _private: (),
+    cfg: TcpConfig,
+    local: SocketAddrV4,
+    remote: Option<SocketAddrV4>,
+    state: TcpState,
+    /// SYNs exchanged and acknowledged: data may flow (the state may already be FIN-WAIT-1).
+    synchronized: bool,
+    negotiated: Negotiated,
+    /// Options of the peer's SYN, to answer a retransmitted SYN identically.
+    peer_syn: TcpOptions,
+    syn_deadline_ns: Option<u64>,
+    syn_retries: u32,
+    syn_sent_ns: u64,
+    time_wait_deadline_ns: Option<u64>,
+    snd: Sender,
+    rcv: Receiver,
+    stats: TcpStats,
+    /// Start of the interval whose time is charged to `snd.limited_by()`.
+    limited_since_ns: u64,
+}
+
+/// Checks the configuration; returns the congestion-control constructor.
+fn validate(cfg: &TcpConfig) -> Result<cc::CcConstructor, String> {
+    if !MSS_RANGE_BYTES.contains(&cfg.mss_bytes) {
+        return Err(format!(
+            "mss_bytes = {}: out of range; allowed: {}..={}",
+            cfg.mss_bytes,
+            MSS_RANGE_BYTES.start(),
+            MSS_RANGE_BYTES.end()
+        ));
+    }
+    cc::by_name(&cfg.cc)
 }
 
 impl TcpConnection {
+    fn new(cfg: TcpConfig, local: SocketAddrV4, remote: Option<SocketAddrV4>, state: TcpState, now_ns: u64) -> Result<TcpConnection, String> {
+        let cc_constructor = validate(&cfg)?;
+        let mut conn = TcpConnection {
+            snd: Sender::new(&cfg, cc_constructor),
+            rcv: Receiver::new(cfg.rcv_buf_bytes, cfg.delayed_ack, cfg.delayed_ack_timeout_ns),
+            negotiated: Negotiated { mss_bytes: cfg.mss_bytes as u64, snd_wscale: 0, rcv_wscale: 0, sack: false, timestamps: false },
+            cfg,
+            local,
+            remote,
+            state,
+            synchronized: false,
+            peer_syn: TcpOptions::default(),
+            syn_deadline_ns: None,
+            syn_retries: 0,
+            syn_sent_ns: 0,
+            time_wait_deadline_ns: None,
+            stats: TcpStats::default(),
+            limited_since_ns: now_ns,
+        };
+        conn.refresh_stats();
+        Ok(conn)
+    }
+
     /// Active open: returns the connection and emits the SYN into `out`.
     pub fn connect(cfg: TcpConfig, local: SocketAddrV4, remote: SocketAddrV4, now_ns: u64, out: &mut Vec<Packet>) -> Result<TcpConnection, String> {
-        let _ = (cfg, local, remote, now_ns, out);
-        todo!()
+        let mut conn = TcpConnection::new(cfg, local, Some(remote), TcpState::SynSent, now_ns)?;
+        conn.send_syn(now_ns, out);
+        Ok(conn)
     }
 
     /// Passive open: waits for a SYN to `local` from anyone.
     pub fn listen(cfg: TcpConfig, local: SocketAddrV4) -> Result<TcpConnection, String> {
-        let _ = (cfg, local);
-        todo!()
+        TcpConnection::new(cfg, local, None, TcpState::Listen, 0)
     }
 
     /// A segment addressed to this connection arrived.
     pub fn on_packet(&mut self, now_ns: u64, pkt: &Packet, out: &mut Vec<Packet>) {
-        let _ = (now_ns, pkt, out);
-        todo!()
+        self.charge_limited_time(now_ns);
+        let Some(hdr) = pkt.tcp_header() else { return };
+        match self.state {
+            TcpState::Closed => return,
+            TcpState::Listen => self.on_segment_listen(now_ns, pkt, hdr, out),
+            TcpState::SynSent => self.on_segment_syn_sent(now_ns, hdr),
+            _ => self.on_segment_synchronized(now_ns, pkt.payload_bytes, hdr, out),
+        }
+        self.flush(now_ns, out);
     }
 
     /// The deadline returned by `next_timeout_ns` has passed (it may be called late or
     /// spuriously; the connection checks its own deadlines).
     pub fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        let _ = (now_ns, out);
-        todo!()
+        self.charge_limited_time(now_ns);
+        if self.state == TcpState::Closed {
+            return;
+        }
+        if self.syn_deadline_ns.is_some_and(|d| now_ns >= d) {
+            self.on_syn_timer(now_ns, out);
+        }
+        if self.time_wait_deadline_ns.is_some_and(|d| now_ns >= d) {
+            self.enter_closed();
+            self.refresh_stats();
+            return;
+        }
+        if self.rcv.ack_deadline_ns().is_some_and(|d| now_ns >= d) {
+            self.rcv.on_ack_timer();
+        }
+        if self.can_send_data() {
+            let tmpl = self.template(now_ns);
+            let sent = self.snd.on_rto_timer(now_ns, &tmpl, out) + self.snd.on_persist_timer(now_ns, &tmpl, out);
+            if sent > 0 {
+                self.rcv.ack_sent();
+            }
+        }
+        // Also releases paced segments.
+        self.flush(now_ns, out);
     }
 
     /// The earliest time at which `on_timeout` must be called, if any.
     pub fn next_timeout_ns(&self) -> Option<u64> {
-        todo!()
+        if self.state == TcpState::Closed {
+            return None;
+        }
+        let data_timers = if self.can_send_data() { self.snd.next_timeout_ns() } else { None };
+        let ack_timer = if self.synchronized { self.rcv.ack_deadline_ns() } else { None };
+        [self.syn_deadline_ns, self.time_wait_deadline_ns, ack_timer, data_timers].into_iter().flatten().min()
     }
 
     /// The application appends `bytes` to the send stream (u64::MAX: unlimited, bulk).
     pub fn send(&mut self, now_ns: u64, bytes: u64, out: &mut Vec<Packet>) {
-        let _ = (now_ns, bytes, out);
-        todo!()
+        self.charge_limited_time(now_ns);
+        if self.snd.fin_requested() {
+            // RFC 9293 §3.10.2: no sending after CLOSE.
+            return;
+        }
+        self.snd.send(bytes);
+        self.flush(now_ns, out);
     }
 
     /// The application will write nothing more: FIN after the last byte.
     pub fn close(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        let _ = (now_ns, out);
-        todo!()
+        self.charge_limited_time(now_ns);
+        // RFC 9293 §3.10.4.
+        self.state = match self.state {
+            TcpState::Listen | TcpState::SynSent => {
+                self.enter_closed();
+                TcpState::Closed
+            }
+            TcpState::SynReceived | TcpState::Established => TcpState::FinWait1,
+            TcpState::CloseWait => TcpState::LastAck,
+            other => other,
+        };
+        if self.state != TcpState::Closed {
+            self.snd.close();
+        }
+        self.flush(now_ns, out);
     }
 
     /// Stream offsets delivered in order to the application since the last call.
     pub fn take_delivered(&mut self) -> Range<u64> {
-        todo!()
+        self.rcv.take_delivered()
     }
 
     pub fn state(&self) -> TcpState {
-        todo!()
+        self.state
     }
 
     pub fn stats(&self) -> &TcpStats {
-        todo!()
+        &self.stats
     }
 
     pub fn local(&self) -> SocketAddrV4 {
-        todo!()
+        self.local
     }
 
     pub fn remote(&self) -> Option<SocketAddrV4> {
-        todo!()
+        self.remote
+    }
+
+    /// Diagnostic: work units spent in the sender's scoreboard so far (segments and ranges
+    /// visited, binary-search comparisons). Tests use it to check that the cost per ACK
+    /// does not grow with the window.
+    pub fn scoreboard_steps(&self) -> u64 {
+        self.snd.scoreboard_steps()
+    }
+
+    /// Charges the time since the last call to what limited the sender meanwhile.
+    fn charge_limited_time(&mut self, now_ns: u64) {
+        let elapsed = now_ns.saturating_sub(self.limited_since_ns);
+        self.stats.limited_ns[self.snd.limited_by() as usize] += elapsed;
+        self.limited_since_ns = self.limited_since_ns.max(now_ns);
+    }
+
+    fn refresh_stats(&mut self) {
+        self.snd.fill_stats(&mut self.stats);
+        self.stats.delivered_bytes = self.rcv.delivered_bytes();
+    }
+
+    fn can_send_data(&self) -> bool {
+        self.synchronized && !matches!(self.state, TcpState::Closed | TcpState::TimeWait)
+    }
+
+    fn enter_closed(&mut self) {
+        self.state = TcpState::Closed;
+        self.syn_deadline_ns = None;
+        self.time_wait_deadline_ns = None;
+    }
+
+    fn enter_time_wait(&mut self, now_ns: u64) {
+        self.state = TcpState::TimeWait;
+        self.time_wait_deadline_ns = Some(now_ns + TIME_WAIT_NS);
+    }
+
+    /// Sends what the sender may send, then a pure ACK if one is still owed.
+    fn flush(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        if self.can_send_data() {
+            let tmpl = self.template(now_ns);
+            if self.snd.transmit(now_ns, &tmpl, out) > 0 {
+                self.rcv.ack_sent();
+            }
+        }
+        if self.synchronized && self.state != TcpState::Closed && self.rcv.wants_ack_now() {
+            let tmpl = self.template(now_ns);
+            out.push(tmpl.packet(self.snd.snd_nxt(), TcpFlags(0), 0));
+            self.rcv.ack_sent();
+        }
+        self.refresh_stats();
+    }
+
+    /// Header fields common to every segment sent now (RFC 7323 §3 timestamps on every
+    /// segment when negotiated; SACK blocks whenever data is held out of order).
+    fn template(&self, now_ns: u64) -> Template {
+        let remote = self.remote.expect("synchronized connections know their peer");
+        let mut options = TcpOptions::default();
+        if self.negotiated.timestamps {
+            options.timestamps = Some(Timestamps { tsval: ts_now_ms(now_ns) as u32, tsecr: self.rcv.ts_recent() });
+        }
+        if self.negotiated.sack {
+            self.rcv.fill_sack_blocks(&mut options);
+        }
+        Template {
+            src: *self.local.ip(),
+            dst: *remote.ip(),
+            header: TcpHeader {
+                src_port: self.local.port(),
+                dst_port: remote.port(),
+                seq: 0,
+                ack: self.rcv.ack_number(),
+                flags: TcpFlags::ACK,
+                window: self.rcv.window_field(),
+                options,
+            },
+        }
+    }
+
+    /// SYN (active open) or SYN-ACK (passive open), first transmission or retransmission.
+    fn send_syn(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        let remote = self.remote.expect("a SYN has a destination");
+        let passive = self.state == TcpState::SynReceived || (self.state == TcpState::FinWait1 && !self.synchronized);
+        let options = syn_options(&self.cfg, ts_now_ms(now_ns) as u32, passive.then_some(&self.peer_syn));
+        let header = TcpHeader {
+            src_port: self.local.port(),
+            dst_port: remote.port(),
+            seq: self.cfg.iss,
+            ack: if passive { self.rcv.ack_number() } else { 0 },
+            flags: if passive { TcpFlags::SYN | TcpFlags::ACK } else { TcpFlags::SYN },
+            window: self.rcv.syn_window(),
+            options,
+        };
+        out.push(Packet::tcp(*self.local.ip(), *remote.ip(), header, 0));
+        self.syn_sent_ns = now_ns;
+        self.syn_deadline_ns = Some(now_ns + self.snd.rtt().rto_ns());
+    }
+
+    /// RFC 6298 §5.5 backoff applies to the SYN as well; give up after MAX_SYN_RETRIES.
+    fn on_syn_timer(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        if self.syn_retries >= MAX_SYN_RETRIES {
+            self.enter_closed();
+            return;
+        }
+        self.syn_retries += 1;
+        self.snd.rtt().back_off();
+        self.send_syn(now_ns, out);
+    }
+
+    fn on_segment_listen(&mut self, now_ns: u64, pkt: &Packet, hdr: &TcpHeader, out: &mut Vec<Packet>) {
+        if !hdr.flags.contains(TcpFlags::SYN) || hdr.flags.contains(TcpFlags::ACK) || hdr.flags.contains(TcpFlags::RST) {
+            return;
+        }
+        self.remote = Some(SocketAddrV4::new(pkt.src, hdr.src_port));
+        self.peer_syn = hdr.options;
+        self.negotiated = negotiate(&self.cfg, &hdr.options);
+        self.rcv.on_syn(hdr.seq, self.peer_tsval(hdr));
+        self.state = TcpState::SynReceived;
+        self.send_syn(now_ns, out);
+    }
+
+    fn on_segment_syn_sent(&mut self, now_ns: u64, hdr: &TcpHeader) {
+        let acks_syn = hdr.flags.contains(TcpFlags::ACK) && hdr.ack == self.cfg.iss.wrapping_add(1);
+        if hdr.flags.contains(TcpFlags::RST) {
+            if acks_syn {
+                self.enter_closed();
+            }
+            return;
+        }
+        // Simultaneous open (a SYN without ACK) is not modelled.
+        if !hdr.flags.contains(TcpFlags::SYN) || !acks_syn {
+            return;
+        }
+        self.negotiated = negotiate(&self.cfg, &hdr.options);
+        self.rcv.on_syn(hdr.seq, self.peer_tsval(hdr));
+        self.establish(now_ns, hdr);
+        self.rcv.request_ack();
+    }
+
+    fn on_segment_synchronized(&mut self, now_ns: u64, payload_bytes: u32, hdr: &TcpHeader, out: &mut Vec<Packet>) {
+        if hdr.flags.contains(TcpFlags::RST) {
+            // RFC 9293 §3.10.7.4 (minimal): a reset inside the receive window closes.
+            let offset = unwrap32(self.rcv.rcv_nxt(), hdr.seq).wrapping_sub(self.rcv.rcv_nxt());
+            if offset <= ((self.rcv.window_field() as u64) << self.negotiated.rcv_wscale) {
+                self.enter_closed();
+            }
+            return;
+        }
+        if hdr.flags.contains(TcpFlags::SYN) {
+            if !self.synchronized && hdr.seq.wrapping_add(1) == self.rcv.ack_number() {
+                // Our SYN-ACK was lost: the peer retransmitted its SYN.
+                self.send_syn(now_ns, out);
+            } else {
+                // A retransmitted SYN-ACK (our ACK was lost), or a stray SYN: re-ACK.
+                self.rcv.request_ack();
+            }
+            return;
+        }
+        if !hdr.flags.contains(TcpFlags::ACK) {
+            return;
+        }
+        if !self.synchronized {
+            if hdr.ack != self.cfg.iss.wrapping_add(1) {
+                return;
+            }
+            self.establish(now_ns, hdr);
+        }
+        self.snd.on_ack(now_ns, hdr, payload_bytes);
+        if self.snd.fin_acked() {
+            self.on_fin_acked(now_ns);
+        }
+        let fin = hdr.flags.contains(TcpFlags::FIN);
+        if self.rcv.on_segment(now_ns, hdr.seq, payload_bytes, fin, self.peer_tsval(hdr)) {
+            self.on_peer_fin(now_ns);
+        } else if fin && self.state == TcpState::TimeWait {
+            // RFC 9293 §3.10.7.4: a retransmitted FIN restarts the TIME-WAIT timeout.
+            self.enter_time_wait(now_ns);
+        }
+    }
+
+    /// The peer's TSval when timestamps are in use.
+    fn peer_tsval(&self, hdr: &TcpHeader) -> Option<u32> {
+        if self.negotiated.timestamps {
+            hdr.options.timestamps.map(|t| t.tsval)
+        } else {
+            None
+        }
+    }
+
+    /// The SYN exchange completed with the segment `hdr` (SYN-ACK or ACK of our SYN-ACK).
+    fn establish(&mut self, now_ns: u64, hdr: &TcpHeader) {
+        let neg = self.negotiated;
+        // RTT of the handshake: from the echoed timestamp, else only if the SYN was not
+        // retransmitted (Karn).
+        let sample = match hdr.options.timestamps.filter(|_| neg.timestamps) {
+            Some(ts) => Some(Sender::handshake_ts_rtt_ns(now_ns, ts.tsecr)),
+            None if self.syn_retries == 0 => Some(now_ns - self.syn_sent_ns),
+            None => None,
+        };
+        self.snd.on_handshake_rtt(sample);
+        self.syn_deadline_ns = None;
+        self.synchronized = true;
+        self.rcv.establish(neg.mss_bytes, neg.rcv_wscale);
+        self.snd.establish(&neg, hdr.window, hdr.seq);
+        if self.state != TcpState::FinWait1 {
+            self.state = TcpState::Established;
+        }
+    }
+
+    /// RFC 9293 §3.10.7.4 (fifth check, ACK of our FIN).
+    fn on_fin_acked(&mut self, now_ns: u64) {
+        match self.state {
+            TcpState::FinWait1 => self.state = TcpState::FinWait2,
+            TcpState::Closing => self.enter_time_wait(now_ns),
+            TcpState::LastAck => self.enter_closed(),
+            _ => {}
+        }
+    }
+
+    /// RFC 9293 §3.10.7.4 (eighth check, FIN bit).
+    fn on_peer_fin(&mut self, now_ns: u64) {
+        match self.state {
+            TcpState::SynReceived | TcpState::Established => self.state = TcpState::CloseWait,
+            TcpState::FinWait1 if self.snd.fin_acked() => self.enter_time_wait(now_ns),
+            TcpState::FinWait1 => self.state = TcpState::Closing,
+            TcpState::FinWait2 => self.enter_time_wait(now_ns),
+            _ => {}
+        }
     }
 }

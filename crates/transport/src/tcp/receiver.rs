@@ -1,0 +1,299 @@
+//! The receiving half: cumulative ACK, out-of-order queue, SACK blocks (RFC 2018), the
+//! advertised window (free receive buffer, scaled per RFC 7323), delayed ACK (RFC 5681
+//! §4.2) and the timestamp to echo (RFC 7323 §4.3). Bytes delivered in order are consumed
+//! by the application at once, so the buffer only ever holds out-of-order data.
+
+use std::ops::Range;
+
+use millinet_wire::TcpOptions;
+
+use super::ranges::RangeSet;
+use super::wrap::unwrap32;
+
+/// RFC 2018 §3: at most 4 blocks fit in the option space.
+const MAX_REMEMBERED_BLOCKS: usize = 4;
+
+#[derive(Debug)]
+pub(crate) struct Receiver {
+    /// Sequence number of stream offset 0 (IRS + 1), unwrapped.
+    data_start: u64,
+    rcv_nxt: u64,
+    ooo: RangeSet,
+    /// Sequence numbers inside recently received out-of-order segments, newest first:
+    /// RFC 2018 §4 reports the block of the latest segment first, then the latest others.
+    recent: [u64; MAX_REMEMBERED_BLOCKS],
+    recent_len: usize,
+    /// Sequence number of the peer's FIN once seen.
+    fin_seq: Option<u64>,
+    rcv_buf_bytes: u64,
+    wscale: u8,
+    /// The right edge of the window last advertised: it never moves left (RFC 9293 §3.8.6.2.2).
+    adv_right_edge: u64,
+    /// Stream offset up to which `take_delivered` has reported.
+    taken: u64,
+    delayed_ack: bool,
+    delayed_ack_timeout_ns: u64,
+    mss_bytes: u64,
+    unacked_bytes: u64,
+    ack_deadline_ns: Option<u64>,
+    ack_now: bool,
+    /// RFC 7323 §4.3 TS.Recent and Last.ACK.sent.
+    ts_recent: u32,
+    last_ack_sent: u64,
+}
+
+impl Receiver {
+    pub fn new(rcv_buf_bytes: u64, delayed_ack: bool, delayed_ack_timeout_ns: u64) -> Receiver {
+        Receiver {
+            data_start: 0,
+            rcv_nxt: 0,
+            ooo: RangeSet::default(),
+            recent: [0; MAX_REMEMBERED_BLOCKS],
+            recent_len: 0,
+            fin_seq: None,
+            rcv_buf_bytes,
+            wscale: 0,
+            adv_right_edge: 0,
+            taken: 0,
+            delayed_ack,
+            delayed_ack_timeout_ns,
+            mss_bytes: 1,
+            unacked_bytes: 0,
+            ack_deadline_ns: None,
+            ack_now: false,
+            ts_recent: 0,
+            last_ack_sent: 0,
+        }
+    }
+
+    /// The peer's SYN was received: IRS and its TSval are known.
+    pub fn on_syn(&mut self, irs: u32, tsval: Option<u32>) {
+        self.rcv_nxt = irs as u64 + 1;
+        self.data_start = self.rcv_nxt;
+        self.last_ack_sent = self.rcv_nxt;
+        self.ts_recent = tsval.unwrap_or(0);
+        // RFC 7323 §2.2: the window of a SYN is never scaled.
+        self.adv_right_edge = self.rcv_nxt + self.syn_window() as u64;
+    }
+
+    /// The handshake completed with this agreement.
+    pub fn establish(&mut self, mss_bytes: u64, wscale: u8) {
+        self.mss_bytes = mss_bytes;
+        self.wscale = wscale;
+        if wscale == 0 {
+            // Without scaling the window field caps what can ever be buffered usefully.
+            self.rcv_buf_bytes = self.rcv_buf_bytes.min(u16::MAX as u64);
+        }
+    }
+
+    pub fn syn_window(&self) -> u16 {
+        self.rcv_buf_bytes.min(u16::MAX as u64) as u16
+    }
+
+    pub fn ack_number(&self) -> u32 {
+        self.rcv_nxt as u32
+    }
+
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    pub fn ts_recent(&self) -> u32 {
+        self.ts_recent
+    }
+
+    /// The right edge we may accept data up to.
+    fn right_edge(&self) -> u64 {
+        let free = self.rcv_buf_bytes.saturating_sub(self.ooo.covered_bytes());
+        (self.rcv_nxt + free).max(self.adv_right_edge)
+    }
+
+    /// The 16-bit window field: free buffer space, scaled (RFC 7323 §2.3).
+    pub fn window_field(&self) -> u16 {
+        ((self.right_edge() - self.rcv_nxt) >> self.wscale).min(u16::MAX as u64) as u16
+    }
+
+    /// The peer's FIN has been consumed (everything before it was received).
+    pub fn fin_received(&self) -> bool {
+        self.fin_seq.is_some_and(|f| self.rcv_nxt > f)
+    }
+
+    /// A segment arrived. Returns true when it made the peer's FIN consumable now.
+    pub fn on_segment(&mut self, now_ns: u64, seq: u32, payload_bytes: u32, fin: bool, tsval: Option<u32>) -> bool {
+        let start = unwrap32(self.rcv_nxt, seq);
+        let had_fin = self.fin_received();
+        // RFC 7323 §4.3: remember the TSval of the segment at the left window edge (the
+        // wrap-aware comparison keeps TS.Recent monotone).
+        if let Some(tsval) = tsval {
+            if start <= self.last_ack_sent && (tsval.wrapping_sub(self.ts_recent) as i32) >= 0 {
+                self.ts_recent = tsval;
+            }
+        }
+        let seg_end = start + payload_bytes as u64;
+        if payload_bytes == 0 && !fin {
+            // RFC 9293 §3.10.7.4: an old zero-length segment (a window probe) gets an ACK.
+            if start < self.rcv_nxt {
+                self.ack_now = true;
+            }
+            return false;
+        }
+        // Data beyond the window is dropped (RFC 9293 §3.10.7.4 trims to the window).
+        let edge = self.right_edge();
+        let end = seg_end.min(edge);
+        if fin && seg_end <= edge {
+            self.fin_seq = Some(seg_end);
+        }
+        if end <= self.rcv_nxt || start >= edge {
+            // Duplicate or outside the window: ACK at once (RFC 5681 §4.2 / RFC 9293).
+            self.ack_now = true;
+        } else if start <= self.rcv_nxt {
+            let filled_hole = !self.ooo.is_empty();
+            self.unacked_bytes += end - self.rcv_nxt;
+            self.rcv_nxt = end;
+            while let Some(span) = self.ooo.pop_first_if_reaches(self.rcv_nxt) {
+                self.rcv_nxt = self.rcv_nxt.max(span.end);
+            }
+            // RFC 5681 §4.2: ACK at once when a segment fills (part of) a gap; otherwise at
+            // least every second full-sized segment, or when the delayed-ACK timer fires.
+            if filled_hole || !self.delayed_ack || self.unacked_bytes >= 2 * self.mss_bytes {
+                self.ack_now = true;
+            } else if self.ack_deadline_ns.is_none() {
+                self.ack_deadline_ns = Some(now_ns + self.delayed_ack_timeout_ns);
+            }
+        } else {
+            self.ooo.insert(start, end);
+            self.remember_block(start);
+            // RFC 5681 §4.2: out-of-order data is acknowledged at once.
+            self.ack_now = true;
+        }
+        if self.fin_seq == Some(self.rcv_nxt) {
+            // The FIN occupies one sequence number and is acknowledged at once.
+            self.rcv_nxt += 1;
+            self.ack_now = true;
+        }
+        !had_fin && self.fin_received()
+    }
+
+    fn remember_block(&mut self, seq: u64) {
+        let n = self.recent_len.min(MAX_REMEMBERED_BLOCKS - 1);
+        self.recent.copy_within(0..n, 1);
+        self.recent[0] = seq;
+        self.recent_len = n + 1;
+    }
+
+    /// Asks for an immediate ACK (e.g. a retransmitted SYN after the handshake).
+    pub fn request_ack(&mut self) {
+        self.ack_now = true;
+    }
+
+    pub fn wants_ack_now(&self) -> bool {
+        self.ack_now
+    }
+
+    pub fn ack_deadline_ns(&self) -> Option<u64> {
+        self.ack_deadline_ns
+    }
+
+    /// The delayed-ACK timer fired (checked against the deadline by the caller).
+    pub fn on_ack_timer(&mut self) {
+        self.ack_now = true;
+    }
+
+    /// A segment carrying our current ACK went out.
+    pub fn ack_sent(&mut self) {
+        self.unacked_bytes = 0;
+        self.ack_deadline_ns = None;
+        self.ack_now = false;
+        self.last_ack_sent = self.rcv_nxt;
+        self.adv_right_edge = self.adv_right_edge.max(self.rcv_nxt + ((self.window_field() as u64) << self.wscale));
+    }
+
+    /// RFC 2018 §4: the block holding the latest out-of-order segment first, then the
+    /// other recently reported blocks, then any others, as many as the option space allows.
+    pub fn fill_sack_blocks(&self, opts: &mut TcpOptions) {
+        let mut emitted = [u64::MAX; MAX_REMEMBERED_BLOCKS];
+        let mut count = 0;
+        let recent = self.recent[..self.recent_len].iter().copied().filter_map(|seq| self.ooo.containing(seq));
+        let highest = (0..MAX_REMEMBERED_BLOCKS).filter_map(|k| self.ooo.nth_from_top(k));
+        for span in recent.chain(highest) {
+            if emitted[..count].contains(&span.start) {
+                continue;
+            }
+            let block = millinet_wire::SackBlock { left: span.start as u32, right: span.end as u32 };
+            if !opts.push_sack(block) {
+                break;
+            }
+            emitted[count] = span.start;
+            count += 1;
+        }
+    }
+
+    /// Stream offsets delivered in order since the last call (the FIN is not data).
+    pub fn take_delivered(&mut self) -> Range<u64> {
+        let data_nxt = self.rcv_nxt - self.fin_received() as u64;
+        let end = data_nxt.saturating_sub(self.data_start);
+        let range = self.taken..end.max(self.taken);
+        self.taken = range.end;
+        range
+    }
+
+    /// Bytes delivered in order to the application so far.
+    pub fn delivered_bytes(&self) -> u64 {
+        (self.rcv_nxt - self.fin_received() as u64).saturating_sub(self.data_start)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 100;
+
+    fn receiver(delayed: bool) -> Receiver {
+        let mut r = Receiver::new(10_000, delayed, 40);
+        r.on_syn(u32::MAX - 150, None);
+        r.establish(MSS as u64, 0);
+        r
+    }
+
+    fn seq(r: &Receiver, offset: u64) -> u32 {
+        (r.data_start + offset) as u32
+    }
+
+    #[test]
+    fn in_order_out_of_order_and_hole_filling_across_wrap() {
+        let mut r = receiver(false);
+        r.on_segment(0, seq(&r, 0), MSS, false, None);
+        assert_eq!(r.take_delivered(), 0..100);
+        r.on_segment(0, seq(&r, 200), MSS, false, None);
+        r.on_segment(0, seq(&r, 400), MSS, false, None);
+        let mut opts = TcpOptions::default();
+        r.fill_sack_blocks(&mut opts);
+        let blocks: Vec<(u32, u32)> = opts.sack().iter().map(|b| (b.left, b.right)).collect();
+        assert_eq!(blocks, vec![(seq(&r, 400), seq(&r, 500)), (seq(&r, 200), seq(&r, 300))], "latest block first");
+        // 200 bytes buffered out of order, but the advertised right edge does not move left.
+        assert_eq!(r.window_field(), 9_900);
+        r.on_segment(0, seq(&r, 100), MSS, false, None);
+        assert!(r.wants_ack_now(), "filling a hole is ACKed at once");
+        assert_eq!(r.take_delivered(), 100..300);
+        r.on_segment(0, seq(&r, 300), MSS, false, None);
+        assert_eq!(r.take_delivered(), 300..500);
+        assert!(r.on_segment(0, seq(&r, 500), 0, true, None), "a FIN alone is consumed");
+        assert_eq!(r.take_delivered(), 500..500);
+        assert_eq!(r.ack_number(), seq(&r, 501));
+    }
+
+    #[test]
+    fn delayed_ack_every_second_full_segment_or_timer() {
+        let mut r = receiver(true);
+        r.on_segment(1000, seq(&r, 0), MSS, false, None);
+        assert!(!r.wants_ack_now());
+        assert_eq!(r.ack_deadline_ns(), Some(1040));
+        r.on_segment(1010, seq(&r, 100), MSS, false, None);
+        assert!(r.wants_ack_now());
+        r.ack_sent();
+        assert_eq!(r.ack_deadline_ns(), None);
+        r.on_segment(1020, seq(&r, 300), MSS, false, None);
+        assert!(r.wants_ack_now(), "out-of-order data is ACKed at once");
+    }
+}

@@ -1,0 +1,418 @@
+//! The sender's record of outstanding segments: SACK scoreboard, RFC 6675 IsLost / NextSeg
+//! and pipe, kept incrementally so that the work per ACK does not grow with the window.
+//!
+//! - Segments sit in a deque ordered by sequence number and are found by binary search;
+//!   a cumulative ACK pops them from the front (each segment is popped once).
+//! - SACKed bytes are a `RangeSet`; a SACK block only visits the segments it newly covers.
+//! - IsLost (RFC 6675 §4) is monotone until the next cumulative ACK: more SACKed data above
+//!   a hole can only make it "more lost". A loss marker therefore only moves up; the
+//!   segments it passes are marked lost once.
+//! - NextSeg (RFC 6675 §4) resumes from HighRxt, which also only moves up.
+//! - pipe (RFC 6675 §4 SetPipe) is updated by the change of each segment's contribution.
+//!
+//! Sequence numbers here are unwrapped (u64); the sender converts at the wire.
+
+use std::collections::VecDeque;
+
+use super::ranges::{search_steps, RangeSet};
+use super::rate::{DeliveryRate, TxSnapshot};
+
+/// RFC 6675 §2: DupThresh.
+pub(crate) const DUP_THRESH: u64 = 3;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Segment {
+    pub start: u64,
+    /// Sequence space occupied: payload bytes, plus one for a FIN.
+    pub len: u32,
+    pub fin: bool,
+    pub sacked: bool,
+    /// Deemed lost (IsLost, a fast retransmit, or a timeout) and not SACKed since.
+    pub lost: bool,
+    /// A retransmission of this segment is counted in pipe (RFC 6675 SetPipe (b)).
+    pub rtx_in_pipe: bool,
+    /// Retransmitted at least once (Karn's rule).
+    pub retransmitted: bool,
+    pub tx: TxSnapshot,
+}
+
+impl Segment {
+    pub fn end(&self) -> u64 {
+        self.start + self.len as u64
+    }
+
+    pub fn payload_bytes(&self) -> u32 {
+        self.len - self.fin as u32
+    }
+
+    /// RFC 6675 SetPipe: octets not SACKed count once if not lost, once more if retransmitted.
+    fn pipe_contribution(&self) -> u64 {
+        if self.sacked {
+            return 0;
+        }
+        let len = self.len as u64;
+        (!self.lost) as u64 * len + self.rtx_in_pipe as u64 * len
+    }
+}
+
+/// What a cumulative ACK removed.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CumAck {
+    /// Some acknowledged segment had been retransmitted (no RTT sample, Karn's rule).
+    pub retransmitted: bool,
+    /// Send time of the highest fully acknowledged segment.
+    pub last_sent_ns: u64,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Scoreboard {
+    segs: VecDeque<Segment>,
+    sacked: RangeSet,
+    pipe_bytes: u64,
+    lost_bytes: u64,
+    /// Unsacked segments ending at or below this are lost (RFC 6675 IsLost).
+    loss_marker: u64,
+    /// RFC 6675 HighRxt: NextSeg looks for lost segments from here on.
+    high_rxt: u64,
+    /// Work done (segments and ranges visited, binary-search comparisons), for tests that
+    /// check that the per-ACK cost does not depend on the window.
+    steps: u64,
+}
+
+impl Scoreboard {
+    /// An empty scoreboard whose first segment will start at `start`.
+    pub fn new(start: u64) -> Scoreboard {
+        Scoreboard { loss_marker: start, high_rxt: start, ..Scoreboard::default() }
+    }
+
+    pub fn pipe_bytes(&self) -> u64 {
+        self.pipe_bytes
+    }
+
+    pub fn lost_bytes(&self) -> u64 {
+        self.lost_bytes
+    }
+
+    pub fn sacked_bytes(&self) -> u64 {
+        self.sacked.covered_bytes()
+    }
+
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    pub fn get(&self, i: usize) -> &Segment {
+        &self.segs[i]
+    }
+
+    /// Highest SACKed sequence number + 1, if anything is SACKed.
+    pub fn highest_sacked_end(&self) -> Option<u64> {
+        self.sacked.last().map(|s| s.end)
+    }
+
+    /// Index of the segment containing `seq` (or the first one after it).
+    fn index_of(&mut self, seq: u64) -> usize {
+        self.steps += search_steps(self.segs.len());
+        self.segs.partition_point(|s| s.end() <= seq)
+    }
+
+    /// A new segment was sent at the right edge.
+    pub fn push(&mut self, seg: Segment) {
+        self.pipe_bytes += seg.pipe_contribution();
+        self.segs.push_back(seg);
+    }
+
+    /// Applies `f` to segment `i`, keeping pipe and lost_bytes consistent.
+    fn update(&mut self, i: usize, f: impl FnOnce(&mut Segment)) {
+        let seg = &mut self.segs[i];
+        let (pipe_before, lost_before) = (seg.pipe_contribution(), seg.lost && !seg.sacked);
+        f(seg);
+        let (pipe_after, lost_after) = (seg.pipe_contribution(), seg.lost && !seg.sacked);
+        let len = seg.len as u64;
+        self.pipe_bytes = self.pipe_bytes - pipe_before + pipe_after;
+        self.lost_bytes = self.lost_bytes - lost_before as u64 * len + lost_after as u64 * len;
+    }
+
+    /// Cumulative ACK up to `ack` (exclusive).
+    pub fn on_cumulative_ack(&mut self, ack: u64, rate: &mut DeliveryRate, now_ns: u64) -> CumAck {
+        let mut result = CumAck::default();
+        while let Some(front) = self.segs.front() {
+            if front.end() > ack {
+                break;
+            }
+            self.steps += 1;
+            let seg = self.segs.pop_front().expect("front exists");
+            self.pipe_bytes -= seg.pipe_contribution();
+            if !seg.sacked {
+                if seg.lost {
+                    self.lost_bytes -= seg.len as u64;
+                }
+                rate.on_delivered(&seg.tx, seg.len as u64, now_ns);
+            }
+            result.retransmitted |= seg.retransmitted;
+            result.last_sent_ns = seg.tx.sent_ns;
+        }
+        // An ACK inside a segment (a peer that acknowledges part of it): trim the segment.
+        if let Some(front) = self.segs.front() {
+            if front.start < ack {
+                let cut = (ack - front.start) as u32;
+                self.update(0, |s| {
+                    s.start = ack;
+                    s.len -= cut;
+                });
+            }
+        }
+        self.sacked.remove_below(ack);
+        self.loss_marker = self.loss_marker.max(ack);
+        self.high_rxt = self.high_rxt.max(ack);
+        result
+    }
+
+    /// One SACK block `[left, right)`, already clipped to the outstanding data. Returns the
+    /// bytes newly SACKed.
+    pub fn on_sack_block(&mut self, left: u64, right: u64, rate: &mut DeliveryRate, now_ns: u64) -> u64 {
+        if left >= right {
+            return 0;
+        }
+        self.steps += search_steps(self.sacked.len());
+        let (merged, swallowed) = self.sacked.merged_bounds(left, right);
+        self.steps += swallowed as u64;
+        // Visit only the segments in the parts of the block that were not SACKed before
+        // (the gaps); a segment straddling old and new parts is SACKed once it lies within
+        // the merged range.
+        let mut newly_sacked = 0;
+        let mut gap_start = self.sacked.skip_covered(left);
+        while gap_start < right {
+            let gap_end = self.sacked.next_start_after(gap_start).map_or(right, |s| s.min(right));
+            let mut i = self.index_of(gap_start);
+            while i < self.segs.len() && self.segs[i].start < gap_end {
+                self.steps += 1;
+                let seg = self.segs[i];
+                if !seg.sacked && seg.start >= merged.start && seg.end() <= merged.end {
+                    self.update(i, |s| s.sacked = true);
+                    rate.on_delivered(&seg.tx, seg.len as u64, now_ns);
+                    newly_sacked += seg.len as u64;
+                }
+                i += 1;
+            }
+            gap_start = self.sacked.skip_covered(gap_end);
+        }
+        self.sacked.insert(left, right);
+        newly_sacked
+    }
+
+    /// RFC 6675 §4 IsLost, applied to every hole below the current SACK information: a
+    /// segment is lost when DupThresh discontiguous SACKed ranges, or more than
+    /// (DupThresh − 1)·SMSS SACKed bytes, lie above it.
+    pub fn update_losses(&mut self, mss_bytes: u64) {
+        let threshold_bytes = (DUP_THRESH - 1) * mss_bytes;
+        let mut above_bytes = 0;
+        let mut marker = None;
+        for k in 0..DUP_THRESH as usize {
+            let Some(span) = self.sacked.nth_from_top(k) else { break };
+            self.steps += 1;
+            if k + 1 == DUP_THRESH as usize {
+                marker = Some(span.start);
+                break;
+            }
+            let len = span.end - span.start;
+            if above_bytes + len > threshold_bytes {
+                // The point below which more than threshold_bytes are SACKed.
+                marker = Some(span.end - (threshold_bytes + 1 - above_bytes));
+                break;
+            }
+            above_bytes += len;
+        }
+        let Some(marker) = marker else { return };
+        if marker <= self.loss_marker {
+            return;
+        }
+        let mut pos = self.loss_marker;
+        self.loss_marker = marker;
+        // Mark the unSACKed segments between the old and the new marker.
+        while pos < marker {
+            pos = self.sacked.skip_covered(pos);
+            self.steps += 1;
+            if pos >= marker {
+                break;
+            }
+            let i = self.index_of(pos);
+            let Some(&seg) = self.segs.get(i) else { break };
+            if seg.end() > marker {
+                break;
+            }
+            if !seg.sacked && !seg.lost {
+                self.update(i, |s| s.lost = true);
+            }
+            pos = seg.end();
+        }
+    }
+
+    /// IsLost for the first outstanding segment.
+    pub fn front_is_lost(&self) -> bool {
+        self.segs.front().is_some_and(|s| s.lost && !s.sacked)
+    }
+
+    /// The first outstanding segment is declared lost (RFC 6675 §5 step (4.3): retransmit
+    /// HighACK+1 on entering recovery; RFC 6582: on a partial ACK). An earlier retransmission
+    /// of it no longer counts in pipe.
+    pub fn mark_front_lost(&mut self) {
+        if self.segs.front().is_some_and(|s| !s.sacked) {
+            self.update(0, |s| {
+                s.lost = true;
+                s.rtx_in_pipe = false;
+            });
+        }
+    }
+
+    /// RFC 6675 §5.1 / RFC 5681 §3.1 on RTO: everything not SACKed is lost; the SACK
+    /// information is kept. This one walk over the window happens once per timeout.
+    pub fn mark_all_lost(&mut self, snd_una: u64, snd_nxt: u64) {
+        for i in 0..self.segs.len() {
+            self.steps += 1;
+            if !self.segs[i].sacked {
+                self.update(i, |s| {
+                    s.lost = true;
+                    s.rtx_in_pipe = false;
+                });
+            }
+        }
+        self.loss_marker = snd_nxt;
+        self.high_rxt = snd_una;
+    }
+
+    /// RFC 6675 §4 NextSeg rule (1): the first lost segment not yet retransmitted, the
+    /// front segment first (it may have been marked lost again after a retransmission).
+    pub fn next_lost(&mut self) -> Option<usize> {
+        if self.segs.front().is_some_and(|s| s.lost && !s.sacked && !s.rtx_in_pipe) {
+            return Some(0);
+        }
+        let mut pos = self.high_rxt;
+        loop {
+            pos = self.sacked.skip_covered(pos);
+            self.steps += 1;
+            if pos >= self.loss_marker {
+                return None;
+            }
+            let i = self.index_of(pos);
+            let seg = self.segs.get(i)?;
+            if seg.lost && !seg.sacked && !seg.rtx_in_pipe {
+                return Some(i);
+            }
+            if seg.end() > self.loss_marker {
+                return None;
+            }
+            pos = seg.end();
+            self.high_rxt = pos;
+        }
+    }
+
+    /// RFC 6675 §4 NextSeg rule (3): an unSACKed segment above HighRxt and below the
+    /// highest SACKed data, not yet retransmitted (used when no new data can be sent).
+    pub fn next_unsacked_below_sacked(&mut self) -> Option<usize> {
+        let highest = self.highest_sacked_end()?;
+        let pos = self.sacked.skip_covered(self.high_rxt);
+        if pos >= highest {
+            return None;
+        }
+        let i = self.index_of(pos);
+        self.segs.get(i).filter(|s| !s.sacked && !s.rtx_in_pipe).map(|_| i)
+    }
+
+    /// Segment `i` was retransmitted now.
+    pub fn on_retransmit(&mut self, i: usize, tx: TxSnapshot) {
+        self.update(i, |s| {
+            s.rtx_in_pipe = true;
+            s.retransmitted = true;
+            s.tx = tx;
+        });
+        self.high_rxt = self.high_rxt.max(self.segs[i].end());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 100;
+
+    fn board(segments: u64) -> Scoreboard {
+        let mut sb = Scoreboard::default();
+        for k in 0..segments {
+            sb.push(Segment {
+                start: k * MSS,
+                len: MSS as u32,
+                fin: false,
+                sacked: false,
+                lost: false,
+                rtx_in_pipe: false,
+                retransmitted: false,
+                tx: TxSnapshot::default(),
+            });
+        }
+        sb
+    }
+
+    #[test]
+    fn sack_marks_holes_lost_after_three_segments_above() {
+        let mut sb = board(10);
+        let mut rate = DeliveryRate::default();
+        assert_eq!(sb.pipe_bytes(), 1000);
+        // Segment 0 lost; 1 and 2 SACKed: not yet lost (only 2·SMSS above).
+        assert_eq!(sb.on_sack_block(100, 300, &mut rate, 0), 200);
+        sb.update_losses(MSS);
+        assert!(!sb.front_is_lost());
+        assert_eq!(sb.pipe_bytes(), 800);
+        // Re-reporting the same block changes nothing.
+        assert_eq!(sb.on_sack_block(100, 300, &mut rate, 0), 0);
+        assert_eq!(sb.on_sack_block(100, 400, &mut rate, 0), 100);
+        sb.update_losses(MSS);
+        assert!(sb.front_is_lost());
+        assert_eq!((sb.pipe_bytes(), sb.lost_bytes(), sb.sacked_bytes()), (600, 100, 300));
+        assert_eq!(sb.next_lost(), Some(0));
+        sb.on_retransmit(0, TxSnapshot::default());
+        assert_eq!(sb.pipe_bytes(), 700);
+        assert_eq!(sb.next_lost(), None);
+        // Cumulative ACK of everything up to 400 (the retransmission arrived).
+        sb.on_cumulative_ack(400, &mut rate, 0);
+        assert_eq!((sb.pipe_bytes(), sb.lost_bytes(), sb.sacked_bytes()), (600, 0, 0));
+    }
+
+    #[test]
+    fn three_discontiguous_ranges_mark_the_holes_below_them() {
+        let mut sb = board(10);
+        let mut rate = DeliveryRate::default();
+        // Holes at 0, 2, 4, 6; SACKed 1, 3, 5, 7 (small segments rule: ranges count).
+        for k in [1u64, 3, 5, 7] {
+            sb.on_sack_block(k * MSS, (k + 1) * MSS, &mut rate, 0);
+        }
+        sb.update_losses(MSS * 10);
+        // The bytes rule is out of reach (SMSS·10); the third range from the top starts at
+        // 300, so holes 0 and 2 have three discontiguous SACKed ranges above them.
+        assert_eq!(sb.lost_bytes(), 200);
+        assert_eq!(sb.next_lost(), Some(0));
+        sb.on_retransmit(0, TxSnapshot::default());
+        assert_eq!(sb.next_lost(), Some(2));
+        sb.on_retransmit(2, TxSnapshot::default());
+        assert_eq!(sb.next_lost(), None);
+        // Rule (3): hole 4 lies below SACKed data and was not retransmitted.
+        assert_eq!(sb.next_unsacked_below_sacked(), Some(4));
+    }
+
+    #[test]
+    fn timeout_marks_everything_unsacked_lost() {
+        let mut sb = board(5);
+        let mut rate = DeliveryRate::default();
+        sb.on_sack_block(200, 300, &mut rate, 0);
+        sb.mark_all_lost(0, 500);
+        assert_eq!((sb.pipe_bytes(), sb.lost_bytes()), (0, 400));
+        let order: Vec<usize> = std::iter::from_fn(|| {
+            let i = sb.next_lost()?;
+            sb.on_retransmit(i, TxSnapshot::default());
+            Some(i)
+        })
+        .collect();
+        assert_eq!(order, vec![0, 1, 3, 4], "go-back-N skips SACKed data");
+        assert_eq!(sb.pipe_bytes(), 400);
+    }
+}

@@ -1,0 +1,612 @@
+//! The sending half: what to send next and when, ACK processing, loss recovery and the
+//! retransmission and persist timers.
+//!
+//! - Usable window = min(cwnd, peer's window) − pipe (RFC 5681 §3, RFC 6675 §5).
+//! - Loss recovery with SACK: RFC 6675 (IsLost, NextSeg, pipe — see `scoreboard`).
+//!   Without SACK: fast retransmit on DupThresh duplicate ACKs and NewReno partial ACKs
+//!   (RFC 6582), with the classic cwnd inflation kept here as `inflation_bytes` so that the
+//!   congestion control only ever deals with the real window.
+//! - RTO per RFC 6298 with go-back-N retransmission over the kept SACK scoreboard (RFC 6675
+//!   §5.1); spurious timeouts counted with the Eifel test (RFC 3522).
+//! - Zero-window probing (RFC 9293 §3.8.6.1), optional pacing, delivery-rate sampling.
+//!
+//! Segment boundaries are fixed when data is first sent: a retransmission resends the same
+//! segment. The MSS is the payload size; options do not reduce it (kept simple on purpose:
+//! header bytes still count on the wire through `Packet::wire_bytes`).
+
+use std::net::Ipv4Addr;
+
+use millinet_wire::{seq, Packet, TcpFlags, TcpHeader};
+
+use crate::cc::{AckSample, CcConstructor, CcInit, CongestionControl, CongestionEvent};
+
+use super::options::Negotiated;
+use super::rate::DeliveryRate;
+use super::rtt::RttEstimator;
+use super::scoreboard::{CumAck, Scoreboard, Segment, DUP_THRESH};
+use super::wrap::{ts_now_ms, unwrap32};
+use super::{CwndGrowth, LimitedBy, NewRenoVariant, TcpConfig, TcpStats};
+
+/// The header fields shared by every segment sent in one call (addresses, ports, ACK
+/// number, window, timestamps and SACK options); the sender fills in sequence number,
+/// extra flags and payload length.
+pub(crate) struct Template {
+    pub src: Ipv4Addr,
+    pub dst: Ipv4Addr,
+    pub header: TcpHeader,
+}
+
+impl Template {
+    pub fn packet(&self, seq: u64, flags: TcpFlags, payload_bytes: u32) -> Packet {
+        let header = TcpHeader { seq: seq as u32, flags: self.header.flags | flags, ..self.header };
+        Packet::tcp(self.src, self.dst, header, payload_bytes)
+    }
+}
+
+/// What the send loop may do next.
+enum Next {
+    Retransmit(usize),
+    New { payload_bytes: u32, fin: bool },
+    Blocked(LimitedBy),
+}
+
+pub(crate) struct Sender {
+    cc: Box<dyn CongestionControl>,
+    cc_constructor: CcConstructor,
+    initial_window_segments: u64,
+    variant: NewRenoVariant,
+    growth: CwndGrowth,
+    max_rto_ns: u64,
+    mss_bytes: u64,
+    sack: bool,
+    timestamps: bool,
+    snd_wscale: u8,
+    /// Sequence number of stream offset 0 (ISS + 1). Sequence numbers are unwrapped.
+    data_start: u64,
+    snd_una: u64,
+    snd_nxt: u64,
+    /// Sequence number just after the last byte the application wrote (u64::MAX: unlimited).
+    data_end: u64,
+    fin_requested: bool,
+    /// Peer's window (scaled), the largest it offered, the last one seen and SND.WL1/WL2.
+    snd_wnd: u64,
+    max_snd_wnd: u64,
+    last_adv_wnd: u64,
+    snd_wl1: u32,
+    snd_wl2: u64,
+    sb: Scoreboard,
+    rate: DeliveryRate,
+    rtt: RttEstimator,
+    dupacks: u64,
+    in_recovery: bool,
+    /// RFC 6675 RecoveryPoint / RFC 6582 "recover": no new recovery before SND.UNA reaches it.
+    recovery_point: u64,
+    /// RFC 6582 / RFC 5681 §3.2 cwnd inflation without SACK (may go negative on deflation).
+    inflation_bytes: i64,
+    partial_acks: u64,
+    rto_deadline_ns: Option<u64>,
+    persist_deadline_ns: Option<u64>,
+    persist_backoff: u32,
+    pacing_release_ns: u64,
+    /// TSval (ms) of the first retransmission of the current timeout series (RFC 3522).
+    eifel_tsval_ms: Option<u64>,
+    /// Linux `tcp_cwnd_validate`: per window of data, the largest pipe and whether cwnd
+    /// was filled.
+    cwnd_usage_end: u64,
+    max_pipe_in_window: u64,
+    cwnd_limited_in_window: bool,
+    limited_by: LimitedBy,
+    retransmitted_segments: u64,
+    fast_retransmits: u64,
+    rtos: u64,
+    spurious_rtos: u64,
+}
+
+impl Sender {
+    pub fn new(cfg: &TcpConfig, cc_constructor: CcConstructor) -> Sender {
+        let data_start = cfg.iss as u64 + 1;
+        let mss_bytes = cfg.mss_bytes as u64;
+        let initial_window_segments = cfg.initial_window_segments.max(1) as u64;
+        Sender {
+            cc: cc_constructor(&CcInit { mss_bytes, initial_cwnd_bytes: initial_window_segments * mss_bytes }),
+            cc_constructor,
+            initial_window_segments,
+            variant: cfg.newreno_variant,
+            growth: cfg.cwnd_growth,
+            max_rto_ns: cfg.max_rto_ns,
+            mss_bytes,
+            sack: false,
+            timestamps: false,
+            snd_wscale: 0,
+            data_start,
+            snd_una: data_start,
+            snd_nxt: data_start,
+            data_end: data_start,
+            fin_requested: false,
+            snd_wnd: 0,
+            max_snd_wnd: 0,
+            last_adv_wnd: 0,
+            snd_wl1: 0,
+            snd_wl2: data_start,
+            sb: Scoreboard::new(data_start),
+            rate: DeliveryRate::default(),
+            rtt: RttEstimator::new(cfg.initial_rto_ns, cfg.min_rto_ns, cfg.max_rto_ns),
+            dupacks: 0,
+            in_recovery: false,
+            recovery_point: data_start,
+            inflation_bytes: 0,
+            partial_acks: 0,
+            rto_deadline_ns: None,
+            persist_deadline_ns: None,
+            persist_backoff: 0,
+            pacing_release_ns: 0,
+            eifel_tsval_ms: None,
+            cwnd_usage_end: data_start,
+            max_pipe_in_window: 0,
+            cwnd_limited_in_window: false,
+            limited_by: LimitedBy::App,
+            retransmitted_segments: 0,
+            fast_retransmits: 0,
+            rtos: 0,
+            spurious_rtos: 0,
+        }
+    }
+
+    /// The handshake completed: adopt the agreement and the peer's SYN window (never
+    /// scaled, RFC 7323 §2.2); the congestion control starts with the effective MSS.
+    pub fn establish(&mut self, neg: &Negotiated, peer_window: u16, peer_seq: u32) {
+        self.mss_bytes = neg.mss_bytes;
+        self.sack = neg.sack;
+        self.timestamps = neg.timestamps;
+        self.snd_wscale = neg.snd_wscale;
+        self.cc = (self.cc_constructor)(&CcInit { mss_bytes: self.mss_bytes, initial_cwnd_bytes: self.initial_window_segments * self.mss_bytes });
+        self.snd_wnd = peer_window as u64;
+        self.max_snd_wnd = self.snd_wnd;
+        self.last_adv_wnd = self.snd_wnd;
+        self.snd_wl1 = peer_seq;
+        self.snd_wl2 = self.snd_una;
+    }
+
+    /// RTT of the SYN exchange (RFC 6298 §2 allows it); without one after a SYN timeout
+    /// the data starts with RTO = 3 s (RFC 6298 §5.7).
+    pub fn on_handshake_rtt(&mut self, sample_ns: Option<u64>) {
+        match sample_ns {
+            Some(rtt_ns) => {
+                self.rtt.on_sample(rtt_ns);
+                self.rtt.reset_backoff();
+            }
+            None => self.rtt.after_syn_timeout_without_sample(),
+        }
+    }
+
+    pub fn rtt(&mut self) -> &mut RttEstimator {
+        &mut self.rtt
+    }
+
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+
+    pub fn limited_by(&self) -> LimitedBy {
+        self.limited_by
+    }
+
+    pub fn scoreboard_steps(&self) -> u64 {
+        self.sb.steps()
+    }
+
+    pub fn send(&mut self, bytes: u64) {
+        self.data_end = if bytes == u64::MAX { u64::MAX } else { self.data_end.saturating_add(bytes) };
+    }
+
+    pub fn close(&mut self) {
+        self.fin_requested = true;
+    }
+
+    pub fn fin_requested(&self) -> bool {
+        self.fin_requested
+    }
+
+    /// Our FIN (at sequence number `data_end`) has been acknowledged.
+    pub fn fin_acked(&self) -> bool {
+        self.fin_requested && self.data_end != u64::MAX && self.snd_una > self.data_end
+    }
+
+    /// cwnd including the NewReno inflation, never below one segment.
+    fn effective_cwnd(&self) -> u64 {
+        (self.cc.cwnd_bytes() as i64 + self.inflation_bytes).max(self.mss_bytes as i64) as u64
+    }
+
+    pub fn next_timeout_ns(&self) -> Option<u64> {
+        let pacing = (self.limited_by == LimitedBy::Pacing).then_some(self.pacing_release_ns);
+        [self.rto_deadline_ns, self.persist_deadline_ns, pacing].into_iter().flatten().min()
+    }
+
+    /// RFC 9293 §3.10.7.4 window update, guarded by SND.WL1/SND.WL2 against old segments.
+    /// Returns whether the advertised window differs from the previous ACK's.
+    fn update_window(&mut self, hdr: &TcpHeader, ack: u64) -> bool {
+        let wnd = (hdr.window as u64) << self.snd_wscale;
+        let changed = wnd != self.last_adv_wnd;
+        self.last_adv_wnd = wnd;
+        if seq::lt(self.snd_wl1, hdr.seq) || (self.snd_wl1 == hdr.seq && self.snd_wl2 <= ack) {
+            self.snd_wnd = wnd;
+            self.max_snd_wnd = self.max_snd_wnd.max(wnd);
+            self.snd_wl1 = hdr.seq;
+            self.snd_wl2 = ack;
+        }
+        changed
+    }
+
+    /// RFC 7323 §4.1: RTT from the echoed timestamp (a 1 ms clock), in ns.
+    fn ts_rtt_ns(now_ns: u64, tsecr: u32) -> u64 {
+        let sent_ms = unwrap32(ts_now_ms(now_ns), tsecr);
+        now_ns.saturating_sub(sent_ms * 1_000_000)
+    }
+
+    /// RTT sample of the SYN exchange from its echoed timestamp.
+    pub fn handshake_ts_rtt_ns(now_ns: u64, tsecr: u32) -> u64 {
+        Sender::ts_rtt_ns(now_ns, tsecr)
+    }
+
+    /// Processes the acknowledgment part of an incoming segment.
+    pub fn on_ack(&mut self, now_ns: u64, hdr: &TcpHeader, payload_bytes: u32) {
+        let ack = unwrap32(self.snd_una, hdr.ack);
+        if ack > self.snd_nxt || ack < self.snd_una {
+            // RFC 9293 §3.10.7.4: an ACK of unsent data, or an old one, is ignored.
+            return;
+        }
+        let window_changed = self.update_window(hdr, ack);
+        let newly_acked = ack - self.snd_una;
+        let was_in_recovery = self.in_recovery;
+        let mut cum = CumAck::default();
+        if newly_acked > 0 {
+            cum = self.sb.on_cumulative_ack(ack, &mut self.rate, now_ns);
+            self.snd_una = ack;
+        }
+        let newly_sacked = self.process_sack(now_ns, hdr);
+        let tsecr = if self.timestamps { hdr.options.timestamps.map(|t| t.tsecr) } else { None };
+        let mut rtt_sample = None;
+        if newly_acked > 0 {
+            rtt_sample = match tsecr {
+                Some(ecr) => Some(Sender::ts_rtt_ns(now_ns, ecr)),
+                // RFC 6298 §3 (Karn): no sample from an ACK covering retransmitted data.
+                None if !cum.retransmitted => Some(now_ns - cum.last_sent_ns),
+                None => None,
+            };
+            if let Some(rtt_ns) = rtt_sample {
+                self.rtt.on_sample(rtt_ns);
+            }
+            // RFC 3522 §3.2: the timeout was spurious if the first ACK after it echoes a
+            // timestamp older than the retransmission (the original segment was ACKed).
+            if let (Some(rtx_ms), Some(ecr)) = (self.eifel_tsval_ms.take(), tsecr) {
+                if unwrap32(rtx_ms, ecr) < rtx_ms {
+                    self.spurious_rtos += 1;
+                }
+            }
+            self.rtt.reset_backoff();
+        }
+        let outstanding = self.snd_una < self.snd_nxt;
+        // RFC 5681 §2 duplicate ACK; with SACK, RFC 6675 §2: it must SACK new data.
+        let is_dup = newly_acked == 0
+            && outstanding
+            && payload_bytes == 0
+            && !hdr.flags.contains(TcpFlags::SYN)
+            && !hdr.flags.contains(TcpFlags::FIN)
+            && if self.sack { newly_sacked > 0 } else { !window_changed };
+        if newly_acked > 0 {
+            self.dupacks = 0;
+        } else if is_dup {
+            self.dupacks += 1;
+        }
+        self.recovery_step(now_ns, ack, newly_acked, is_dup, was_in_recovery);
+        self.restart_rto_after_ack(now_ns, newly_acked, was_in_recovery);
+        let rate = self.rate.take_sample(self.rtt.min_rtt_ns());
+        if newly_acked > 0 || newly_sacked > 0 {
+            let cwnd_limited = self.growth == CwndGrowth::Always || self.is_cwnd_limited();
+            self.cc.on_ack(&AckSample {
+                now_ns,
+                acked_bytes: newly_acked,
+                rtt_ns: rtt_sample,
+                srtt_ns: self.rtt.srtt_ns(),
+                min_rtt_ns: self.rtt.min_rtt_ns(),
+                bytes_in_flight: self.sb.pipe_bytes(),
+                cwnd_limited,
+                in_recovery: was_in_recovery || self.in_recovery,
+                delivered_total_bytes: self.rate.delivered_bytes(),
+                rate,
+            });
+        }
+    }
+
+    /// Applies the SACK blocks (RFC 2018), clipped to the outstanding data (D-SACK blocks
+    /// below SND.UNA are ignored), then IsLost. Returns the bytes newly SACKed.
+    fn process_sack(&mut self, now_ns: u64, hdr: &TcpHeader) -> u64 {
+        if !self.sack {
+            return 0;
+        }
+        let mut newly_sacked = 0;
+        for block in hdr.options.sack() {
+            let left = unwrap32(self.snd_una, block.left).max(self.snd_una);
+            let right = unwrap32(self.snd_una, block.right).min(self.snd_nxt);
+            newly_sacked += self.sb.on_sack_block(left, right, &mut self.rate, now_ns);
+        }
+        if newly_sacked > 0 {
+            self.sb.update_losses(self.mss_bytes);
+        }
+        newly_sacked
+    }
+
+    /// Entering, continuing and leaving fast recovery.
+    fn recovery_step(&mut self, now_ns: u64, ack: u64, newly_acked: u64, is_dup: bool, was_in_recovery: bool) {
+        if was_in_recovery {
+            if ack >= self.recovery_point {
+                // RFC 6582 §3.2 step 3 full ACK / RFC 6675 §5: recovery ends.
+                self.in_recovery = false;
+                self.inflation_bytes = 0;
+                self.cc.on_recovery_exit(now_ns);
+            } else if newly_acked > 0 {
+                self.partial_acks += 1;
+                if !self.sack {
+                    // RFC 6582 §3.2 step 3 partial ACK: retransmit the first unacknowledged
+                    // segment; deflate by the data acknowledged, add back one SMSS if at
+                    // least one SMSS was acknowledged.
+                    self.sb.mark_front_lost();
+                    self.inflation_bytes -= newly_acked as i64;
+                    if newly_acked >= self.mss_bytes {
+                        self.inflation_bytes += self.mss_bytes as i64;
+                    }
+                }
+            } else if is_dup && !self.sack {
+                // RFC 6582 §3.2 step 2 / RFC 5681 §3.2 step 4: each further duplicate ACK
+                // means a segment left the network.
+                self.inflation_bytes += self.mss_bytes as i64;
+            }
+            return;
+        }
+        let may_enter = self.snd_una >= self.recovery_point && self.snd_una < self.snd_nxt;
+        // RFC 6675 §5 steps (1)/(2): DupThresh duplicate ACKs, or IsLost(HighACK + 1).
+        if may_enter && (self.dupacks >= DUP_THRESH || (self.sack && self.sb.front_is_lost())) {
+            self.enter_recovery(now_ns);
+        }
+    }
+
+    /// RFC 6675 §5 step (4) / RFC 6582 §3.2 step 2: once per window of data.
+    fn enter_recovery(&mut self, now_ns: u64) {
+        self.cc.on_congestion_event(CongestionEvent::FastRetransmit, now_ns, self.snd_nxt - self.snd_una);
+        self.in_recovery = true;
+        self.recovery_point = self.snd_nxt;
+        self.partial_acks = 0;
+        self.fast_retransmits += 1;
+        // RFC 6675 §5 step (4.3): the first unacknowledged segment is retransmitted.
+        self.sb.mark_front_lost();
+        if !self.sack {
+            // RFC 5681 §3.2 step 3: cwnd = ssthresh + 3·SMSS.
+            self.inflation_bytes = (DUP_THRESH * self.mss_bytes) as i64;
+        }
+    }
+
+    /// RFC 6298 §5.2/§5.3, with the RFC 6582 §4 variants for partial ACKs without SACK.
+    fn restart_rto_after_ack(&mut self, now_ns: u64, newly_acked: u64, was_in_recovery: bool) {
+        if self.snd_una == self.snd_nxt {
+            self.rto_deadline_ns = None;
+            return;
+        }
+        if newly_acked == 0 {
+            return;
+        }
+        let partial_ack_without_sack = was_in_recovery && self.in_recovery && !self.sack;
+        let restart = !partial_ack_without_sack
+            || match self.variant {
+                NewRenoVariant::SlowButSteady => true,
+                NewRenoVariant::Impatient => self.partial_acks == 1,
+            };
+        if restart {
+            self.rto_deadline_ns = Some(now_ns + self.rtt.rto_ns());
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: in slow start, cwnd may grow up to twice what was in
+    /// flight recently; otherwise only if cwnd was filled in the current window.
+    fn is_cwnd_limited(&self) -> bool {
+        if self.cwnd_limited_in_window {
+            return true;
+        }
+        let cwnd = self.cc.cwnd_bytes();
+        cwnd < self.cc.ssthresh_bytes() && cwnd < 2 * self.max_pipe_in_window
+    }
+
+    /// Linux `tcp_cwnd_validate`: remember per window of data the strongest sign of use.
+    fn track_cwnd_usage(&mut self, stopped_by_cwnd: bool) {
+        let pipe = self.sb.pipe_bytes();
+        let filled = stopped_by_cwnd || pipe + self.mss_bytes > self.effective_cwnd();
+        if self.snd_una >= self.cwnd_usage_end || filled || (!self.cwnd_limited_in_window && pipe > self.max_pipe_in_window) {
+            self.cwnd_limited_in_window = filled;
+            self.max_pipe_in_window = pipe;
+            self.cwnd_usage_end = self.snd_nxt;
+        }
+    }
+
+    /// The next new segment the peer's window allows: Ok(None) when there is nothing to
+    /// send, Err(()) when the window stops it.
+    fn next_new_segment(&self) -> Result<Option<(u32, bool)>, ()> {
+        if self.snd_nxt >= self.data_end {
+            // FIN alone, once all data is out (it needs no window).
+            let fin_pending = self.fin_requested && self.snd_nxt == self.data_end;
+            return Ok(fin_pending.then_some((0, true)));
+        }
+        let mut payload = (self.data_end - self.snd_nxt).min(self.mss_bytes);
+        let usable = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
+        if payload > usable {
+            // RFC 9293 §3.8.6.2.1 sender SWS avoidance: a short segment only if it is at
+            // least half the largest window offered, or if nothing is in flight (so that a
+            // window smaller than a segment cannot stall the connection).
+            let nothing_in_flight = self.snd_una == self.snd_nxt;
+            if usable == 0 || (usable < self.max_snd_wnd / 2 && !nothing_in_flight) {
+                return Err(());
+            }
+            payload = usable;
+        }
+        let fin = self.fin_requested && self.snd_nxt + payload == self.data_end;
+        Ok(Some((payload as u32, fin)))
+    }
+
+    /// RFC 6675 §4 NextSeg: lost data first (rule 1), then new data (rule 2), then, in
+    /// recovery, unSACKed data below the highest SACK (rule 3).
+    fn choose_next(&mut self) -> Next {
+        if let Some(i) = self.sb.next_lost() {
+            return Next::Retransmit(i);
+        }
+        let blocked = match self.next_new_segment() {
+            Ok(Some((payload_bytes, fin))) => return Next::New { payload_bytes, fin },
+            Ok(None) => LimitedBy::App,
+            Err(()) => LimitedBy::Rwnd,
+        };
+        if self.in_recovery && self.sack {
+            if let Some(i) = self.sb.next_unsacked_below_sacked() {
+                return Next::Retransmit(i);
+            }
+        }
+        Next::Blocked(blocked)
+    }
+
+    /// Sends as much as cwnd, the peer's window, pacing and the application allow.
+    /// Returns the number of segments sent.
+    pub fn transmit(&mut self, now_ns: u64, tmpl: &Template, out: &mut Vec<Packet>) -> usize {
+        let mut sent = 0;
+        let mut stopped_by_cwnd = false;
+        let pacing = self.cc.pacing_rate_bps();
+        self.limited_by = loop {
+            let next = self.choose_next();
+            let seq_len = match next {
+                Next::Retransmit(i) => self.sb.get(i).len as u64,
+                Next::New { payload_bytes, fin } => payload_bytes as u64 + fin as u64,
+                Next::Blocked(reason) => break reason,
+            };
+            if self.effective_cwnd().saturating_sub(self.sb.pipe_bytes()) < seq_len {
+                stopped_by_cwnd = true;
+                break LimitedBy::Cwnd;
+            }
+            if pacing.is_some() && now_ns < self.pacing_release_ns {
+                break LimitedBy::Pacing;
+            }
+            let pkt = match next {
+                Next::Retransmit(i) => self.retransmit(now_ns, i, tmpl),
+                Next::New { payload_bytes, fin } => self.send_new(now_ns, payload_bytes, fin, tmpl),
+                Next::Blocked(_) => unreachable!("handled above"),
+            };
+            if let Some(rate_bps) = pacing {
+                // Release the next segment once this one has left at the pacing rate.
+                let gap_ns = pkt.wire_bytes() as u64 * 8 * 1_000_000_000 / rate_bps.max(1);
+                self.pacing_release_ns = self.pacing_release_ns.max(now_ns) + gap_ns;
+            }
+            out.push(pkt);
+            sent += 1;
+            // RFC 6298 §5.1: start the timer when data is sent and it is not running.
+            if self.rto_deadline_ns.is_none() {
+                self.rto_deadline_ns = Some(now_ns + self.rtt.rto_ns());
+            }
+        };
+        if self.limited_by == LimitedBy::App && self.sb.pipe_bytes() < self.effective_cwnd() {
+            self.rate.mark_app_limited(self.sb.pipe_bytes());
+        }
+        if sent > 0 || stopped_by_cwnd {
+            self.track_cwnd_usage(stopped_by_cwnd);
+        }
+        self.update_persist_timer(now_ns);
+        sent
+    }
+
+    fn send_new(&mut self, now_ns: u64, payload_bytes: u32, fin: bool, tmpl: &Template) -> Packet {
+        let tx = self.rate.on_send(now_ns, self.sb.pipe_bytes());
+        let start = self.snd_nxt;
+        let len = payload_bytes + fin as u32;
+        self.sb.push(Segment { start, len, fin, sacked: false, lost: false, rtx_in_pipe: false, retransmitted: false, tx });
+        self.snd_nxt += len as u64;
+        tmpl.packet(start, if fin { TcpFlags::FIN } else { TcpFlags(0) }, payload_bytes)
+    }
+
+    fn retransmit(&mut self, now_ns: u64, i: usize, tmpl: &Template) -> Packet {
+        let tx = self.rate.on_send(now_ns, self.sb.pipe_bytes());
+        self.sb.on_retransmit(i, tx);
+        self.retransmitted_segments += 1;
+        let seg = *self.sb.get(i);
+        tmpl.packet(seg.start, if seg.fin { TcpFlags::FIN } else { TcpFlags(0) }, seg.payload_bytes())
+    }
+
+    /// RFC 9293 §3.8.6.1: probe a zero window once nothing is in flight (no ACK would
+    /// otherwise reveal that it opened); stop as soon as the window allows sending.
+    fn update_persist_timer(&mut self, now_ns: u64) {
+        if self.limited_by != LimitedBy::Rwnd || self.snd_una != self.snd_nxt {
+            self.persist_deadline_ns = None;
+            self.persist_backoff = 0;
+        } else if self.persist_deadline_ns.is_none() {
+            self.persist_deadline_ns = Some(now_ns + self.persist_interval_ns());
+        }
+    }
+
+    /// The first probe after one RTO, then exponential backoff (RFC 9293 §3.8.6.1), capped.
+    fn persist_interval_ns(&self) -> u64 {
+        self.rtt.rto_ns().saturating_mul(1 << self.persist_backoff.min(16)).min(self.max_rto_ns)
+    }
+
+    /// The persist timer fired: send a window probe. Like Linux, the probe carries no data
+    /// and the already acknowledged sequence number SND.UNA − 1, which the receiver must
+    /// answer with an ACK carrying its current window (RFC 9293 §3.10.7.4).
+    pub fn on_persist_timer(&mut self, now_ns: u64, tmpl: &Template, out: &mut Vec<Packet>) -> usize {
+        if self.persist_deadline_ns.is_none_or(|d| now_ns < d) {
+            return 0;
+        }
+        out.push(tmpl.packet(self.snd_una - 1, TcpFlags(0), 0));
+        self.persist_backoff += 1;
+        self.persist_deadline_ns = Some(now_ns + self.persist_interval_ns());
+        1
+    }
+
+    /// The retransmission timer fired (RFC 6298 §5.4–5.6).
+    pub fn on_rto_timer(&mut self, now_ns: u64, tmpl: &Template, out: &mut Vec<Packet>) -> usize {
+        if self.rto_deadline_ns.is_none_or(|d| now_ns < d) {
+            return 0;
+        }
+        self.rto_deadline_ns = None;
+        if self.snd_una == self.snd_nxt {
+            return 0;
+        }
+        self.rtos += 1;
+        if self.rtt.backoff() == 0 {
+            // RFC 5681 §3.1: ssthresh is reduced for the first timeout of a series only
+            // (later ones would halve a window that is already one segment).
+            self.cc.on_congestion_event(CongestionEvent::Rto, now_ns, self.snd_nxt - self.snd_una);
+        }
+        if self.timestamps {
+            self.eifel_tsval_ms.get_or_insert(ts_now_ms(now_ns));
+        }
+        self.in_recovery = false;
+        self.inflation_bytes = 0;
+        self.dupacks = 0;
+        // RFC 6675 §5.1 / RFC 6582 §3.2: no fast recovery before the data sent so far is
+        // acknowledged; the SACK scoreboard is kept and the rest is retransmitted in order.
+        self.recovery_point = self.snd_nxt;
+        self.sb.mark_all_lost(self.snd_una, self.snd_nxt);
+        self.rtt.back_off();
+        self.transmit(now_ns, tmpl, out)
+    }
+
+    pub fn fill_stats(&self, stats: &mut TcpStats) {
+        stats.cwnd_bytes = self.cc.cwnd_bytes();
+        stats.ssthresh_bytes = self.cc.ssthresh_bytes();
+        stats.srtt_ns = self.rtt.srtt_ns();
+        stats.rttvar_ns = self.rtt.rttvar_ns();
+        stats.rto_ns = self.rtt.rto_ns();
+        stats.bytes_in_flight = self.sb.pipe_bytes();
+        stats.sacked_bytes = self.sb.sacked_bytes();
+        stats.lost_bytes = self.sb.lost_bytes();
+        stats.pacing_rate_bps = self.cc.pacing_rate_bps().unwrap_or(0);
+        stats.acked_bytes = self.snd_una.min(self.data_end) - self.data_start;
+        stats.retransmitted_segments = self.retransmitted_segments;
+        stats.fast_retransmits = self.fast_retransmits;
+        stats.rtos = self.rtos;
+        stats.spurious_rtos = self.spurious_rtos;
+        stats.rtt_samples = self.rtt.samples();
+        stats.last_rtt_ns = self.rtt.last_rtt_ns();
+    }
+}
