@@ -22,7 +22,10 @@ impl Point2 {
     /// The point a fraction `t` of the way from `self` to `other`.
     #[inline]
     pub fn lerp(self, other: Point2, t: f64) -> Point2 {
-        Point2::new(self.x_m + t * (other.x_m - self.x_m), self.y_m + t * (other.y_m - self.y_m))
+        Point2::new(
+            self.x_m + t * (other.x_m - self.x_m),
+            self.y_m + t * (other.y_m - self.y_m),
+        )
     }
 }
 
@@ -50,7 +53,11 @@ impl Rect {
     pub fn bounding(points: impl IntoIterator<Item = Point2>) -> Option<Self> {
         let mut it = points.into_iter();
         let first = it.next()?;
-        let mut r = Rect { min: first, max: first, height_m: None };
+        let mut r = Rect {
+            min: first,
+            max: first,
+            height_m: None,
+        };
         for p in it {
             r.min = Point2::new(r.min.x_m.min(p.x_m), r.min.y_m.min(p.y_m));
             r.max = Point2::new(r.max.x_m.max(p.x_m), r.max.y_m.max(p.y_m));
@@ -119,24 +126,35 @@ mod tests {
     #[test]
     fn clip_through_middle() {
         let r = Rect::from_corners(Point2::new(4.0, -1.0), Point2::new(6.0, 1.0), None);
-        let (t0, t1) = r.clip_segment(Point2::new(0.0, 0.0), Point2::new(10.0, 0.0)).unwrap();
+        let (t0, t1) = r
+            .clip_segment(Point2::new(0.0, 0.0), Point2::new(10.0, 0.0))
+            .unwrap();
         assert_eq!((t0, t1), (0.4, 0.6));
     }
 
     #[test]
     fn clip_misses_and_touches() {
         let r = Rect::from_corners(Point2::new(0.0, 0.0), Point2::new(1.0, 1.0), None);
-        assert!(r.clip_segment(Point2::new(2.0, 0.0), Point2::new(2.0, 5.0)).is_none());
+        assert!(r
+            .clip_segment(Point2::new(2.0, 0.0), Point2::new(2.0, 5.0))
+            .is_none());
         // Runs along the right edge: touching counts.
-        assert!(r.clip_segment(Point2::new(1.0, -1.0), Point2::new(1.0, 5.0)).is_some());
+        assert!(r
+            .clip_segment(Point2::new(1.0, -1.0), Point2::new(1.0, 5.0))
+            .is_some());
         // Segment ending before the rectangle.
-        assert!(r.clip_segment(Point2::new(-3.0, 0.5), Point2::new(-0.1, 0.5)).is_none());
+        assert!(r
+            .clip_segment(Point2::new(-3.0, 0.5), Point2::new(-0.1, 0.5))
+            .is_none());
     }
 
     #[test]
     fn bounding_and_overlap() {
         let b = Rect::bounding([Point2::new(3.0, 1.0), Point2::new(-1.0, 4.0)]).unwrap();
-        assert_eq!((b.min, b.max), (Point2::new(-1.0, 1.0), Point2::new(3.0, 4.0)));
+        assert_eq!(
+            (b.min, b.max),
+            (Point2::new(-1.0, 1.0), Point2::new(3.0, 4.0))
+        );
         let o = Rect::from_corners(Point2::new(3.0, 4.0), Point2::new(5.0, 5.0), None);
         assert!(b.overlaps(&o));
         let far = Rect::from_corners(Point2::new(3.1, 4.0), Point2::new(5.0, 5.0), None);

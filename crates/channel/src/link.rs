@@ -14,14 +14,18 @@ pub const DEFAULT_ETA_OH: f64 = 3.2 / SE_MAX;
 /// Spectral efficiencies of the 64QAM CQI table, 3GPP TS 38.214 Table
 /// 5.2.2.1-2, CQI 1..15 (bit/s/Hz).
 pub const CQI_64QAM_SE: [f64; 15] = [
-    0.1523, 0.2344, 0.3770, 0.6016, 0.8770, 1.1758, 1.4766, 1.9141, 2.4063, 2.7305, 3.3223, 3.9023, 4.5234, 5.1152,
-    5.5547,
+    0.1523, 0.2344, 0.3770, 0.6016, 0.8770, 1.1758, 1.4766, 1.9141, 2.4063, 2.7305, 3.3223, 3.9023,
+    4.5234, 5.1152, 5.5547,
 ];
 
 /// The highest CQI-table efficiency not above `se` (0 below the first entry).
 pub fn quantize_se(se: f64) -> f64 {
     let n = CQI_64QAM_SE.partition_point(|&e| e <= se);
-    if n == 0 { 0.0 } else { CQI_64QAM_SE[n - 1] }
+    if n == 0 {
+        0.0
+    } else {
+        CQI_64QAM_SE[n - 1]
+    }
 }
 
 /// The SINR → rate mapping of one carrier.
@@ -39,7 +43,11 @@ impl LinkAbstraction {
     /// bit/s/Hz, quantized to the CQI table in MCS mode. −∞ dB gives 0.
     pub fn se(&self, sinr_db: f64) -> f64 {
         let se = (SE_K * (1.0 + SE_GAMMA * db_to_lin(sinr_db)).log2()).min(SE_MAX);
-        if self.mcs { quantize_se(se) } else { se }
+        if self.mcs {
+            quantize_se(se)
+        } else {
+            se
+        }
     }
 
     /// Achievable PHY rate R = B·η_oh·SE(SINR), bit/s.
@@ -49,7 +57,11 @@ impl LinkAbstraction {
 
     /// R for a channel state: 0 in outage (nothing can be scheduled).
     pub fn rate_for(&self, state: &crate::LinkState) -> f64 {
-        if state.outage { 0.0 } else { self.rate_bps(state.sinr_db) }
+        if state.outage {
+            0.0
+        } else {
+            self.rate_bps(state.sinr_db)
+        }
     }
 
     /// Rate at the SE cap: B·η_oh·c_max.
@@ -76,7 +88,11 @@ mod tests {
     use super::*;
 
     fn nr() -> LinkAbstraction {
-        LinkAbstraction { bandwidth_hz: 1e9, eta_oh: DEFAULT_ETA_OH, mcs: false }
+        LinkAbstraction {
+            bandwidth_hz: 1e9,
+            eta_oh: DEFAULT_ETA_OH,
+            mcs: false,
+        }
     }
 
     #[test]

@@ -54,7 +54,10 @@ impl ObstacleDraw {
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
-        let ranges = [("obstacles.width_m", self.width_m, self.region.width_m()), ("obstacles.depth_m", self.depth_m, self.region.depth_m())];
+        let ranges = [
+            ("obstacles.width_m", self.width_m, self.region.width_m()),
+            ("obstacles.depth_m", self.depth_m, self.region.depth_m()),
+        ];
         for (field, (lo, hi), room) in ranges {
             check_at_least(field, lo, 0.0)?;
             if !(hi.is_finite() && hi >= lo && hi <= room) {
@@ -68,7 +71,11 @@ impl ObstacleDraw {
         if let Some((lo, hi)) = self.height_m {
             check_at_least("obstacles.height_m", lo, 0.0)?;
             if !(hi.is_finite() && hi >= lo) {
-                return Err(ConfigError::new("obstacles.height_m", (lo, hi), "finite min ≤ max"));
+                return Err(ConfigError::new(
+                    "obstacles.height_m",
+                    (lo, hi),
+                    "finite min ≤ max",
+                ));
             }
         }
         Ok(())
@@ -97,7 +104,9 @@ mod tests {
         for _ in 0..200 {
             for o in field().draw(&mut rng).unwrap() {
                 assert!((5.0..=15.0).contains(&o.width_m()) && (2.0..=10.0).contains(&o.depth_m()));
-                assert!(o.min.x_m >= 0.0 && o.max.x_m <= 50.0 && o.min.y_m >= 10.0 && o.max.y_m <= 90.0);
+                assert!(
+                    o.min.x_m >= 0.0 && o.max.x_m <= 50.0 && o.min.y_m >= 10.0 && o.max.y_m <= 90.0
+                );
                 assert!((5.0..=20.0).contains(&o.height_m.unwrap()));
             }
         }
@@ -105,7 +114,11 @@ mod tests {
 
     #[test]
     fn same_seed_same_draw_other_seed_other_draw() {
-        let d = |s| field().draw(&mut Xoshiro256PlusPlus::seed_from_u64(s)).unwrap();
+        let d = |s| {
+            field()
+                .draw(&mut Xoshiro256PlusPlus::seed_from_u64(s))
+                .unwrap()
+        };
         assert_eq!(d(5), d(5));
         assert_ne!(d(5), d(6));
     }
@@ -114,13 +127,18 @@ mod tests {
     fn rejects_obstacles_larger_than_region() {
         let mut f = field();
         f.width_m = (5.0, 60.0);
-        let e = f.draw(&mut Xoshiro256PlusPlus::seed_from_u64(1)).unwrap_err();
+        let e = f
+            .draw(&mut Xoshiro256PlusPlus::seed_from_u64(1))
+            .unwrap_err();
         assert_eq!(e.field, "obstacles.width_m");
     }
 
     #[test]
     fn human_blocker_is_half_metre_square() {
         let h = human_blocker(Point2::new(1.0, 1.0), 1.8);
-        assert_eq!((h.width_m(), h.depth_m(), h.height_m), (0.5, 0.5, Some(1.8)));
+        assert_eq!(
+            (h.width_m(), h.depth_m(), h.height_m),
+            (0.5, 0.5, Some(1.8))
+        );
     }
 }

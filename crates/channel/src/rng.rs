@@ -32,7 +32,11 @@ impl LinkRngs {
         s.jump();
         let shadowing = s.clone();
         s.jump();
-        LinkRngs { blockage, shadowing, fading: s }
+        LinkRngs {
+            blockage,
+            shadowing,
+            fading: s,
+        }
     }
 }
 
