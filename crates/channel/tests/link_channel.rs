@@ -267,6 +267,13 @@ fn bad_config_is_reported_not_panicked() {
 }
 
 #[test]
+fn links_can_move_between_threads() {
+    // Sweeps run independent simulations on worker threads.
+    fn assert_send<T: Send>() {}
+    assert_send::<LinkChannel>();
+}
+
+#[test]
 fn time_going_back_returns_the_latest_state() {
     let (_, cfg) = milliproxy(4);
     let mut ch = LinkChannel::new(&cfg, rngs(4)).unwrap();

@@ -19,6 +19,8 @@ pub(crate) fn rows<'a>(
     expected_header: &str,
     header_ok: impl Fn(&[&str]) -> bool,
 ) -> Result<(Vec<&'a str>, Vec<Row<'a>>), TraceError> {
+    // Spreadsheet exports often start with a byte-order mark.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text
         .lines()
         .enumerate()

@@ -49,6 +49,10 @@ pub enum GapFill {
     Zero,
 }
 
+/// Longest accepted jump of `seq_num`: one day. A larger jump is a corrupt
+/// row rather than a gap in a drive, and filling it would be unbounded work.
+const MAX_GAP_S: u64 = 86_400;
+
 /// Convert the `carrier` column of a 5Gophers CSV to a capacity series.
 /// `seq_num` must be an integer ≥ 0 increasing from row to row; throughputs
 /// must be numbers ≥ 0.
@@ -70,17 +74,17 @@ pub fn parse_5gophers(
     for r in &data {
         let raw = r.fields[seq_i];
         let k = match (raw.parse::<u64>(), first_prev) {
-            (Ok(k), Some((_, prev, _))) if k > prev => k,
+            (Ok(k), Some((_, prev, _))) if k > prev && k - prev <= MAX_GAP_S => k,
             (Ok(k), None) => k,
-            (_, Some((_, prev, _))) => {
-                return Err(TraceError::bad(
-                    file,
-                    r.line,
-                    "seq_num",
-                    raw,
-                    format!("an integer > the previous seq_num {prev}"),
-                ))
-            }
+            (_, Some((_, prev, _))) => return Err(TraceError::bad(
+                file,
+                r.line,
+                "seq_num",
+                raw,
+                format!(
+                    "an integer > the previous seq_num {prev} and at most {MAX_GAP_S} s after it"
+                ),
+            )),
             (Err(_), None) => {
                 return Err(TraceError::bad(
                     file,
@@ -178,7 +182,7 @@ mod tests {
         );
         assert_eq!(
             err(&format!("{HEAD}TCP,8,3,1,2,100\nTCP,8,3,1,2,100\n")),
-            "g.csv: line 3: seq_num = \"3\": expected an integer > the previous seq_num 3"
+            "g.csv: line 3: seq_num = \"3\": expected an integer > the previous seq_num 3 and at most 86400 s after it"
         );
         assert_eq!(
             err(&format!("{HEAD}TCP,8,3,1,2,\n")),

@@ -34,7 +34,8 @@ pub(crate) fn locate(times: &[f64], t: f64, hint: &mut usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::locate;
+    use super::*;
+    use std::num::NonZeroU32;
 
     #[test]
     fn locate_forward_and_back() {
@@ -46,5 +47,41 @@ mod tests {
         assert_eq!(locate(&t, 10.0, &mut h), 3);
         assert_eq!(locate(&t, 0.2, &mut h), 0);
         assert_eq!(locate(&t, 2.0, &mut h), 2);
+    }
+
+    #[test]
+    fn no_input_panics() {
+        let nasty = [
+            "",
+            "\n",
+            ",",
+            ",,,",
+            "\u{feff}",
+            "time_s,rate_bps\r\n0,1\r\n",
+            "\u{feff}time_s,sinr_db\n0,1\n",
+            "time_s,sinr_db\n1e999,1\n",
+            "time_s,sinr_db\nNaN,1\n",
+            "time_s,sinr_db\n0,inf\n",
+            "time_s,rate_bps\n0,-0\n",
+            "time_s,sinr_db,cell\n0,1,é\n0,2,é\n",
+            "99999999999999999999999\n",
+            "18446744073709551615\n",
+            "1\n18446744073709551615\n",
+            "0\n",
+            "\u{0}\u{1}\u{2}",
+            "protocol,seq_num,Verizon_throughput_mbps\nTCP,18446744073709551615,1\n",
+            "protocol,seq_num,Verizon_throughput_mbps\nTCP,0,1\nTCP,18446744073709551615,2\n",
+        ];
+        for text in nasty {
+            let _ = parse_sinr_csv(text, "f");
+            let _ = parse_capacity_csv(text, "f");
+            let _ = parse_mahimahi(text, "f", NonZeroU32::MIN);
+            let _ = parse_mahimahi(text, "f", NonZeroU32::MAX);
+            for gaps in [GapFill::Zero, GapFill::Hold, GapFill::Interpolate] {
+                let _ = parse_5gophers(text, "f", Carrier::Verizon, gaps);
+            }
+        }
+        assert!(parse_sinr_csv("\u{feff}time_s,sinr_db\n0,1\n", "f").is_ok());
+        assert!(parse_capacity_csv("time_s,rate_bps\r\n0,1\r\n", "f").is_ok());
     }
 }
