@@ -37,7 +37,7 @@ pub struct ObstacleDraw {
 
 impl ObstacleDraw {
     /// Draw the obstacles from `rng` (the scenario's obstacle stream). Each
-    /// obstacle consumes, in order: width, depth, [height], x, y.
+    /// obstacle consumes, in order: width, depth, height (if ranged), x, y.
     pub fn draw(&self, rng: &mut impl RngCore) -> Result<Vec<Rect>, ConfigError> {
         self.validate()?;
         let r = &self.region;

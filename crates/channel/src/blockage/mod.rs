@@ -3,7 +3,7 @@
 //! A LOS-state model implements [`BlockageModel`]; [`BlockageConfig`] is the
 //! registry that names every model a scenario can choose and builds it.
 //! Adding a model is adding a file here plus a variant and a line in
-//! [`BlockageConfig::build_los_model`]. Trace-driven links replace the whole
+//! `BlockageConfig::build_los_model`. Trace-driven links replace the whole
 //! SINR chain rather than only the LOS state, so the link channel handles
 //! those two variants itself. Forced events ([`ForcedEvents`]) are an overlay
 //! applied on top of any model.

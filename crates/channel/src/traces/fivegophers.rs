@@ -76,15 +76,17 @@ pub fn parse_5gophers(
         let k = match (raw.parse::<u64>(), first_prev) {
             (Ok(k), Some((_, prev, _))) if k > prev && k - prev <= MAX_GAP_S => k,
             (Ok(k), None) => k,
-            (_, Some((_, prev, _))) => return Err(TraceError::bad(
-                file,
-                r.line,
-                "seq_num",
-                raw,
-                format!(
+            (_, Some((_, prev, _))) => {
+                return Err(TraceError::bad(
+                    file,
+                    r.line,
+                    "seq_num",
+                    raw,
+                    format!(
                     "an integer > the previous seq_num {prev} and at most {MAX_GAP_S} s after it"
                 ),
-            )),
+                ))
+            }
             (Err(_), None) => {
                 return Err(TraceError::bad(
                     file,
