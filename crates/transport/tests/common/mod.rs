@@ -377,6 +377,14 @@ impl Harness {
         }
     }
 
+    /// The server's application writes `bytes` more now.
+    pub fn server_send(&mut self, bytes: u64) {
+        let mut out = Vec::new();
+        self.app_bytes += bytes;
+        self.server.send(self.now_ns, bytes, &mut out);
+        self.emit(Side::Server, &mut out);
+    }
+
     /// Data segments the server sent (first transmissions and retransmissions).
     pub fn server_data(&self) -> impl Iterator<Item = &Sent> {
         self.sent.iter().filter(|s| s.from == Side::Server && s.packet.payload_bytes > 0)

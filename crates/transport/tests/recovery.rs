@@ -1,0 +1,178 @@
+//! Transport tests 2–4: fast retransmit threshold, RFC 6675 SACK recovery, NewReno window
+//! halving and RFC 6582 partial ACKs (both variants), RTO backoff and bounds, Eifel.
+
+mod common;
+
+use common::*;
+use millinet_transport::{NewRenoVariant, TcpConfig};
+
+const MSS: u64 = 1400;
+
+fn cfg(cc: &str, sack: bool) -> TcpConfig {
+    config(cc, sack, false)
+}
+
+/// `segments` full segments (within the initial window of 10) with the given ones dropped.
+fn flight(cc: &str, sack: bool, segments: u64, dropped: &[u64]) -> Harness {
+    let offsets: Vec<u64> = dropped.iter().map(|k| k * MSS).collect();
+    let server_cfg = cfg(cc, sack);
+    let down = Link::new(10 * MS).with_filter(drop_first_transmission_of(&offsets, server_cfg.iss));
+    let mut h = Harness::new(server_cfg, cfg(cc, sack), down, Link::new(10 * MS), segments * MSS, false).recording();
+    assert!(h.run_to_completion(60_000 * MS), "transfer completes");
+    run_until_acked(&mut h);
+    h
+}
+
+/// Also lets the last ACK reach the server.
+fn run_until_acked(h: &mut Harness) {
+    let total = h.app_bytes;
+    assert!(h.run_until(h.now_ns + 60_000 * MS, |h| h.server.stats().acked_bytes >= total));
+}
+
+fn retransmitted_offsets(h: &Harness) -> Vec<u64> {
+    let mut seen = std::collections::HashSet::new();
+    h.server_data().filter(|s| !seen.insert(h.offset_of(&s.packet))).map(|s| h.offset_of(&s.packet) / MSS).collect()
+}
+
+#[test]
+fn three_duplicate_acks_trigger_fast_retransmit_two_do_not() {
+    for sack in [false, true] {
+        // Segment 0 lost, 2 segments behind it: 2 duplicate ACKs, so only the RTO recovers.
+        let h = flight("newreno", sack, 3, &[0]);
+        let s = h.server.stats();
+        assert_eq!((s.fast_retransmits, s.rtos), (0, 1), "sack={sack}: 2 dupacks");
+        // 3 segments behind it: the third duplicate ACK triggers fast retransmit.
+        let h = flight("newreno", sack, 4, &[0]);
+        let s = h.server.stats();
+        assert_eq!((s.fast_retransmits, s.rtos, s.retransmitted_segments), (1, 0, 1), "sack={sack}: 3 dupacks");
+        assert_eq!(retransmitted_offsets(&h), vec![0]);
+        // It happened one RTT after the flight, long before the 1 s initial-based RTO.
+        assert!(h.delivered_at_ns.expect("done") < 100 * MS, "sack={sack}");
+    }
+}
+
+#[test]
+fn sack_recovery_retransmits_the_holes_once_and_exits() {
+    let mut h = flight("newreno", true, 10, &[0, 5]);
+    let s = h.server.stats().clone();
+    assert_eq!((s.fast_retransmits, s.rtos), (1, 0), "one recovery episode for two losses in a window");
+    assert_eq!(retransmitted_offsets(&h), vec![0, 5], "only the holes are retransmitted");
+    // RFC 6675 (4.2): ssthresh = cwnd = FlightSize / 2 (10 segments in flight).
+    assert_eq!((s.ssthresh_bytes, s.cwnd_bytes, s.bytes_in_flight), (5 * MSS, 5 * MSS, 0));
+    // Recovery ended: more data is sent and cwnd grows again (congestion avoidance).
+    h.server_send(40 * MSS);
+    assert!(h.run_to_completion(60_000 * MS));
+    run_until_acked(&mut h);
+    let s = h.server.stats();
+    assert!(s.cwnd_bytes > 5 * MSS, "cwnd grows after recovery: {}", s.cwnd_bytes);
+    assert_eq!((s.fast_retransmits, s.retransmitted_segments), (1, 2));
+}
+
+#[test]
+fn loss_halves_newreno_window_and_cubic_applies_beta() {
+    for sack in [false, true] {
+        // Segment 0 lost: nothing is acknowledged before recovery, FlightSize = 10 segments.
+        let h = flight("newreno", sack, 10, &[0]);
+        let s = h.server.stats();
+        assert_eq!((s.ssthresh_bytes, s.cwnd_bytes), (5 * MSS, 5 * MSS), "newreno sack={sack}: FlightSize/2");
+        let h = flight("cubic", sack, 10, &[0]);
+        let s = h.server.stats();
+        assert_eq!(s.ssthresh_bytes, 7 * MSS, "cubic sack={sack}: β = 0.7");
+    }
+}
+
+/// Without SACK, losses of segments 0, 3 and 6 of a 10-segment flight: a fast retransmit
+/// and two partial ACKs (up to 3, up to 6), each retransmitting the next hole.
+fn partial_acks(variant: NewRenoVariant) -> (Harness, Vec<ServerSnapshot>) {
+    let mut server_cfg = cfg("newreno", false);
+    server_cfg.newreno_variant = variant;
+    let offsets = [0, 3 * MSS, 6 * MSS];
+    let down = Link::new(10 * MS).with_filter(drop_first_transmission_of(&offsets, server_cfg.iss));
+    let mut h = Harness::new(server_cfg, cfg("newreno", false), down, Link::new(10 * MS), 10 * MSS, false).recording();
+    assert!(h.run_to_completion(60_000 * MS));
+    let s = h.server.stats();
+    assert_eq!((s.fast_retransmits, s.rtos), (1, 0), "{variant:?}");
+    assert_eq!(retransmitted_offsets(&h), vec![0, 3, 6], "{variant:?}: each partial ACK retransmits the next hole");
+    let iss = h.server_iss;
+    let first_ack_of = |k: u64| h.server_log.iter().find(|e| e.ack == Some(iss.wrapping_add(1 + (k * MSS) as u32))).cloned().expect("partial ACK seen");
+    let partial = vec![first_ack_of(3), first_ack_of(6)];
+    (h, partial)
+}
+
+#[test]
+fn slow_but_steady_rearms_the_rto_on_every_partial_ack() {
+    let (_, partial) = partial_acks(NewRenoVariant::SlowButSteady);
+    for e in &partial {
+        assert_eq!(e.next_timeout_ns, Some(e.time_ns + e.stats.rto_ns), "re-armed at {} ns", e.time_ns);
+    }
+}
+
+#[test]
+fn impatient_rearms_the_rto_on_the_first_partial_ack_only() {
+    let (_, partial) = partial_acks(NewRenoVariant::Impatient);
+    let (first, second) = (&partial[0], &partial[1]);
+    assert_eq!(first.next_timeout_ns, Some(first.time_ns + first.stats.rto_ns), "first partial ACK re-arms");
+    assert!(second.time_ns > first.time_ns);
+    assert_eq!(second.next_timeout_ns, first.next_timeout_ns, "second partial ACK leaves the timer alone");
+}
+
+/// Times at which the server retransmitted the segment at stream offset `offset`.
+fn retransmission_times(h: &Harness, offset: u64) -> Vec<u64> {
+    h.server_data().filter(|s| h.offset_of(&s.packet) == offset).map(|s| s.time_ns).skip(1).collect()
+}
+
+fn blackhole(min_rto_ns: u64, max_rto_ns: u64, from_ns: u64, until_ns: u64) -> Harness {
+    let mut server_cfg = cfg("newreno", true);
+    server_cfg.min_rto_ns = min_rto_ns;
+    server_cfg.max_rto_ns = max_rto_ns;
+    // A 1 MB receive buffer bounds the window of this bulk transfer.
+    let client_cfg = TcpConfig { rcv_buf_bytes: 1 << 20, ..cfg("newreno", true) };
+    let filter: Filter = Box::new(move |now, pkt| !(now >= from_ns && now < until_ns && pkt.payload_bytes > 0));
+    // No bottleneck: the RTT stays 20 ms, so the base RTO is the minimum.
+    let down = Link::new(10 * MS).with_filter(filter);
+    let mut h = Harness::new(server_cfg, client_cfg, down, Link::new(10 * MS), u64::MAX, false).recording();
+    h.run_until(from_ns, |_| false);
+    assert_eq!(h.server.stats().rto_ns, min_rto_ns, "a 20 ms path runs at the minimum RTO");
+    let acked_before = h.server.stats().acked_bytes;
+    assert!(h.run_until(until_ns + 10_000 * MS, |h| h.server.stats().acked_bytes > acked_before + (4 << 20)), "the transfer resumes after the outage");
+    h
+}
+
+#[test]
+fn rto_doubles_on_back_to_back_timeouts_within_min_and_max() {
+    for (min_rto, max_rto, expected_gaps) in [(200 * MS, 1_600 * MS, vec![400, 800, 1_600, 1_600, 1_600]), (1_000 * MS, 4_000 * MS, vec![2_000, 4_000, 4_000])] {
+        let outage_end = 300 * MS + expected_gaps.iter().sum::<u64>() * MS + min_rto + 50 * MS;
+        let h = blackhole(min_rto, max_rto, 300 * MS, outage_end);
+        // The first segment sent into the outage is the one the timeouts retransmit.
+        let first_lost = h.server_data().find(|s| s.time_ns >= 300 * MS).map(|s| h.offset_of(&s.packet)).expect("data in the outage");
+        let times = retransmission_times(&h, first_lost);
+        let gaps: Vec<u64> = times.windows(2).map(|w| (w[1] - w[0]) / MS).collect();
+        assert_eq!(gaps[..expected_gaps.len()], expected_gaps[..], "min {min_rto} max {max_rto}: retransmission gaps {gaps:?}");
+        let s = h.server.stats();
+        assert!(s.rtos as usize >= expected_gaps.len() + 1);
+        assert_eq!(s.rto_ns, min_rto, "backoff is reset once new data is acknowledged");
+        assert_eq!(s.spurious_rtos, 0, "real losses are not spurious");
+    }
+}
+
+#[test]
+fn spurious_timeouts_are_detected_with_timestamps() {
+    let run = |spike: bool| {
+        let down = Link::new(10 * MS).with_rate(10_000_000, 1_000);
+        let mut h = Harness::new(cfg("cubic", true), cfg("cubic", true), down, Link::new(10 * MS), 3_000_000, false);
+        h.run_until(500 * MS, |_| false);
+        if spike {
+            // A delay spike far above the RTO: the originals arrive after the timeout.
+            h.down.delay_ns = 700 * MS;
+            h.run_until(1_500 * MS, |_| false);
+            h.down.delay_ns = 10 * MS;
+        }
+        assert!(h.run_to_completion(600_000 * MS));
+        h.server.stats().clone()
+    };
+    let calm = run(false);
+    assert_eq!((calm.rtos, calm.spurious_rtos), (0, 0));
+    let spiked = run(true);
+    assert!(spiked.rtos >= 1, "the spike causes a timeout");
+    assert!(spiked.spurious_rtos >= 1, "and it is recognised as spurious: {spiked:?}");
+}
