@@ -94,6 +94,14 @@ def test_api_rejects_bad_dict_override():
         millinet.resolve("dumbbell", overrides={"flows.0.mss_bytes": 50})
 
 
+def test_unknown_pcap_node(tmp_path):
+    result = cli("run", "dumbbell", "--set", "duration_s=0.01", "--pcap", "server,nobody", "--out", tmp_path / "out")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: ") and len(result.stderr.splitlines()) == 1
+    assert "nobody" in result.stderr
+    assert not (tmp_path / "out" / "summary.json").exists(), "a rejected run must not look complete"
+
+
 def test_plot_of_missing_run_dir(tmp_path):
     result = cli("plot", tmp_path / "nothing-here")
     assert result.returncode == 2

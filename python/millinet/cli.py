@@ -10,7 +10,6 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import millinet
-from millinet import outputs
 from millinet._core import ScenarioError
 from millinet._toml import tomllib
 
@@ -137,6 +136,6 @@ def plot_command(run_dir: Path, out: Path | None) -> None:
     if not run_dir.is_dir():
         raise UsageProblem(f"{run_dir}: no such run directory")
     out = out or run_dir / "plot.png"
-    if not plot.plot_tables(outputs.read_tables(run_dir), out, title=str(run_dir)):
+    if not plot.plot_run(run_dir, out):
         raise UsageProblem(f"{run_dir}: no time series to plot (no Parquet tables with known columns)")
     click.echo(f"wrote {out}")

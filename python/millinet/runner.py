@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -53,16 +54,23 @@ def run(
     if pcap_nodes and out is None:
         raise ScenarioError("pcap capture needs an output directory (out=...)")
     out = Path(out) if out is not None else None
+    created = out is not None and not out.exists()
     if out is not None:
         outputs.start_run_dir(out)
-    raw = _core.run(
-        scenario_path(scenario),
-        seed=seed,
-        overrides=override_list(overrides),
-        pcap_dir=out if pcap_nodes else None,
-        pcap_nodes=pcap_nodes,
-        progress=progress,
-    )
+    try:
+        raw = _core.run(
+            scenario_path(scenario),
+            seed=seed,
+            overrides=override_list(overrides),
+            pcap_dir=out if pcap_nodes else None,
+            pcap_nodes=pcap_nodes,
+            progress=progress,
+        )
+    except BaseException:
+        if created:  # a rejected run leaves no directory behind (unless the engine wrote into it)
+            with contextlib.suppress(OSError):
+                out.rmdir()
+        raise
     scenario_toml = raw["scenario_toml"]
     run_id = outputs.run_id(scenario_toml)
     tables = {name: outputs.arrow_table(columns, run_id) for name, columns in raw["tables"].items()}
