@@ -1,0 +1,469 @@
+//! One gNB cell: MAC scheduler, HARQ, RLC and PDCP for all its UEs, both
+//! directions (ran.md §2–6). The engine calls [`Cell::on_slot`] once per slot.
+
+use millinet_wire::Packet;
+use rand_core::RngCore;
+
+use crate::amc::{self, AmcChoice};
+use crate::aqm::BufferAqm;
+use crate::config::{CellConfig, ConfigError, UeConfig};
+use crate::harq::{HarqEntity, Outcome};
+use crate::output::{Delivery, Direction, Dropped, SlotOutput};
+use crate::pdcp::{PdcpRx, PdcpTx};
+use crate::rlc::{RlcEntity, RlcSink, Sdu};
+use crate::scheduler::{self, Candidate, Grant, Scheduler, Served};
+use crate::stats::{DirStats, DropReason, UeStats};
+use crate::tdd::{SlotPlan, Tdd, TddConfig};
+use crate::telemetry::Telemetry;
+use crate::uplink::SchedulingRequest;
+use crate::{UeId, SHARE_EPS};
+
+/// Radio state of one UE for one slot, computed by the caller with the
+/// channel crate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UeRadio {
+    /// SINR carried by the last CQI report the gNB has received (dB): AMC and
+    /// scheduling use it.
+    pub reported_sinr_db: f64,
+    /// Actual SINR during this slot (dB): decides HARQ success. −∞ or below the
+    /// outage threshold means no signal.
+    pub sinr_db: f64,
+}
+
+impl UeRadio {
+    /// No report yet and no signal.
+    pub const OUTAGE: UeRadio = UeRadio { reported_sinr_db: f64::NEG_INFINITY, sinr_db: f64::NEG_INFINITY };
+}
+
+/// PDCP + RLC + HARQ of one direction of one UE's bearer.
+struct Link {
+    pdcp_tx: PdcpTx,
+    pdcp_rx: PdcpRx,
+    rlc: RlcEntity,
+    harq: HarqEntity,
+    aqm: Option<Box<dyn BufferAqm>>,
+    stats: DirStats,
+    /// Last slot this direction got resources (counts `slots_scheduled` once).
+    scheduled_slot: Option<u64>,
+}
+
+impl Link {
+    fn new(cfg: &UeConfig, limit_bytes: u64, processes: usize) -> Self {
+        Link {
+            pdcp_tx: PdcpTx::default(),
+            pdcp_rx: PdcpRx::default(),
+            rlc: RlcEntity::new(cfg, limit_bytes),
+            harq: HarqEntity::new(processes),
+            aqm: None,
+            stats: DirStats::default(),
+            scheduled_slot: None,
+        }
+    }
+
+    /// PDCP stamps the SDU and hands it to RLC; false when the buffer refused it.
+    fn enqueue(&mut self, now_ns: u64, mut packet: Packet) -> bool {
+        let bytes = packet.wire_bytes();
+        self.stats.sdus_offered += 1;
+        self.stats.bytes_offered += u64::from(bytes);
+        let count = self.pdcp_tx.stamp(now_ns, &mut packet);
+        let accepted = self.rlc.enqueue(Sdu { packet, count, bytes });
+        if !accepted {
+            self.stats.count_drop(DropReason::Overflow);
+        }
+        accepted
+    }
+
+    fn is_idle(&self, now_ns: u64) -> bool {
+        self.rlc.is_idle() && self.harq.is_idle(now_ns)
+    }
+}
+
+/// The receiving side's exit: PDCP duplicate discard, counters, slot output.
+struct Sink<'a> {
+    ue: UeId,
+    direction: Direction,
+    pdcp_rx: &'a mut PdcpRx,
+    stats: &'a mut DirStats,
+    delivered: &'a mut Vec<Delivery>,
+    dropped: &'a mut Vec<Dropped>,
+}
+
+impl RlcSink for Sink<'_> {
+    fn deliver(&mut self, sdu: Sdu) {
+        if !self.pdcp_rx.accept(sdu.count) {
+            self.drop_sdu(sdu, DropReason::Duplicate);
+            return;
+        }
+        self.stats.sdus_delivered += 1;
+        self.stats.bytes_delivered += u64::from(sdu.bytes);
+        self.delivered.push(Delivery { ue: self.ue, packet: sdu.packet });
+    }
+
+    fn drop_sdu(&mut self, sdu: Sdu, reason: DropReason) {
+        self.stats.count_drop(reason);
+        self.dropped.push(Dropped { ue: self.ue, direction: self.direction, reason, packet: sdu.packet });
+    }
+}
+
+/// Split borrows of one link and the slot output it writes to.
+macro_rules! sink {
+    ($ue:expr, $dir:expr, $link:expr, $out:expr) => {
+        Sink {
+            ue: $ue,
+            direction: $dir,
+            pdcp_rx: &mut $link.pdcp_rx,
+            stats: &mut $link.stats,
+            delivered: match $dir {
+                Direction::Downlink => &mut $out.downlink,
+                Direction::Uplink => &mut $out.uplink,
+            },
+            dropped: &mut $out.dropped,
+        }
+    };
+}
+
+struct Ue {
+    radio: UeRadio,
+    /// AMC for `radio.reported_sinr_db`; `None` in outage. Recomputed only
+    /// when a new report arrives (every CQI period, not every slot).
+    amc: Option<AmcChoice>,
+    dl: Link,
+    ul: Link,
+    sr: SchedulingRequest,
+}
+
+impl Ue {
+    fn link(&mut self, direction: Direction) -> &mut Link {
+        match direction {
+            Direction::Downlink => &mut self.dl,
+            Direction::Uplink => &mut self.ul,
+        }
+    }
+
+    /// Whether this UE could use a slot of `direction` at `now_ns`.
+    fn wants(&self, direction: Direction, now_ns: u64) -> bool {
+        if self.amc.is_none() {
+            return false;
+        }
+        let link = match direction {
+            Direction::Downlink => &self.dl,
+            Direction::Uplink => &self.ul,
+        };
+        link.harq.retx_due(now_ns) || self.has_new_data(direction, link, now_ns)
+    }
+
+    /// New data (or RLC retransmissions) the gNB may schedule, with a HARQ process free for it.
+    fn has_new_data(&self, direction: Direction, link: &Link, now_ns: u64) -> bool {
+        link.rlc.queued_bytes() > 0
+            && (direction == Direction::Downlink || self.sr.granted(now_ns))
+            && link.harq.free_process(now_ns).is_some()
+    }
+}
+
+pub struct Cell {
+    cfg: CellConfig,
+    ues: Vec<Ue>,
+    dl_scheduler: Box<dyn Scheduler>,
+    ul_scheduler: Box<dyn Scheduler>,
+    tdd: Tdd,
+    /// UE that goes first for HARQ retransmissions; rotates every slot so no
+    /// UE's retransmissions always win when they do not all fit.
+    retx_first: usize,
+    // Scratch vectors reused every slot.
+    candidates: Vec<Candidate>,
+    grants: Vec<Grant>,
+    served: Vec<Served>,
+}
+
+impl Cell {
+    pub fn new(cfg: CellConfig) -> Result<Cell, ConfigError> {
+        cfg.validate()?;
+        let make = || scheduler::by_name(&cfg.scheduler).expect("validated");
+        Ok(Cell {
+            dl_scheduler: make(),
+            ul_scheduler: make(),
+            cfg,
+            ues: Vec::new(),
+            tdd: Tdd::default(),
+            retx_first: 0,
+            candidates: Vec::new(),
+            grants: Vec::new(),
+            served: Vec::new(),
+        })
+    }
+
+    pub fn config(&self) -> &CellConfig {
+        &self.cfg
+    }
+
+    /// Attach a UE; ids are dense: 0, 1, 2, …
+    pub fn add_ue(&mut self, cfg: UeConfig) -> Result<UeId, ConfigError> {
+        cfg.validate()?;
+        let id = UeId(self.ues.len() as u32);
+        let p = self.cfg.harq.processes;
+        self.ues.push(Ue {
+            radio: UeRadio::OUTAGE,
+            amc: None,
+            dl: Link::new(&cfg, cfg.dl_buffer_bytes, p),
+            ul: Link::new(&cfg, cfg.ul_buffer_bytes, p),
+            sr: SchedulingRequest::default(),
+        });
+        self.dl_scheduler.add_ue(id);
+        self.ul_scheduler.add_ue(id);
+        Ok(id)
+    }
+
+    pub fn num_ues(&self) -> usize {
+        self.ues.len()
+    }
+
+    /// Put an AQM on one of the UE's transmission buffers (drop-tail without).
+    pub fn set_aqm(&mut self, ue: UeId, direction: Direction, aqm: Box<dyn BufferAqm>) {
+        self.ues[ue.index()].link(direction).aqm = Some(aqm);
+    }
+
+    /// A packet from the core for `ue` reaches PDCP at the gNB. Returns false
+    /// when the RLC buffer is full and the packet is dropped.
+    pub fn enqueue_downlink(&mut self, now_ns: u64, ue: UeId, packet: Packet) -> bool {
+        self.ues[ue.index()].dl.enqueue(now_ns, packet)
+    }
+
+    /// A packet from the UE's own stack (ACKs, uplink payload) reaches PDCP at
+    /// the UE. Returns false when the UE's buffer is full.
+    pub fn enqueue_uplink(&mut self, now_ns: u64, ue: UeId, packet: Packet) -> bool {
+        let u = &mut self.ues[ue.index()];
+        let was_empty = u.ul.rlc.queued_bytes() == 0;
+        let accepted = u.ul.enqueue(now_ns, packet);
+        if accepted {
+            u.sr.on_enqueue(now_ns, was_empty, self.cfg.sr_delay_ns);
+        }
+        accepted
+    }
+
+    /// Run the slot `[now_ns, now_ns + slot_ns)`. `radio[i]` is UE i's radio
+    /// state; `rng` is the HARQ error stream. `out` is cleared and filled with
+    /// what takes effect at the end of the slot.
+    pub fn on_slot(&mut self, now_ns: u64, radio: &[UeRadio], rng: &mut impl RngCore, out: &mut SlotOutput) {
+        assert_eq!(radio.len(), self.ues.len(), "one UeRadio per UE");
+        let slot_ns = self.cfg.slot_ns;
+        out.reset(now_ns + slot_ns);
+
+        for (i, (ue, r)) in self.ues.iter_mut().zip(radio).enumerate() {
+            if ue.radio.reported_sinr_db.to_bits() != r.reported_sinr_db.to_bits() {
+                ue.amc = amc::choose(&self.cfg.link, r.reported_sinr_db);
+            }
+            ue.radio = *r;
+            // RLC timers on both sides: status reports (AM), reordering (UM).
+            let id = UeId(i as u32);
+            for dir in [Direction::Downlink, Direction::Uplink] {
+                let link = ue.link(dir);
+                let nacked = link.rlc.on_timers(now_ns, &mut sink!(id, dir, link, out));
+                link.stats.rlc_retx_segments += nacked.segments;
+                link.stats.rlc_retx_bytes += nacked.bytes;
+            }
+        }
+
+        let plan = match &self.cfg.tdd {
+            TddConfig::Dynamic { .. } => {
+                let dl = self.ues.iter().any(|u| u.wants(Direction::Downlink, now_ns));
+                let ul = self.ues.iter().any(|u| u.wants(Direction::Uplink, now_ns));
+                self.tdd.plan(&self.cfg.tdd, now_ns / slot_ns, dl, ul)
+            }
+            pattern => self.tdd.plan(pattern, now_ns / slot_ns, false, false),
+        };
+        out.direction = plan.direction;
+        self.serve(now_ns, plan, rng, out);
+    }
+
+    /// Give the slot's resources to HARQ retransmissions first, then to new
+    /// data through the scheduler.
+    fn serve(&mut self, now_ns: u64, plan: SlotPlan, rng: &mut impl RngCore, out: &mut SlotOutput) {
+        let dir = plan.direction;
+        let slot_ns = self.cfg.slot_ns;
+        let slot_s = slot_ns as f64 * 1e-9;
+        let rate_scale = match dir {
+            Direction::Downlink => 1.0,
+            Direction::Uplink => self.cfg.ul_fraction,
+        };
+        let mut left = plan.share;
+        self.served.clear();
+
+        // HARQ retransmissions go first (TS 38.321 §5.3.2.1: a pending
+        // retransmission is served before new data), with their original size.
+        let n = self.ues.len();
+        for k in 0..n {
+            let i = (self.retx_first + k) % n;
+            let ue = &mut self.ues[i];
+            if ue.amc.is_none() {
+                continue;
+            }
+            let sinr_now = ue.radio.sinr_db;
+            let link = ue.link(dir);
+            while let Some(p) = link.harq.due_retx(now_ns, left) {
+                let share = link.harq.process(p).share;
+                left -= share;
+                self.served.push(transmit(UeId(i as u32), dir, link, p, now_ns, sinr_now, &self.cfg, rng, out));
+                note_scheduled(link, now_ns, share);
+            }
+        }
+        if n > 0 {
+            self.retx_first = (self.retx_first + 1) % n;
+        }
+
+        if left > SHARE_EPS {
+            self.candidates.clear();
+            for (i, ue) in self.ues.iter().enumerate() {
+                let Some(amc) = ue.amc else { continue };
+                let link = match dir {
+                    Direction::Downlink => &ue.dl,
+                    Direction::Uplink => &ue.ul,
+                };
+                if !ue.has_new_data(dir, link, now_ns) {
+                    continue;
+                }
+                let rate_bps = amc.rate_bps * rate_scale;
+                let need_share = link.rlc.queued_bytes() as f64 * 8.0 / (rate_bps * slot_s);
+                self.candidates.push(Candidate { ue: UeId(i as u32), rate_bps, need_share });
+            }
+            if !self.candidates.is_empty() {
+                self.grants.clear();
+                let sched = match dir {
+                    Direction::Downlink => &mut self.dl_scheduler,
+                    Direction::Uplink => &mut self.ul_scheduler,
+                };
+                sched.allocate(now_ns, left, &self.candidates, &mut self.grants);
+                for g in &self.grants {
+                    let ue = &mut self.ues[g.ue.index()];
+                    let amc = ue.amc.expect("candidates are not in outage");
+                    let sinr_now = ue.radio.sinr_db;
+                    // Bytes = R × slot × share, rounded down (never more than
+                    // the rate); the tiny slack absorbs float error when the
+                    // share was computed to empty the queue exactly.
+                    let tbs = (amc.rate_bps * rate_scale * slot_s * g.share / 8.0 + 1e-6).floor();
+                    let budget = tbs.min(u32::MAX as f64) as u32;
+                    if budget == 0 {
+                        continue;
+                    }
+                    let link = ue.link(dir);
+                    let p = link.harq.free_process(now_ns).expect("candidates have a free process");
+                    let used = link.rlc.build_tb(
+                        now_ns,
+                        budget,
+                        link.aqm.as_deref_mut(),
+                        link.harq.tb_mut(p),
+                        &mut sink!(g.ue, dir, link, out),
+                    );
+                    if used == 0 {
+                        continue; // the AQM dropped everything there was
+                    }
+                    link.harq.start(p, used, g.share, amc.sinr_req_db);
+                    self.served.push(transmit(g.ue, dir, link, p, now_ns, sinr_now, &self.cfg, rng, out));
+                    note_scheduled(link, now_ns, g.share);
+                }
+            }
+        }
+        let sched = match dir {
+            Direction::Downlink => &mut self.dl_scheduler,
+            Direction::Uplink => &mut self.ul_scheduler,
+        };
+        sched.end_slot(now_ns, slot_ns, &self.served);
+    }
+
+    /// The milliProxy telemetry record of `ue` (milliproxy.md §3).
+    pub fn telemetry(&self, now_ns: u64, ue: UeId) -> Telemetry {
+        let u = &self.ues[ue.index()];
+        Telemetry {
+            t_ns: now_ns,
+            rlc_bytes: u.dl.rlc.queued_bytes(),
+            rate_bps: u.amc.map_or(0.0, |a| a.rate_bps),
+            sinr_db: u.radio.reported_sinr_db,
+            outage: u.amc.is_none(),
+        }
+    }
+
+    /// RLC occupancy B of one direction: bytes awaiting (re)transmission.
+    pub fn rlc_bytes(&self, ue: UeId, direction: Direction) -> u64 {
+        self.link(ue, direction).rlc.queued_bytes()
+    }
+
+    /// SDUs accepted and neither delivered nor dropped yet (in the buffer, in
+    /// HARQ or waiting for reassembly).
+    pub fn held_sdus(&self, ue: UeId, direction: Direction) -> usize {
+        self.link(ue, direction).rlc.held_sdus()
+    }
+
+    /// Bytes in TBs held by HARQ processes.
+    pub fn harq_bytes(&self, ue: UeId, direction: Direction) -> u64 {
+        self.link(ue, direction).harq.bytes_in_flight()
+    }
+
+    pub fn ue_stats(&self, ue: UeId) -> UeStats {
+        let u = &self.ues[ue.index()];
+        UeStats { downlink: u.dl.stats, uplink: u.ul.stats }
+    }
+
+    /// Sum over the cell's UEs.
+    pub fn cell_stats(&self) -> UeStats {
+        let mut total = UeStats::default();
+        for u in &self.ues {
+            total += &UeStats { downlink: u.dl.stats, uplink: u.ul.stats };
+        }
+        total
+    }
+
+    /// Nothing queued, in flight or timed in any UE: the engine may stop
+    /// calling `on_slot` until the next enqueue (every model state is kept in
+    /// absolute time, so skipped slots change nothing).
+    pub fn is_idle(&self, now_ns: u64) -> bool {
+        self.ues.iter().all(|u| u.dl.is_idle(now_ns) && u.ul.is_idle(now_ns))
+    }
+
+    fn link(&self, ue: UeId, direction: Direction) -> &Link {
+        let u = &self.ues[ue.index()];
+        match direction {
+            Direction::Downlink => &u.dl,
+            Direction::Uplink => &u.ul,
+        }
+    }
+}
+
+/// Send the TB in HARQ process `p` and act on the outcome: decoded → RLC
+/// receives it at the end of the slot; given up → RLC learns of the loss.
+#[allow(clippy::too_many_arguments)]
+fn transmit(
+    ue: UeId,
+    dir: Direction,
+    link: &mut Link,
+    p: usize,
+    now_ns: u64,
+    sinr_now_db: f64,
+    cfg: &CellConfig,
+    rng: &mut impl RngCore,
+    out: &mut SlotOutput,
+) -> Served {
+    let decoded_ns = now_ns + cfg.slot_ns;
+    let outcome =
+        link.harq.transmit(p, now_ns, sinr_now_db, cfg.link.outage_sinr_db, &cfg.harq, rng, &mut link.stats);
+    let bits = u64::from(link.harq.process(p).tb_bytes) * 8;
+    match outcome {
+        Outcome::Decoded => {
+            let tb = &link.harq.process(p).tb;
+            link.rlc.on_received(decoded_ns, tb, &mut sink!(ue, dir, link, out));
+            link.harq.release(p);
+        }
+        Outcome::GiveUp => {
+            link.rlc.on_lost(decoded_ns, &link.harq.process(p).tb);
+            link.harq.release(p);
+        }
+        Outcome::Retry => {}
+    }
+    Served { ue, bits }
+}
+
+fn note_scheduled(link: &mut Link, now_ns: u64, share: f64) {
+    link.stats.slot_share += share;
+    if link.scheduled_slot != Some(now_ns) {
+        link.scheduled_slot = Some(now_ns);
+        link.stats.slots_scheduled += 1;
+    }
+}

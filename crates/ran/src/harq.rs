@@ -1,0 +1,208 @@
+//! MAC HARQ (TS 38.321 §5.3.2, §5.4.2; ran.md §3): a pool of stop-and-wait
+//! processes per UE and direction, the BLER curve, and chase combining.
+//!
+//! Timing model: a TB sent in the slot starting at `t` is decoded at the end
+//! of that slot. Its process stays busy until the feedback has come back, one
+//! HARQ RTT after `t`; a failed TB is retransmitted no earlier than that, with
+//! the same size, resources and SINR target (chase combining: identical
+//! redundancy, so the receiver adds the linear SINRs of all attempts).
+
+use rand_core::RngCore;
+
+use crate::config::{HarqConfig, HarqMode};
+use crate::rlc::segment::Segment;
+use crate::stats::DirStats;
+
+/// Block error rate of one decoding attempt at effective SINR `sinr_eff_db`
+/// for a TB whose MCS needs `sinr_req_db` (ran.md §3): 10 % when they are
+/// equal, falling steeply above.
+#[inline]
+pub fn bler(sinr_eff_db: f64, sinr_req_db: f64) -> f64 {
+    1.0 / (1.0 + 9.0 * (1.5 * (sinr_eff_db - sinr_req_db)).exp())
+}
+
+/// Uniform draw in [0, 1) with the 53 bits an f64 mantissa holds.
+#[inline]
+fn uniform01(rng: &mut impl RngCore) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+#[derive(Debug)]
+pub(crate) struct HarqProcess {
+    /// Segments of the TB in this process; empty when the process is free.
+    /// The vector keeps its capacity, so steady state allocates nothing.
+    pub tb: Vec<Segment>,
+    pub tb_bytes: u32,
+    /// Fraction of the slot's resources the TB occupies; a retransmission
+    /// needs the same.
+    pub share: f64,
+    sinr_req_db: f64,
+    combined_lin: f64,
+    attempts: u8,
+    busy_until_ns: u64,
+    retx_pending: bool,
+}
+
+/// What happened to a transmission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Decoded,
+    /// Failed; retransmission due one HARQ RTT later.
+    Retry,
+    /// Failed after the last retransmission: the TB goes back to RLC.
+    GiveUp,
+}
+
+#[derive(Debug)]
+pub(crate) struct HarqEntity {
+    procs: Vec<HarqProcess>,
+    /// Processes holding a failed TB that waits for its retransmission.
+    retx_waiting: usize,
+}
+
+impl HarqEntity {
+    pub fn new(processes: usize) -> Self {
+        let procs = (0..processes)
+            .map(|_| HarqProcess {
+                tb: Vec::new(),
+                tb_bytes: 0,
+                share: 0.0,
+                sinr_req_db: 0.0,
+                combined_lin: 0.0,
+                attempts: 0,
+                busy_until_ns: 0,
+                retx_pending: false,
+            })
+            .collect();
+        HarqEntity { procs, retx_waiting: 0 }
+    }
+
+    #[inline]
+    pub fn process(&self, idx: usize) -> &HarqProcess {
+        &self.procs[idx]
+    }
+
+    /// A process that can take a new TB at `now_ns`.
+    #[inline]
+    pub fn free_process(&self, now_ns: u64) -> Option<usize> {
+        self.procs.iter().position(|p| p.tb.is_empty() && p.busy_until_ns <= now_ns)
+    }
+
+    /// The retransmission that has waited longest among those due at
+    /// `now_ns` and fitting in `share_left`.
+    pub fn due_retx(&self, now_ns: u64, share_left: f64) -> Option<usize> {
+        if self.retx_waiting == 0 {
+            return None;
+        }
+        let mut best: Option<usize> = None;
+        for (i, p) in self.procs.iter().enumerate() {
+            if p.retx_pending
+                && p.busy_until_ns <= now_ns
+                && p.share <= share_left + crate::SHARE_EPS
+                && best.is_none_or(|b| p.busy_until_ns < self.procs[b].busy_until_ns)
+            {
+                best = Some(i);
+            }
+        }
+        best
+    }
+
+    /// True when a retransmission is due at `now_ns` (whatever its size).
+    #[inline]
+    pub fn retx_due(&self, now_ns: u64) -> bool {
+        self.due_retx(now_ns, f64::INFINITY).is_some()
+    }
+
+    /// Bytes of TBs held by processes (sent, not yet decoded or given up).
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.procs.iter().map(|p| u64::from(p.tb_bytes)).sum()
+    }
+
+    /// No TB in any process and no process waiting for feedback.
+    pub fn is_idle(&self, now_ns: u64) -> bool {
+        self.procs.iter().all(|p| p.tb.is_empty() && p.busy_until_ns <= now_ns)
+    }
+
+    /// The segment list of a free process, to be filled by RLC.
+    #[inline]
+    pub fn tb_mut(&mut self, idx: usize) -> &mut Vec<Segment> {
+        debug_assert!(self.procs[idx].tb.is_empty());
+        &mut self.procs[idx].tb
+    }
+
+    /// Arm process `idx`, whose segments RLC just filled, for a first transmission.
+    pub fn start(&mut self, idx: usize, tb_bytes: u32, share: f64, sinr_req_db: f64) {
+        let p = &mut self.procs[idx];
+        p.tb_bytes = tb_bytes;
+        p.share = share;
+        p.sinr_req_db = sinr_req_db;
+        p.combined_lin = 0.0;
+        p.attempts = 0;
+    }
+
+    /// Send (or resend) the TB of process `idx` in the slot starting at
+    /// `now_ns` while the actual SINR is `sinr_now_db` (below `outage_sinr_db`
+    /// the attempt adds no energy).
+    #[allow(clippy::too_many_arguments)]
+    pub fn transmit(
+        &mut self,
+        idx: usize,
+        now_ns: u64,
+        sinr_now_db: f64,
+        outage_sinr_db: f64,
+        cfg: &HarqConfig,
+        rng: &mut impl RngCore,
+        stats: &mut DirStats,
+    ) -> Outcome {
+        let p = &mut self.procs[idx];
+        if p.retx_pending {
+            p.retx_pending = false;
+            self.retx_waiting -= 1;
+            stats.harq_retx += 1;
+        }
+        p.attempts += 1;
+        p.busy_until_ns = now_ns + cfg.rtt_ns;
+        stats.harq_tx += 1;
+        if sinr_now_db >= outage_sinr_db {
+            p.combined_lin += 10f64.powf(sinr_now_db / 10.0);
+        }
+        let decoded = match cfg.mode {
+            HarqMode::Ideal => true,
+            HarqMode::Errors => {
+                let eff_db = 10.0 * p.combined_lin.log10();
+                uniform01(rng) >= bler(eff_db, p.sinr_req_db)
+            }
+        };
+        if decoded {
+            return Outcome::Decoded;
+        }
+        stats.harq_failures += 1;
+        if p.attempts > cfg.max_retx {
+            stats.harq_give_ups += 1;
+            return Outcome::GiveUp;
+        }
+        p.retx_pending = true;
+        self.retx_waiting += 1;
+        Outcome::Retry
+    }
+
+    /// Empty process `idx` after its TB was decoded or handed back to RLC.
+    #[inline]
+    pub fn release(&mut self, idx: usize) {
+        let p = &mut self.procs[idx];
+        p.tb.clear();
+        p.tb_bytes = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bler;
+
+    #[test]
+    fn bler_is_ten_percent_at_the_required_sinr() {
+        assert!((bler(12.0, 12.0) - 0.1).abs() < 1e-12);
+        assert!(bler(15.0, 12.0) < 0.01);
+        assert!(bler(9.0, 12.0) > 0.5);
+    }
+}

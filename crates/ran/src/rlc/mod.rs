@@ -1,0 +1,212 @@
+//! One RLC entity (TS 38.322): the transmitting side at one end of a radio
+//! bearer and the receiving side at the other, for one direction.
+//!
+//! The simulator carries no payload, so both sides share one store of SDUs:
+//! `window` holds every SDU that has been (partly) transmitted and not yet
+//! delivered, indexed by SN − `base_sn`; the receiver's state is the byte count
+//! received per SDU. `base_sn` is at once the receiver's next in-order SN
+//! (RX_Next) and the lowest SN the transmitter still holds.
+
+mod am;
+mod buffer;
+pub(crate) mod segment;
+mod um;
+
+use std::collections::VecDeque;
+
+use crate::aqm::BufferAqm;
+use crate::config::{RlcMode, UeConfig};
+use crate::stats::DropReason;
+use am::AmArq;
+pub(crate) use am::Nacked;
+use buffer::TxBuffer;
+pub(crate) use buffer::Sdu;
+use segment::Segment;
+
+/// Where the receiving side puts what it is done with.
+pub(crate) trait RlcSink {
+    /// An SDU complete and in sequence, handed to PDCP.
+    fn deliver(&mut self, sdu: Sdu);
+    /// An SDU that leaves without being delivered.
+    fn drop_sdu(&mut self, sdu: Sdu, reason: DropReason);
+}
+
+#[derive(Debug)]
+struct WindowSdu {
+    sdu: Sdu,
+    /// Bytes sent by first transmissions (only the newest SDU can be partial).
+    sent: u32,
+    /// Bytes the receiver holds.
+    received: u32,
+    /// UM: time the receiver discards the SDU because a segment was lost;
+    /// `u64::MAX` while none was.
+    release_ns: u64,
+}
+
+#[derive(Debug)]
+enum Arq {
+    Am(AmArq),
+    Um { t_reordering_ns: u64 },
+}
+
+#[derive(Debug)]
+pub(crate) struct RlcEntity {
+    limit_bytes: u64,
+    /// SDUs not transmitted at all yet.
+    pending: TxBuffer,
+    window: VecDeque<WindowSdu>,
+    base_sn: u64,
+    arq: Arq,
+}
+
+impl RlcEntity {
+    pub fn new(cfg: &UeConfig, limit_bytes: u64) -> Self {
+        let arq = match cfg.rlc_mode {
+            RlcMode::Am => Arq::Am(AmArq::new(cfg.t_reassembly_ns, cfg.t_status_prohibit_ns)),
+            RlcMode::Um => Arq::Um { t_reordering_ns: cfg.t_reordering_ns },
+        };
+        RlcEntity { limit_bytes, pending: TxBuffer::default(), window: VecDeque::new(), base_sn: 0, arq }
+    }
+
+    /// Occupancy B: bytes waiting for a first transmission plus the
+    /// retransmission queue (ran.md §4). Bytes inside HARQ are not counted.
+    #[inline]
+    pub fn queued_bytes(&self) -> u64 {
+        let tail = self.window.back().map_or(0, |w| u64::from(w.sdu.bytes - w.sent));
+        let retx = match &self.arq {
+            Arq::Am(am) => am.retx_bytes(),
+            Arq::Um { .. } => 0,
+        };
+        self.pending.bytes() + tail + retx
+    }
+
+    /// SDUs held on either side: not yet delivered, dropped or lost.
+    #[inline]
+    pub fn held_sdus(&self) -> usize {
+        self.pending.len() + self.window.len()
+    }
+
+    /// Nothing queued, nothing outstanding, no timer running.
+    #[inline]
+    pub fn is_idle(&self) -> bool {
+        self.pending.len() == 0
+            && self.window.is_empty()
+            && match &self.arq {
+                Arq::Am(am) => am.is_idle(),
+                Arq::Um { .. } => true,
+            }
+    }
+
+    /// Tail drop: the SDU is refused when it does not fit under the limit
+    /// (ran.md §4). Returns whether it was accepted.
+    pub fn enqueue(&mut self, sdu: Sdu) -> bool {
+        if self.queued_bytes() + u64::from(sdu.bytes) > self.limit_bytes {
+            return false;
+        }
+        self.pending.push(sdu);
+        true
+    }
+
+    /// Fill a TB of `budget` bytes: AM retransmissions first, then the rest of
+    /// the partly sent SDU, then new SDUs (concatenation and segmentation, TS
+    /// 38.322 §5.2.2.1/§5.2.3.1). The AQM, if any, judges each new SDU as it
+    /// leaves the buffer. Returns the bytes used.
+    pub fn build_tb(
+        &mut self,
+        now_ns: u64,
+        budget: u32,
+        mut aqm: Option<&mut (dyn BufferAqm + 'static)>,
+        tb: &mut Vec<Segment>,
+        sink: &mut impl RlcSink,
+    ) -> u32 {
+        let mut left = budget;
+        if let Arq::Am(am) = &mut self.arq {
+            left -= am.take_retx(left, tb);
+        }
+        if left > 0 {
+            let sn = self.base_sn + self.window.len() as u64;
+            if let Some(back) = self.window.back_mut() {
+                let unsent = back.sdu.bytes - back.sent;
+                if unsent > 0 {
+                    let len = unsent.min(left);
+                    tb.push(Segment { sn: sn - 1, offset: back.sent, len });
+                    back.sent += len;
+                    left -= len;
+                }
+            }
+        }
+        while left > 0 {
+            let Some(sdu) = self.pending.pop() else { break };
+            if let Some(aqm) = aqm.as_deref_mut() {
+                let sojourn_ns = now_ns.saturating_sub(sdu.packet.meta.ran_entry_ns);
+                if aqm.on_dequeue(now_ns, sojourn_ns, self.queued_bytes()) {
+                    sink.drop_sdu(sdu, DropReason::Aqm);
+                    continue;
+                }
+            }
+            let sn = self.base_sn + self.window.len() as u64;
+            let len = sdu.bytes.min(left);
+            tb.push(Segment { sn, offset: 0, len });
+            self.window.push_back(WindowSdu { sdu, sent: len, received: 0, release_ns: u64::MAX });
+            left -= len;
+        }
+        budget - left
+    }
+
+    /// A TB carrying `segments` was decoded at `now_ns`.
+    pub fn on_received(&mut self, now_ns: u64, segments: &[Segment], sink: &mut impl RlcSink) {
+        for seg in segments {
+            // UM may already have moved past an SDU whose other segment was lost.
+            let Some(idx) = seg.sn.checked_sub(self.base_sn) else { continue };
+            let w = &mut self.window[idx as usize];
+            w.received += seg.len;
+            debug_assert!(w.received <= w.sdu.bytes, "segment received twice");
+        }
+        self.deliver_in_order(now_ns, sink);
+    }
+
+    /// HARQ gave up on a TB carrying `segments`; the loss is known at `now_ns`.
+    pub fn on_lost(&mut self, now_ns: u64, segments: &[Segment]) {
+        match &mut self.arq {
+            Arq::Am(am) => segments.iter().for_each(|&s| am.on_lost(now_ns, s)),
+            Arq::Um { t_reordering_ns } => {
+                for seg in segments {
+                    let Some(idx) = seg.sn.checked_sub(self.base_sn) else { continue };
+                    let w = &mut self.window[idx as usize];
+                    w.release_ns = um::release_at(w.release_ns, now_ns, *t_reordering_ns);
+                }
+            }
+        }
+    }
+
+    /// Run the timers due at `now_ns`: AM status reporting, UM reordering.
+    pub fn on_timers(&mut self, now_ns: u64, sink: &mut impl RlcSink) -> Nacked {
+        match &mut self.arq {
+            Arq::Am(am) => am.poll_status(now_ns),
+            Arq::Um { .. } => {
+                self.deliver_in_order(now_ns, sink);
+                Nacked::default()
+            }
+        }
+    }
+
+    /// Hand complete SDUs to PDCP in SN order; in UM, discard an SDU at the
+    /// head once its reordering deadline passed (and it has been sent whole,
+    /// so the transmitter is done with it too).
+    fn deliver_in_order(&mut self, now_ns: u64, sink: &mut impl RlcSink) {
+        while let Some(front) = self.window.front() {
+            let complete = front.received == front.sdu.bytes;
+            let lost = front.release_ns <= now_ns && front.sent == front.sdu.bytes;
+            if !complete && !lost {
+                break;
+            }
+            let w = self.window.pop_front().expect("front exists");
+            self.base_sn += 1;
+            if complete {
+                sink.deliver(w.sdu);
+            } else {
+                sink.drop_sdu(w.sdu, DropReason::UmLoss);
+            }
+        }
+    }
+}
