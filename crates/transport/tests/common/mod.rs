@@ -221,7 +221,10 @@ impl Harness {
             delivered_at_ns: None,
             acks_to_server: 0,
         };
+        // The SYN is always kept in `sent`, so that `recording()` after `new` sees it.
+        h.record = true;
         h.emit(Side::Client, &mut out);
+        h.record = false;
         h
     }
 
