@@ -163,6 +163,7 @@ impl HarqEntity {
         p.attempts += 1;
         p.busy_until_ns = now_ns + cfg.rtt_ns;
         stats.harq_tx += 1;
+        stats.harq_tx_bytes += u64::from(p.tb_bytes);
         if sinr_now_db >= outage_sinr_db {
             p.combined_lin += 10f64.powf(sinr_now_db / 10.0);
         }
@@ -197,7 +198,74 @@ impl HarqEntity {
 
 #[cfg(test)]
 mod tests {
-    use super::bler;
+    use rand_xoshiro::rand_core::SeedableRng;
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    use super::*;
+
+    /// Send `n` TBs at actual SINR = required − `gap_db` and return the
+    /// fraction decoded at the first attempt and at the first retransmission.
+    fn success_by_attempt(gap_db: f64, n: u32) -> (f64, f64) {
+        let cfg = HarqConfig { max_retx: 1, ..HarqConfig::default() };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+        let mut stats = DirStats::default();
+        let mut h = HarqEntity::new(1);
+        let (mut first, mut retx, mut retx_ok) = (0u32, 0u32, 0u32);
+        let mut now = 0;
+        for _ in 0..n {
+            h.tb_mut(0).push(Segment { sn: 0, offset: 0, len: 100 });
+            h.start(0, 100, 1.0, 10.0);
+            match h.transmit(0, now, 10.0 - gap_db, -5.0, &cfg, &mut rng, &mut stats) {
+                Outcome::Decoded => first += 1,
+                Outcome::Retry => {
+                    now += cfg.rtt_ns;
+                    retx += 1;
+                    if h.transmit(0, now, 10.0 - gap_db, -5.0, &cfg, &mut rng, &mut stats) == Outcome::Decoded {
+                        retx_ok += 1;
+                    }
+                }
+                Outcome::GiveUp => unreachable!("one retransmission allowed"),
+            }
+            h.release(0);
+            now += cfg.rtt_ns;
+        }
+        (f64::from(first) / f64::from(n), f64::from(retx_ok) / f64::from(retx))
+    }
+
+    #[test]
+    fn first_attempt_bler_is_ten_percent_when_channel_is_as_reported() {
+        let (first, _) = success_by_attempt(0.0, 40_000);
+        // 3 sigma of a binomial(40000, 0.1) fraction is 0.0045.
+        assert!((first - 0.9).abs() < 0.0045, "first-attempt success {first}");
+    }
+
+    #[test]
+    fn chase_combining_raises_retransmission_success() {
+        // 3 dB below target: one attempt fails ~55 %; two combined attempts
+        // reach the target + 0.01 dB, so the retransmission fails ~10 %.
+        let (first, second) = success_by_attempt(3.0103 - 0.01, 20_000);
+        assert!((first - (1.0 - bler(6.99, 10.0))).abs() < 0.015, "first {first}");
+        assert!(second > 0.87 && second < 0.93, "retransmission success {second}");
+    }
+
+    #[test]
+    fn outage_attempt_adds_no_energy_and_ideal_mode_never_fails() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+        let mut stats = DirStats::default();
+        let mut h = HarqEntity::new(1);
+        let cfg = HarqConfig::default();
+        h.tb_mut(0).push(Segment { sn: 0, offset: 0, len: 1 });
+        h.start(0, 1, 1.0, 0.0);
+        for k in 0..=cfg.max_retx {
+            let o = h.transmit(0, u64::from(k) * cfg.rtt_ns, f64::NEG_INFINITY, -5.0, &cfg, &mut rng, &mut stats);
+            assert_eq!(o, if k == cfg.max_retx { Outcome::GiveUp } else { Outcome::Retry });
+        }
+        h.release(0);
+        let ideal = HarqConfig { mode: HarqMode::Ideal, ..cfg };
+        h.tb_mut(0).push(Segment { sn: 1, offset: 0, len: 1 });
+        h.start(0, 1, 1.0, 0.0);
+        assert_eq!(h.transmit(0, 10 * cfg.rtt_ns, -30.0, -5.0, &ideal, &mut rng, &mut stats), Outcome::Decoded);
+    }
 
     #[test]
     fn bler_is_ten_percent_at_the_required_sinr() {

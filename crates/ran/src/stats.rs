@@ -30,6 +30,8 @@ pub struct DirStats {
     pub duplicates_discarded: u64,
     /// Every TB transmission, first or not.
     pub harq_tx: u64,
+    /// Bytes of every TB transmission, first or not.
+    pub harq_tx_bytes: u64,
     /// Retransmissions (a subset of `harq_tx`).
     pub harq_retx: u64,
     /// Failed decoding attempts.
@@ -72,6 +74,7 @@ impl AddAssign<&DirStats> for DirStats {
         self.um_losses += o.um_losses;
         self.duplicates_discarded += o.duplicates_discarded;
         self.harq_tx += o.harq_tx;
+        self.harq_tx_bytes += o.harq_tx_bytes;
         self.harq_retx += o.harq_retx;
         self.harq_failures += o.harq_failures;
         self.harq_give_ups += o.harq_give_ups;
