@@ -107,7 +107,7 @@ mod tests {
     fn registry_lookup_names_allowed_algorithms() {
         assert!(by_name("newreno").is_ok());
         assert!(by_name("cubic").is_ok());
-        let err = by_name("vegas").err().expect("unknown name");
+        let err = by_name("vegas").expect_err("unknown name");
         assert!(err.contains("\"vegas\"") && err.contains("\"newreno\"") && err.contains("\"cubic\""), "{err}");
     }
 }

@@ -274,7 +274,10 @@ impl Harness {
             if done(self) {
                 return true;
             }
-            let Some(t) = self.next_event_ns() else { return false };
+            let Some(t) = self.next_event_ns().filter(|&t| t <= limit_ns) else {
+                self.now_ns = self.now_ns.max(limit_ns);
+                return false;
+            };
             if t > limit_ns {
                 self.now_ns = limit_ns;
                 return false;
