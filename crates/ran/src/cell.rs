@@ -250,7 +250,7 @@ impl Cell {
 
         for (i, (ue, r)) in self.ues.iter_mut().zip(radio).enumerate() {
             if ue.radio.reported_sinr_db.to_bits() != r.reported_sinr_db.to_bits() {
-                ue.amc = amc::choose(&self.cfg.link, r.reported_sinr_db);
+                ue.amc = amc::choose(&self.cfg.link, self.cfg.outage_sinr_db, r.reported_sinr_db);
             }
             ue.radio = *r;
             // RLC timers on both sides: status reports (AM), reordering (UM).
@@ -443,7 +443,7 @@ fn transmit(
 ) -> Served {
     let decoded_ns = now_ns + cfg.slot_ns;
     let outcome =
-        link.harq.transmit(p, now_ns, sinr_now_db, cfg.link.outage_sinr_db, &cfg.harq, rng, &mut link.stats);
+        link.harq.transmit(p, now_ns, sinr_now_db, cfg.outage_sinr_db, &cfg.harq, rng, &mut link.stats);
     let bits = u64::from(link.harq.process(p).tb_bytes) * 8;
     match outcome {
         Outcome::Decoded => {

@@ -4,7 +4,10 @@
 
 use std::fmt;
 
-use crate::amc::LinkConfig;
+use millinet_channel::link::DEFAULT_ETA_OH;
+use millinet_channel::LinkAbstraction;
+
+use crate::amc;
 use crate::scheduler;
 use crate::tdd::TddConfig;
 
@@ -54,8 +57,13 @@ pub struct CellConfig {
     pub scheduler: String,
     pub tdd: TddConfig,
     pub harq: HarqConfig,
-    /// SINR → rate mapping and outage threshold (channel.md §5).
-    pub link: LinkConfig,
+    /// SINR → rate mapping of the carrier (channel.md §5).
+    pub link: LinkAbstraction,
+    /// Below this SINR a UE is in outage and nothing is scheduled for it
+    /// (channel.md §4). Set it to the channel's `outage_threshold_db`; −∞
+    /// leaves only −∞ (forced outage, zero-rate trace) as outage, which is
+    /// what capacity-trace links need.
+    pub outage_sinr_db: f64,
     /// R_ul / R (ran.md §2).
     pub ul_fraction: f64,
     /// Scheduling-request delay paid when a UE's uplink buffer was empty.
@@ -69,7 +77,8 @@ impl Default for CellConfig {
             scheduler: "round_robin".to_string(),
             tdd: TddConfig::default(),
             harq: HarqConfig::default(),
-            link: LinkConfig::default(),
+            link: LinkAbstraction { bandwidth_hz: 1e9, eta_oh: DEFAULT_ETA_OH, mcs: false },
+            outage_sinr_db: -5.0,
             ul_fraction: 0.5,
             sr_delay_ns: 500_000,
         }
@@ -140,7 +149,7 @@ impl CellConfig {
         if self.harq.rtt_ns == 0 {
             return Err(bad("harq.rtt_ns", self.harq.rtt_ns, "a positive duration"));
         }
-        self.link.validate()?;
+        amc::validate(&self.link, self.outage_sinr_db)?;
         if !(self.ul_fraction > 0.0 && self.ul_fraction <= 1.0) {
             return Err(bad("ul_fraction", self.ul_fraction, "0 < ul_fraction <= 1"));
         }

@@ -7,6 +7,7 @@
 //! the same size, resources and SINR target (chase combining: identical
 //! redundancy, so the receiver adds the linear SINRs of all attempts).
 
+use millinet_channel::units::{db_to_lin, lin_to_db};
 use rand_core::RngCore;
 
 use crate::config::{HarqConfig, HarqMode};
@@ -164,13 +165,13 @@ impl HarqEntity {
         p.busy_until_ns = now_ns + cfg.rtt_ns;
         stats.harq_tx += 1;
         stats.harq_tx_bytes += u64::from(p.tb_bytes);
-        if sinr_now_db >= outage_sinr_db {
-            p.combined_lin += 10f64.powf(sinr_now_db / 10.0);
+        if !crate::amc::in_outage(sinr_now_db, outage_sinr_db) {
+            p.combined_lin += db_to_lin(sinr_now_db);
         }
         let decoded = match cfg.mode {
             HarqMode::Ideal => true,
             HarqMode::Errors => {
-                let eff_db = 10.0 * p.combined_lin.log10();
+                let eff_db = lin_to_db(p.combined_lin);
                 uniform01(rng) >= bler(eff_db, p.sinr_req_db)
             }
         };

@@ -19,7 +19,6 @@ mod tdd;
 mod telemetry;
 mod uplink;
 
-pub use amc::LinkConfig;
 pub use aqm::BufferAqm;
 pub use cell::{Cell, UeRadio};
 pub use config::{CellConfig, ConfigError, HarqConfig, HarqMode, RlcMode, UeConfig};
