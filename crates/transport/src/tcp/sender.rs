@@ -610,3 +610,50 @@ impl Sender {
         stats.last_rtt_ns = self.rtt.last_rtt_ns();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A window of 100 segments paced at 8 Mbit/s.
+    struct Paced;
+
+    impl CongestionControl for Paced {
+        fn on_ack(&mut self, _: &AckSample) {}
+        fn on_congestion_event(&mut self, _: CongestionEvent, _: u64, _: u64) {}
+        fn on_recovery_exit(&mut self, _: u64) {}
+        fn cwnd_bytes(&self) -> u64 {
+            100_000
+        }
+        fn ssthresh_bytes(&self) -> u64 {
+            u64::MAX
+        }
+        fn pacing_rate_bps(&self) -> Option<u64> {
+            Some(8_000_000)
+        }
+    }
+
+    fn paced(_: &CcInit) -> Box<dyn CongestionControl> {
+        Box::new(Paced)
+    }
+
+    #[test]
+    fn pacing_releases_segments_on_schedule_and_sets_the_timer() {
+        let mut s = Sender::new(&TcpConfig::default(), paced);
+        let neg = Negotiated { mss_bytes: 1000, snd_wscale: 0, rcv_wscale: 0, sack: false, timestamps: false };
+        s.establish(&neg, u16::MAX, 0);
+        s.send(10_000);
+        let tmpl = Template { src: Ipv4Addr::LOCALHOST, dst: Ipv4Addr::LOCALHOST, header: TcpHeader { flags: TcpFlags::ACK, ..TcpHeader::default() } };
+        let mut out = Vec::new();
+        assert_eq!(s.transmit(0, &tmpl, &mut out), 1, "one segment, then wait for the pacing release");
+        assert_eq!(s.limited_by(), LimitedBy::Pacing);
+        // 1040 wire bytes (20 IP + 20 TCP + 1000) at 8 Mbit/s take 1.04 ms.
+        assert_eq!(s.next_timeout_ns(), Some(1_040_000));
+        assert_eq!(s.transmit(1_039_999, &tmpl, &mut out), 0);
+        assert_eq!(s.transmit(1_040_000, &tmpl, &mut out), 1);
+        assert_eq!(s.next_timeout_ns(), Some(2_080_000));
+        // Late calls do not catch up with a burst: one segment per call and interval.
+        assert_eq!(s.transmit(5_000_000, &tmpl, &mut out), 1);
+        assert_eq!(s.next_timeout_ns(), Some(6_040_000));
+    }
+}
