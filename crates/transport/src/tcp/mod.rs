@@ -190,7 +190,13 @@ impl TcpConnection {
         let mut conn = TcpConnection {
             snd: Sender::new(&cfg, cc_constructor),
             rcv: Receiver::new(cfg.rcv_buf_bytes, cfg.delayed_ack, cfg.delayed_ack_timeout_ns),
-            negotiated: Negotiated { mss_bytes: cfg.mss_bytes as u64, snd_wscale: 0, rcv_wscale: 0, sack: false, timestamps: false },
+            negotiated: Negotiated {
+                mss_bytes: cfg.mss_bytes as u64,
+                snd_wscale: 0,
+                rcv_wscale: 0,
+                sack: false,
+                timestamps: false,
+            },
             cfg,
             local,
             remote,
@@ -269,7 +275,10 @@ impl TcpConnection {
         }
         let data_timers = if self.can_send_data() { self.snd.next_timeout_ns() } else { None };
         let ack_timer = if self.synchronized { self.rcv.ack_deadline_ns() } else { None };
-        [self.syn_deadline_ns, self.time_wait_deadline_ns, ack_timer, data_timers].into_iter().flatten().min()
+        [self.syn_deadline_ns, self.time_wait_deadline_ns, ack_timer, data_timers]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The application appends `bytes` to the send stream (u64::MAX: unlimited, bulk).
@@ -379,7 +388,10 @@ impl TcpConnection {
         let remote = self.remote.expect("synchronized connections know their peer");
         let mut options = TcpOptions::default();
         if self.negotiated.timestamps {
-            options.timestamps = Some(Timestamps { tsval: ts_now_ms(now_ns) as u32, tsecr: self.rcv.ts_recent() });
+            options.timestamps = Some(Timestamps {
+                tsval: ts_now_ms(now_ns) as u32,
+                tsecr: self.rcv.ts_recent(),
+            });
         }
         if self.negotiated.sack {
             self.rcv.fill_sack_blocks(&mut options);

@@ -76,10 +76,23 @@ mod tests {
     #[test]
     fn syn_ack_offers_only_what_the_syn_offered() {
         let cfg = TcpConfig::default();
-        let syn = TcpOptions { mss: Some(1000), sack_permitted: true, ..TcpOptions::default() };
+        let syn = TcpOptions {
+            mss: Some(1000),
+            sack_permitted: true,
+            ..TcpOptions::default()
+        };
         let reply = syn_options(&cfg, 7, Some(&syn));
         assert_eq!((reply.window_scale, reply.sack_permitted, reply.timestamps), (None, true, None));
         let n = negotiate(&cfg, &syn);
-        assert_eq!(n, Negotiated { mss_bytes: 1000, snd_wscale: 0, rcv_wscale: 0, sack: true, timestamps: false });
+        assert_eq!(
+            n,
+            Negotiated {
+                mss_bytes: 1000,
+                snd_wscale: 0,
+                rcv_wscale: 0,
+                sack: true,
+                timestamps: false
+            }
+        );
     }
 }

@@ -82,7 +82,11 @@ pub(crate) struct Scoreboard {
 impl Scoreboard {
     /// An empty scoreboard whose first segment will start at `start`.
     pub fn new(start: u64) -> Scoreboard {
-        Scoreboard { loss_marker: start, high_rxt: start, ..Scoreboard::default() }
+        Scoreboard {
+            loss_marker: start,
+            high_rxt: start,
+            ..Scoreboard::default()
+        }
     }
 
     pub fn pipe_bytes(&self) -> u64 {

@@ -106,7 +106,15 @@ pub struct Link {
 
 impl Link {
     pub fn new(delay_ns: u64) -> Link {
-        Link { delay_ns, rate_bps: None, queue_limit_packets: usize::MAX, filter: no_loss(), departures: VecDeque::new(), dropped_by_filter: 0, dropped_by_queue: 0 }
+        Link {
+            delay_ns,
+            rate_bps: None,
+            queue_limit_packets: usize::MAX,
+            filter: no_loss(),
+            departures: VecDeque::new(),
+            dropped_by_filter: 0,
+            dropped_by_queue: 0,
+        }
     }
 
     pub fn with_rate(mut self, rate_bps: u64, queue_limit_packets: usize) -> Link {
@@ -241,7 +249,12 @@ impl Harness {
             };
             let arrival = link.admit(self.now_ns, &mut pkt);
             if self.record {
-                self.sent.push(Sent { time_ns: self.now_ns, from, packet: pkt, dropped: arrival.is_none() });
+                self.sent.push(Sent {
+                    time_ns: self.now_ns,
+                    from,
+                    packet: pkt,
+                    dropped: arrival.is_none(),
+                });
             }
             if let Some(t) = arrival {
                 let slot = match self.free_slots.pop() {
@@ -263,7 +276,10 @@ impl Harness {
 
     fn next_event_ns(&self) -> Option<u64> {
         let arrival = self.arrivals.peek().map(|r| r.0 .0);
-        [arrival, self.server.next_timeout_ns(), self.client.next_timeout_ns()].into_iter().flatten().min()
+        [arrival, self.server.next_timeout_ns(), self.client.next_timeout_ns()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Runs until `done` holds or the next event is after `limit_ns`. Returns whether
@@ -335,7 +351,12 @@ impl Harness {
                 self.emit(Side::Server, out);
             }
             if self.record {
-                self.server_log.push(ServerSnapshot { time_ns: self.now_ns, next_timeout_ns: self.server.next_timeout_ns(), stats: self.server.stats().clone(), ack });
+                self.server_log.push(ServerSnapshot {
+                    time_ns: self.now_ns,
+                    next_timeout_ns: self.server.next_timeout_ns(),
+                    stats: self.server.stats().clone(),
+                    ack,
+                });
             }
         } else {
             let range = self.client.take_delivered();
@@ -404,5 +425,10 @@ impl Harness {
 
 /// A configuration with the given congestion control and feature switches.
 pub fn config(cc: &str, sack: bool, delayed_ack: bool) -> TcpConfig {
-    TcpConfig { cc: cc.to_string(), sack, delayed_ack, ..TcpConfig::default() }
+    TcpConfig {
+        cc: cc.to_string(),
+        sack,
+        delayed_ack,
+        ..TcpConfig::default()
+    }
 }
