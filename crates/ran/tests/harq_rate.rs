@@ -93,3 +93,28 @@ fn fixed_pattern_splits_downlink_and_uplink() {
     assert_eq!(st.uplink.harq_tx_bytes, 200 * ul);
     assert_eq!(st.downlink.slots_scheduled, 800);
 }
+
+#[test]
+fn mcs_mode_sizes_tbs_from_the_cqi_table_with_the_matching_sinr_target() {
+    // 12 dB: SE 2.947 is quantized down to 2.7305, which needs 11.21 dB, so
+    // a TB sent at 12 dB fails with BLER(+0.79 dB) ≈ 3.3 %.
+    let mut cfg = CellConfig { harq: HarqConfig { max_retx: 0, ..HarqConfig::default() }, ..CellConfig::default() };
+    cfg.link.mcs = true;
+    let mut sim = Sim::new(cfg, &[UeConfig { rlc_mode: RlcMode::Um, ..UeConfig::default() }], 9);
+    sim.radio[0] = radio(12.0, 12.0);
+    let ue = Sim::ue(0);
+    let mut uid = 0;
+    for _ in 0..20_000 {
+        while sim.cell.rlc_bytes(ue, Direction::Downlink) < 100_000 {
+            sim.cell.enqueue_downlink(sim.now_ns, ue, packet(uid, 1500));
+            uid += 1;
+        }
+        sim.step();
+    }
+    let st = sim.cell.ue_stats(ue).downlink;
+    let per_slot = (1e9 * millinet_channel::link::DEFAULT_ETA_OH * 2.7305 * 125e-6 / 8.0).floor() as u64;
+    assert_eq!(st.harq_tx_bytes, per_slot * st.harq_tx);
+    let bler = st.harq_failures as f64 / st.harq_tx as f64;
+    let expected = millinet_ran::harq::bler(12.0, millinet_channel::sinr_required_db(2.7305));
+    assert!((bler - expected).abs() < 0.004, "BLER {bler}, expected {expected}");
+}

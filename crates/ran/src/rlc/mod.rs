@@ -210,3 +210,118 @@ impl RlcEntity {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::net::Ipv4Addr;
+
+    use millinet_wire::{Packet, UdpHeader};
+
+    use super::*;
+
+    #[derive(Default)]
+    struct Collect {
+        delivered: Vec<u64>,
+        dropped: Vec<(u64, DropReason)>,
+    }
+
+    impl RlcSink for Collect {
+        fn deliver(&mut self, sdu: Sdu) {
+            self.delivered.push(sdu.count);
+        }
+        fn drop_sdu(&mut self, sdu: Sdu, reason: DropReason) {
+            self.dropped.push((sdu.count, reason));
+        }
+    }
+
+    fn sdu(count: u64, bytes: u32) -> Sdu {
+        let p = Packet::udp(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, UdpHeader { src_port: 1, dst_port: 2 }, bytes - 28);
+        Sdu { packet: p, count, bytes }
+    }
+
+    fn entity(mode: RlcMode, sdus: &[u32]) -> RlcEntity {
+        let mut e = RlcEntity::new(&UeConfig { rlc_mode: mode, ..UeConfig::default() }, 1 << 20);
+        for (i, &b) in sdus.iter().enumerate() {
+            assert!(e.enqueue(sdu(i as u64, b)));
+        }
+        e
+    }
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn segmentation_and_concatenation_fill_tbs_exactly() {
+        let mut e = entity(RlcMode::Am, &[1000, 1000, 1000]);
+        let mut sink = Collect::default();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        assert_eq!(e.build_tb(0, 1500, None, &mut a, &mut sink), 1500);
+        assert_eq!(a, [Segment { sn: 0, offset: 0, len: 1000 }, Segment { sn: 1, offset: 0, len: 500 }]);
+        assert_eq!(e.queued_bytes(), 1500);
+        assert_eq!(e.build_tb(0, 4000, None, &mut b, &mut sink), 1500);
+        assert_eq!(b, [Segment { sn: 1, offset: 500, len: 500 }, Segment { sn: 2, offset: 0, len: 1000 }]);
+        // The second TB arrives first: nothing can go to PDCP before SDU 0.
+        e.on_received(MS, &b, &mut sink);
+        assert!(sink.delivered.is_empty());
+        e.on_received(MS, &a, &mut sink);
+        assert_eq!(sink.delivered, [0, 1, 2]);
+        assert!(e.is_idle());
+    }
+
+    #[test]
+    fn am_status_report_waits_for_reassembly_and_prohibit_timers() {
+        let mut e = entity(RlcMode::Am, &[1000, 1000, 1000]);
+        let mut sink = Collect::default();
+        let mut tbs = [Vec::new(), Vec::new(), Vec::new()];
+        for tb in &mut tbs {
+            e.build_tb(0, 1000, None, tb, &mut sink);
+        }
+        e.on_lost(MS, &tbs[0]);
+        e.on_received(MS, &tbs[2], &mut sink);
+        assert_eq!(e.on_timers(MS + MS / 2, &mut sink), Nacked::default(), "t-Reassembly running");
+        assert_eq!(e.on_timers(2 * MS, &mut sink), Nacked { segments: 1, bytes: 1000 });
+        assert_eq!(e.queued_bytes(), 1000, "the retransmission counts in B");
+        e.on_lost(2 * MS + MS / 2, &tbs[1]);
+        // t-Reassembly runs out at 3.5 ms but t-StatusProhibit holds until 4 ms.
+        assert_eq!(e.on_timers(3 * MS + MS / 2, &mut sink), Nacked::default());
+        assert_eq!(e.on_timers(4 * MS, &mut sink).segments, 1);
+        let mut retx = Vec::new();
+        assert_eq!(e.build_tb(4 * MS, 5000, None, &mut retx, &mut sink), 2000);
+        assert_eq!(retx.iter().map(|s| s.sn).collect::<Vec<_>>(), [0, 1], "SN order");
+        e.on_received(5 * MS, &retx, &mut sink);
+        assert_eq!(sink.delivered, [0, 1, 2]);
+    }
+
+    #[test]
+    fn um_discards_a_lost_sdu_after_t_reordering_and_moves_on() {
+        let mut e = entity(RlcMode::Um, &[1000, 1000]);
+        let mut sink = Collect::default();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        e.build_tb(0, 1000, None, &mut a, &mut sink);
+        e.build_tb(0, 1000, None, &mut b, &mut sink);
+        e.on_lost(MS, &a);
+        e.on_received(MS, &b, &mut sink);
+        e.on_timers(MS + MS / 2, &mut sink);
+        assert!(sink.delivered.is_empty() && sink.dropped.is_empty(), "t-Reordering running");
+        e.on_timers(2 * MS, &mut sink);
+        assert_eq!(sink.dropped, [(0, DropReason::UmLoss)]);
+        assert_eq!(sink.delivered, [1]);
+        assert!(e.is_idle());
+    }
+
+    #[test]
+    fn um_keeps_sending_the_rest_of_a_lost_sdu_and_ignores_it_late() {
+        let mut e = entity(RlcMode::Um, &[1000]);
+        let mut sink = Collect::default();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        e.build_tb(0, 400, None, &mut a, &mut sink);
+        e.on_lost(MS, &a);
+        e.on_timers(3 * MS, &mut sink);
+        assert!(sink.dropped.is_empty(), "600 bytes still unsent");
+        e.build_tb(3 * MS, 1000, None, &mut b, &mut sink);
+        e.on_timers(3 * MS, &mut sink);
+        assert_eq!(sink.dropped, [(0, DropReason::UmLoss)]);
+        // The rest arriving after the SDU was discarded changes nothing.
+        e.on_received(4 * MS, &b, &mut sink);
+        assert!(sink.delivered.is_empty() && e.is_idle());
+    }
+}
