@@ -78,3 +78,10 @@ def test_pcap_is_readable_by_tshark(tmp_path):
             capture_output=True, text=True, check=True,
         ).stdout.splitlines()
         assert packets, f"{capture.name} has TCP packets"
+
+
+def test_run_summarizes_udp_flows(tmp_path):
+    """A UDP flow has no RTT, retransmissions or limits: the summary shows "-" instead."""
+    result = ok(millinet("run", "dumbbell", "--set", "duration_s=0.1", "--set", "flows.0.kind=udp", "--out", tmp_path))
+    assert "0 udp" in result.stdout
+    ok(millinet("plot", tmp_path))

@@ -88,23 +88,29 @@ def run(scenario: str, seed: int | None, overrides: tuple[str, ...], out: Path |
 
 
 def summary_table(summary: dict) -> Table:
-    """Per flow: goodput, RTT, retransmissions, RTOs and what limited the sender."""
+    """Per flow: goodput, RTT, retransmissions, RTOs and what limited the sender ("-" where
+    a flow has no such figure, e.g. RTT of a UDP flow)."""
     table = Table(box=box.SIMPLE_HEAD)
     for header in ("flow", "goodput Mbit/s", "RTT mean ms", "RTT p95 ms", "retx", "RTOs"):
         table.add_column(header, justify="right")
     table.add_column("limited by", no_wrap=True)
     for index, flow in enumerate(summary["flows"]):
-        shares = sorted(flow["limited_by"].items(), key=lambda item: -item[1])
+        rtt = flow.get("rtt_ms") or {}
+        shares = sorted((flow.get("limited_by") or {}).items(), key=lambda item: -item[1])
         table.add_row(
-            str(index),
-            f"{flow['goodput_bps'] / 1e6:.2f}",
-            f"{flow['rtt_ms']['mean']:.2f}",
-            f"{flow['rtt_ms']['p95']:.2f}",
-            str(flow["retransmits"]),
-            str(flow["rtos"]),
-            ", ".join(f"{name} {share:.0%}" for name, share in shares if share > 0) or "-",
+            f"{index} {flow.get('kind', '')}",
+            _cell(flow["goodput_bps"] / 1e6, ".2f"),
+            _cell(rtt.get("mean"), ".2f"),
+            _cell(rtt.get("p95"), ".2f"),
+            _cell(flow.get("retransmits"), "d"),
+            _cell(flow.get("rtos"), "d"),
+            ", ".join(f"{name} {share:.0%}" for name, share in shares if f"{share:.0%}" != "0%") or "-",
         )
     return table
+
+
+def _cell(value: float | int | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
 
 
 @cli.command()
