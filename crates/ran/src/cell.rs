@@ -32,7 +32,10 @@ pub struct UeRadio {
 
 impl UeRadio {
     /// No report yet and no signal.
-    pub const OUTAGE: UeRadio = UeRadio { reported_sinr_db: f64::NEG_INFINITY, sinr_db: f64::NEG_INFINITY };
+    pub const OUTAGE: UeRadio = UeRadio {
+        reported_sinr_db: f64::NEG_INFINITY,
+        sinr_db: f64::NEG_INFINITY,
+    };
 }
 
 /// PDCP + RLC + HARQ of one direction of one UE's bearer.
@@ -66,7 +69,11 @@ impl Link {
         self.stats.sdus_offered += 1;
         self.stats.bytes_offered += u64::from(bytes);
         let count = self.pdcp_tx.stamp(now_ns, &mut packet);
-        let accepted = self.rlc.enqueue(Sdu { packet, count, bytes });
+        let accepted = self.rlc.enqueue(Sdu {
+            packet,
+            count,
+            bytes,
+        });
         if !accepted {
             self.stats.count_drop(DropReason::Overflow);
         }
@@ -96,12 +103,20 @@ impl RlcSink for Sink<'_> {
         }
         self.stats.sdus_delivered += 1;
         self.stats.bytes_delivered += u64::from(sdu.bytes);
-        self.delivered.push(Delivery { ue: self.ue, packet: sdu.packet });
+        self.delivered.push(Delivery {
+            ue: self.ue,
+            packet: sdu.packet,
+        });
     }
 
     fn drop_sdu(&mut self, sdu: Sdu, reason: DropReason) {
         self.stats.count_drop(reason);
-        self.dropped.push(Dropped { ue: self.ue, direction: self.direction, reason, packet: sdu.packet });
+        self.dropped.push(Dropped {
+            ue: self.ue,
+            direction: self.direction,
+            reason,
+            packet: sdu.packet,
+        });
     }
 }
 
@@ -243,7 +258,13 @@ impl Cell {
     /// Run the slot `[now_ns, now_ns + slot_ns)`. `radio[i]` is UE i's radio
     /// state; `rng` is the HARQ error stream. `out` is cleared and filled with
     /// what takes effect at the end of the slot.
-    pub fn on_slot(&mut self, now_ns: u64, radio: &[UeRadio], rng: &mut impl RngCore, out: &mut SlotOutput) {
+    pub fn on_slot(
+        &mut self,
+        now_ns: u64,
+        radio: &[UeRadio],
+        rng: &mut impl RngCore,
+        out: &mut SlotOutput,
+    ) {
         assert_eq!(radio.len(), self.ues.len(), "one UeRadio per UE");
         let slot_ns = self.cfg.slot_ns;
         out.reset(now_ns + slot_ns);
@@ -265,7 +286,10 @@ impl Cell {
 
         let plan = match &self.cfg.tdd {
             TddConfig::Dynamic { .. } => {
-                let dl = self.ues.iter().any(|u| u.wants(Direction::Downlink, now_ns));
+                let dl = self
+                    .ues
+                    .iter()
+                    .any(|u| u.wants(Direction::Downlink, now_ns));
                 let ul = self.ues.iter().any(|u| u.wants(Direction::Uplink, now_ns));
                 self.tdd.plan(&self.cfg.tdd, now_ns / slot_ns, dl, ul)
             }
@@ -302,7 +326,17 @@ impl Cell {
             while let Some(p) = link.harq.due_retx(now_ns, left) {
                 let share = link.harq.process(p).share;
                 left -= share;
-                self.served.push(transmit(UeId(i as u32), dir, link, p, now_ns, sinr_now, &self.cfg, rng, out));
+                self.served.push(transmit(
+                    UeId(i as u32),
+                    dir,
+                    link,
+                    p,
+                    now_ns,
+                    sinr_now,
+                    &self.cfg,
+                    rng,
+                    out,
+                ));
                 note_scheduled(link, now_ns, share);
             }
         }
@@ -323,7 +357,11 @@ impl Cell {
                 }
                 let rate_bps = amc.rate_bps * rate_scale;
                 let need_share = link.rlc.queued_bytes() as f64 * 8.0 / (rate_bps * slot_s);
-                self.candidates.push(Candidate { ue: UeId(i as u32), rate_bps, need_share });
+                self.candidates.push(Candidate {
+                    ue: UeId(i as u32),
+                    rate_bps,
+                    need_share,
+                });
             }
             if !self.candidates.is_empty() {
                 self.grants.clear();
@@ -345,7 +383,10 @@ impl Cell {
                         continue;
                     }
                     let link = ue.link(dir);
-                    let p = link.harq.free_process(now_ns).expect("candidates have a free process");
+                    let p = link
+                        .harq
+                        .free_process(now_ns)
+                        .expect("candidates have a free process");
                     let used = link.rlc.build_tb(
                         now_ns,
                         budget,
@@ -357,7 +398,9 @@ impl Cell {
                         continue; // the AQM dropped everything there was
                     }
                     link.harq.start(p, used, g.share, amc.sinr_req_db);
-                    self.served.push(transmit(g.ue, dir, link, p, now_ns, sinr_now, &self.cfg, rng, out));
+                    self.served.push(transmit(
+                        g.ue, dir, link, p, now_ns, sinr_now, &self.cfg, rng, out,
+                    ));
                     note_scheduled(link, now_ns, g.share);
                 }
             }
@@ -399,14 +442,20 @@ impl Cell {
 
     pub fn ue_stats(&self, ue: UeId) -> UeStats {
         let u = &self.ues[ue.index()];
-        UeStats { downlink: u.dl.stats, uplink: u.ul.stats }
+        UeStats {
+            downlink: u.dl.stats,
+            uplink: u.ul.stats,
+        }
     }
 
     /// Sum over the cell's UEs.
     pub fn cell_stats(&self) -> UeStats {
         let mut total = UeStats::default();
         for u in &self.ues {
-            total += &UeStats { downlink: u.dl.stats, uplink: u.ul.stats };
+            total += &UeStats {
+                downlink: u.dl.stats,
+                uplink: u.ul.stats,
+            };
         }
         total
     }
@@ -415,7 +464,9 @@ impl Cell {
     /// calling `on_slot` until the next enqueue (every model state is kept in
     /// absolute time, so skipped slots change nothing).
     pub fn is_idle(&self, now_ns: u64) -> bool {
-        self.ues.iter().all(|u| u.dl.is_idle(now_ns) && u.ul.is_idle(now_ns))
+        self.ues
+            .iter()
+            .all(|u| u.dl.is_idle(now_ns) && u.ul.is_idle(now_ns))
     }
 
     fn link(&self, ue: UeId, direction: Direction) -> &Link {
@@ -442,13 +493,21 @@ fn transmit(
     out: &mut SlotOutput,
 ) -> Served {
     let decoded_ns = now_ns + cfg.slot_ns;
-    let outcome =
-        link.harq.transmit(p, now_ns, sinr_now_db, cfg.outage_sinr_db, &cfg.harq, rng, &mut link.stats);
+    let outcome = link.harq.transmit(
+        p,
+        now_ns,
+        sinr_now_db,
+        cfg.outage_sinr_db,
+        &cfg.harq,
+        rng,
+        &mut link.stats,
+    );
     let bits = u64::from(link.harq.process(p).tb_bytes) * 8;
     match outcome {
         Outcome::Decoded => {
             let tb = &link.harq.process(p).tb;
-            link.rlc.on_received(decoded_ns, tb, &mut sink!(ue, dir, link, out));
+            link.rlc
+                .on_received(decoded_ns, tb, &mut sink!(ue, dir, link, out));
             link.harq.release(p);
         }
         Outcome::GiveUp => {

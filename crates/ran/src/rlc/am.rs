@@ -85,7 +85,9 @@ impl AmArq {
             nacked.bytes += u64::from(segment.len);
         }
         // Rare (once per report): restore SN order across old and new NACKs.
-        self.retx.make_contiguous().sort_unstable_by_key(|s| (s.sn, s.offset));
+        self.retx
+            .make_contiguous()
+            .sort_unstable_by_key(|s| (s.sn, s.offset));
         self.prohibit_until_ns = now_ns + self.t_status_prohibit_ns;
         nacked
     }
@@ -95,7 +97,9 @@ impl AmArq {
     pub fn take_retx(&mut self, budget: u32, tb: &mut Vec<Segment>) -> u32 {
         let mut left = budget;
         while left > 0 {
-            let Some(front) = self.retx.front_mut() else { break };
+            let Some(front) = self.retx.front_mut() else {
+                break;
+            };
             let seg = if front.len <= left {
                 let s = *front;
                 self.retx.pop_front();

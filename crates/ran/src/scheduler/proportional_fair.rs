@@ -26,7 +26,12 @@ pub struct ProportionalFair {
 
 impl ProportionalFair {
     pub fn new(time_constant_ns: u64) -> Self {
-        ProportionalFair { time_constant_ns, avg_bps: Vec::new(), averaged_to_ns: 0, ranked: Vec::new() }
+        ProportionalFair {
+            time_constant_ns,
+            avg_bps: Vec::new(),
+            averaged_to_ns: 0,
+            ranked: Vec::new(),
+        }
     }
 }
 
@@ -36,20 +41,31 @@ impl Scheduler for ProportionalFair {
         self.avg_bps.push(0.0);
     }
 
-    fn allocate(&mut self, _now_ns: u64, share: f64, candidates: &[Candidate], grants: &mut Vec<Grant>) {
+    fn allocate(
+        &mut self,
+        _now_ns: u64,
+        share: f64,
+        candidates: &[Candidate],
+        grants: &mut Vec<Grant>,
+    ) {
         self.ranked.clear();
         for (i, c) in candidates.iter().enumerate() {
-            self.ranked.push((c.rate_bps / self.avg_bps[c.ue.index()].max(MIN_AVG_BPS), i));
+            self.ranked
+                .push((c.rate_bps / self.avg_bps[c.ue.index()].max(MIN_AVG_BPS), i));
         }
         // Best metric first; ties (e.g. at start) go to the lower UE id.
-        self.ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        self.ranked
+            .sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let mut left = share;
         for &(_, i) in &self.ranked {
             if left <= crate::SHARE_EPS {
                 break;
             }
             let s = candidates[i].need_share.min(left);
-            grants.push(Grant { ue: candidates[i].ue, share: s });
+            grants.push(Grant {
+                ue: candidates[i].ue,
+                share: s,
+            });
             left -= s;
         }
     }

@@ -11,9 +11,18 @@ pub struct Tdma {
 }
 
 impl Scheduler for Tdma {
-    fn allocate(&mut self, _now_ns: u64, share: f64, candidates: &[Candidate], grants: &mut Vec<Grant>) {
+    fn allocate(
+        &mut self,
+        _now_ns: u64,
+        share: f64,
+        candidates: &[Candidate],
+        grants: &mut Vec<Grant>,
+    ) {
         let next = match self.last {
-            Some(last) => candidates.iter().find(|c| c.ue > last).unwrap_or(&candidates[0]),
+            Some(last) => candidates
+                .iter()
+                .find(|c| c.ue > last)
+                .unwrap_or(&candidates[0]),
             None => &candidates[0],
         };
         self.last = Some(next.ue);

@@ -16,7 +16,10 @@ pub fn packet(uid: u64, wire: u32) -> Packet {
     let mut p = Packet::udp(
         Ipv4Addr::new(10, 0, 0, 1),
         Ipv4Addr::new(10, 0, 0, 2),
-        UdpHeader { src_port: 1, dst_port: 2 },
+        UdpHeader {
+            src_port: 1,
+            dst_port: 2,
+        },
         wire - 28,
     );
     p.meta.uid = uid;
@@ -28,7 +31,10 @@ pub fn rng(seed: u64) -> Xoshiro256PlusPlus {
 }
 
 pub fn radio(reported_db: f64, actual_db: f64) -> UeRadio {
-    UeRadio { reported_sinr_db: reported_db, sinr_db: actual_db }
+    UeRadio {
+        reported_sinr_db: reported_db,
+        sinr_db: actual_db,
+    }
 }
 
 /// A cell plus everything the engine would hold to drive it.
@@ -47,12 +53,19 @@ impl Sim {
             cell.add_ue(*u).unwrap();
         }
         let radio = vec![radio(20.0, 20.0); ues.len()];
-        Sim { cell, out: SlotOutput::default(), rng: rng(seed), now_ns: 0, radio }
+        Sim {
+            cell,
+            out: SlotOutput::default(),
+            rng: rng(seed),
+            now_ns: 0,
+            radio,
+        }
     }
 
     /// Run one slot and advance the clock.
     pub fn step(&mut self) -> &SlotOutput {
-        self.cell.on_slot(self.now_ns, &self.radio, &mut self.rng, &mut self.out);
+        self.cell
+            .on_slot(self.now_ns, &self.radio, &mut self.rng, &mut self.out);
         self.now_ns += self.cell.config().slot_ns;
         &self.out
     }
