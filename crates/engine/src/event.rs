@@ -25,6 +25,8 @@ pub enum Event {
     FlowStart(u32),
     /// An application-limited source writes its next chunk.
     AppWrite(u32),
+    /// A cell delivers what its previous slot decoded and schedules the next slot.
+    Slot(u32),
 }
 
 #[derive(Clone, Copy, Debug)]

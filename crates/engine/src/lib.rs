@@ -7,6 +7,7 @@ pub mod metrics;
 pub mod network;
 pub mod output;
 pub mod pcap;
+pub mod radio;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
@@ -72,7 +73,7 @@ pub fn run_file(path: &Path, opts: &RunOptions, progress: &mut dyn FnMut(f64, f6
         Some(dir) => opts.pcap_nodes.iter().map(|n| (n.clone(), dir.join(format!("{n}.pcap")))).collect(),
         None => Vec::new(),
     };
-    let mut sim = sim::Simulation::new(loaded.scenario, &captures)?;
+    let mut sim = sim::Simulation::new(loaded.scenario, &loaded.base_dir, &captures)?;
     let started = std::time::Instant::now();
     sim.run(progress);
     let wall_s = started.elapsed().as_secs_f64();

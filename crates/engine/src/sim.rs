@@ -8,6 +8,7 @@ use millinet_transport::udp::{UdpSink, UdpSource, UdpSourceConfig};
 use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig, TcpConnection, TcpState, TcpStats};
 use std::net::Ipv4Addr;
 
+use millinet_ran::UeId;
 use millinet_wire::Packet;
 use rand_core::RngCore;
 use serde_json::json;
@@ -18,6 +19,7 @@ use crate::metrics::LogHistogram;
 use crate::network::{address_of, node_of, shortest_paths, Node, NO_ROUTE};
 use crate::output::{Column, ColumnData, Table};
 use crate::pcap::PcapWriter;
+use crate::radio::{self, RadioCell};
 use crate::rng;
 use crate::scenario::{App, Aqm, CwndGrowthSpec, FlowKind, FlowSpec, NewRenoVariantSpec, Scenario};
 use crate::Error;
@@ -110,6 +112,8 @@ struct Flow {
     completed_ns: Option<u64>,
     rtt_samples_seen: u64,
     rtt: LogHistogram,
+    /// RAN latency of the flow's packets delivered over a radio downlink.
+    ran_latency: LogHistogram,
     /// Delivered payload bytes per goodput bin.
     goodput_bins: Vec<u64>,
 }
@@ -128,6 +132,26 @@ struct Series {
     queue_id: Vec<u32>,
     queue_bytes: Vec<u64>,
     queue_packets: Vec<u64>,
+    ue_t: Vec<f64>,
+    ue_id: Vec<u32>,
+    ue_sinr_db: Vec<f64>,
+    ue_rate_bps: Vec<f64>,
+    ue_los: Vec<u32>,
+    ue_rlc_bytes: Vec<u64>,
+    ue_ran_latency_ms: Vec<f64>,
+}
+
+/// Per-UE measurements taken every slot.
+#[derive(Default)]
+struct UeMetrics {
+    rate_bps_sum: f64,
+    slots: u64,
+    los_slots: u64,
+    outage_slots: u64,
+    ran_latency: LogHistogram,
+    /// Latency sum and count since the last sample (for the time series).
+    window_latency_ns: u64,
+    window_deliveries: u64,
 }
 
 pub struct Simulation {
@@ -145,14 +169,29 @@ pub struct Simulation {
     endpoints: Vec<Endpoint>,
     flows: Vec<Flow>,
     captures: Vec<Option<PcapWriter>>,
+    cells: Vec<RadioCell>,
+    /// Per UE (scenario order): its cell and id there. Radio hop ids in the routing
+    /// table follow the wired links: 2k downlink and 2k + 1 uplink of UE k.
+    ue_placement: Vec<(usize, UeId)>,
+    ue_metrics: Vec<UeMetrics>,
     scratch: Vec<Packet>,
     next_uid: u64,
     series: Series,
 }
 
+/// Mean and percentiles in milliseconds of a histogram of nanoseconds.
+fn latency_summary(h: &LogHistogram) -> serde_json::Value {
+    let ms = |v: Option<f64>| v.map(|ns| ns / 1e6);
+    json!({
+        "mean": ms(h.mean()),
+        "p50": ms(h.percentile(50.0)),
+        "p95": ms(h.percentile(95.0)),
+        "p99": ms(h.percentile(99.0)),
+    })
+}
+
 /// The TCP part of a flow's summary.
 fn tcp_summary(f: &Flow, stats: &TcpStats) -> serde_json::Value {
-    let ms = |v: Option<f64>| v.map(|ns| ns / 1e6);
     let limited_total: u64 = stats.limited_ns.iter().sum();
     let share = |k: usize| if limited_total == 0 { 0.0 } else { stats.limited_ns[k] as f64 / limited_total as f64 };
     json!({
@@ -160,13 +199,8 @@ fn tcp_summary(f: &Flow, stats: &TcpStats) -> serde_json::Value {
         "cc": f.spec.cc,
         "mss_bytes": f.spec.mss_bytes,
         "download_time_s": f.completed_ns.map(|t| (t - f.start_ns) as f64 / 1e9),
-        "rtt_ms": {
-            "mean": ms(f.rtt.mean()),
-            "p50": ms(f.rtt.percentile(50.0)),
-            "p95": ms(f.rtt.percentile(95.0)),
-            "p99": ms(f.rtt.percentile(99.0)),
-            "samples": f.rtt.count(),
-        },
+        "rtt_ms": latency_summary(&f.rtt),
+        "rtt_samples": f.rtt.count(),
         "retransmits": stats.retransmitted_segments,
         "fast_retransmits": stats.fast_retransmits,
         "rtos": stats.rtos,
@@ -201,7 +235,7 @@ fn tcp_config(f: &FlowSpec, iss: u32) -> TcpConfig {
 
 impl Simulation {
     /// Builds the network. `pcap` lists (node name, file path) captures.
-    pub fn new(scenario: Scenario, pcap: &[(String, std::path::PathBuf)]) -> Result<Simulation, Error> {
+    pub fn new(scenario: Scenario, base_dir: &std::path::Path, pcap: &[(String, std::path::PathBuf)]) -> Result<Simulation, Error> {
         let node_index = |name: &str| scenario.nodes.iter().position(|n| n.name == name).expect("validated") as u32;
         let mut links = Vec::new();
         let mut switching = Vec::new();
@@ -229,7 +263,12 @@ impl Simulation {
                 ));
             }
         }
-        let ends: Vec<(u32, u32)> = links.iter().map(|(from, l)| (*from, l.to_node)).collect();
+        let (cells, ue_placement) = radio::build(&scenario, base_dir, &node_index)?;
+        let mut ends: Vec<(u32, u32)> = links.iter().map(|(from, l)| (*from, l.to_node)).collect();
+        for &(cell, ue) in &ue_placement {
+            let (gnb, ue_node) = (cells[cell].node, cells[cell].ues[ue.index()].node);
+            ends.extend([(gnb, ue_node), (ue_node, gnb)]);
+        }
         let routes = shortest_paths(scenario.nodes.len(), &ends);
         let mut nodes: Vec<Node> = scenario
             .nodes
@@ -239,12 +278,18 @@ impl Simulation {
             .map(|(i, (n, next_link))| Node { name: n.name.clone(), address: address_of(i as u32), next_link, endpoints: Vec::new() })
             .collect();
 
+        // Every name is checked before any file is created, so a rejected run writes nothing.
+        let capture_nodes = pcap
+            .iter()
+            .map(|(name, _)| {
+                nodes.iter().position(|n| &n.name == name).ok_or_else(|| {
+                    let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+                    Error::Scenario(format!("--pcap {name}: no such node; allowed: {}", known.join(", ")))
+                })
+            })
+            .collect::<Result<Vec<usize>, Error>>()?;
         let mut captures: Vec<Option<PcapWriter>> = (0..nodes.len()).map(|_| None).collect();
-        for (name, path) in pcap {
-            let Some(i) = nodes.iter().position(|n| &n.name == name) else {
-                let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
-                return Err(Error::Scenario(format!("--pcap {name}: no such node; allowed: {}", known.join(", "))));
-            };
+        for (&i, (_, path)) in capture_nodes.iter().zip(pcap) {
             captures[i] = Some(PcapWriter::create(path).map_err(Error::Io)?);
         }
 
@@ -261,6 +306,9 @@ impl Simulation {
             endpoints: Vec::new(),
             flows: Vec::new(),
             captures,
+            ue_metrics: (0..ue_placement.len()).map(|_| UeMetrics::default()).collect(),
+            cells,
+            ue_placement,
             scratch: Vec::with_capacity(64),
             next_uid: 0,
             series: Series::default(),
@@ -316,6 +364,7 @@ impl Simulation {
                 completed_ns: None,
                 rtt_samples_seen: 0,
                 rtt: LogHistogram::default(),
+                ran_latency: LogHistogram::default(),
                 goodput_bins: vec![0; bins],
             });
         }
@@ -327,6 +376,9 @@ impl Simulation {
         }
         for &(link, period_ns) in &sim.switching {
             sim.events.schedule(period_ns, Event::RateSwitch(link));
+        }
+        for c in 0..sim.cells.len() as u32 {
+            sim.events.schedule(0, Event::Slot(c));
         }
         sim.events.schedule(0, Event::Sample);
         Ok(sim)
@@ -378,6 +430,7 @@ impl Simulation {
                 }
                 Event::FlowStart(f) => self.start_flow(f),
                 Event::AppWrite(f) => self.app_write(f),
+                Event::Slot(c) => self.slot(c),
             }
             if self.events.processed() & 0xFFFF == 0 {
                 progress(now_ns as f64 / 1e9, total_s);
@@ -453,7 +506,55 @@ impl Simulation {
             return;
         }
         packet.ttl -= 1;
-        self.links[link as usize].enqueue(self.now_ns, packet, link, &mut self.events);
+        match (link as usize).checked_sub(self.links.len()) {
+            None => {
+                self.links[link as usize].enqueue(self.now_ns, packet, link, &mut self.events);
+            }
+            Some(hop) => {
+                let (cell, ue) = self.ue_placement[hop / 2];
+                let cell = &mut self.cells[cell].cell;
+                // Drops are counted by the RLC entity itself.
+                if hop % 2 == 0 {
+                    cell.enqueue_downlink(self.now_ns, ue, packet);
+                } else {
+                    cell.enqueue_uplink(self.now_ns, ue, packet);
+                }
+            }
+        }
+    }
+
+    /// Delivers what the cell decoded in its previous slot, then runs this slot.
+    fn slot(&mut self, c: u32) {
+        let mut decoded = std::mem::take(&mut self.cells[c as usize].decoded);
+        for d in decoded.downlink.drain(..) {
+            let latency_ns = self.now_ns - d.packet.meta.ran_entry_ns;
+            let ue = &self.cells[c as usize].ues[d.ue.index()];
+            let node = ue.node;
+            let m = &mut self.ue_metrics[ue.index];
+            m.ran_latency.record(latency_ns);
+            m.window_latency_ns += latency_ns;
+            m.window_deliveries += 1;
+            if let Some(f) = self.flows.get_mut(d.packet.meta.flow as usize) {
+                f.ran_latency.record(latency_ns);
+            }
+            self.arrive(node, d.packet);
+        }
+        let gnb = self.cells[c as usize].node;
+        for d in decoded.uplink.drain(..) {
+            self.arrive(gnb, d.packet);
+        }
+        let cell = &mut self.cells[c as usize];
+        cell.decoded = decoded;
+        cell.run_slot(self.now_ns);
+        for (i, ue) in cell.ues.iter().enumerate() {
+            let m = &mut self.ue_metrics[ue.index];
+            m.rate_bps_sum += cell.cell.telemetry(self.now_ns, UeId(i as u32)).rate_bps;
+            m.slots += 1;
+            m.los_slots += ue.state.los as u64;
+            m.outage_slots += ue.state.outage as u64;
+        }
+        let next = self.now_ns + cell.slot_ns;
+        self.events.schedule(next, Event::Slot(c));
     }
 
     /// After any call into an endpoint: send its packets, re-arm its timer, and
@@ -545,6 +646,24 @@ impl Simulation {
             s.queue_bytes.push(l.queued_bytes());
             s.queue_packets.push(l.queued_packets());
         }
+        for (k, &(c, ue)) in self.ue_placement.iter().enumerate() {
+            let cell = &self.cells[c];
+            let telemetry = cell.cell.telemetry(self.now_ns, ue);
+            let m = &mut self.ue_metrics[k];
+            s.ue_t.push(t);
+            s.ue_id.push(k as u32);
+            s.ue_sinr_db.push(cell.ues[ue.index()].state.sinr_db);
+            s.ue_rate_bps.push(telemetry.rate_bps);
+            s.ue_los.push(cell.ues[ue.index()].state.los as u32);
+            s.ue_rlc_bytes.push(telemetry.rlc_bytes);
+            s.ue_ran_latency_ms.push(if m.window_deliveries == 0 {
+                f64::NAN
+            } else {
+                m.window_latency_ns as f64 / m.window_deliveries as f64 / 1e6
+            });
+            m.window_latency_ns = 0;
+            m.window_deliveries = 0;
+        }
         let next = self.now_ns + self.sample_step_ns;
         if next <= self.end_ns {
             self.events.schedule(next, Event::Sample);
@@ -570,7 +689,7 @@ impl Simulation {
             }
         }
         let col = |name, data| Column { name, data };
-        vec![
+        let mut tables = vec![
             Table {
                 name: "flows",
                 columns: vec![
@@ -596,7 +715,22 @@ impl Simulation {
                     col("packets", ColumnData::U64(s.queue_packets)),
                 ],
             },
-        ]
+        ];
+        if !self.ue_placement.is_empty() {
+            tables.push(Table {
+                name: "ues",
+                columns: vec![
+                    col("t", ColumnData::F64(s.ue_t)),
+                    col("ue", ColumnData::U32(s.ue_id)),
+                    col("sinr_db", ColumnData::F64(s.ue_sinr_db)),
+                    col("rate_bps", ColumnData::F64(s.ue_rate_bps)),
+                    col("los", ColumnData::U32(s.ue_los)),
+                    col("rlc_bytes", ColumnData::U64(s.ue_rlc_bytes)),
+                    col("ran_latency_ms", ColumnData::F64(s.ue_ran_latency_ms)),
+                ],
+            });
+        }
+        tables
     }
 
     /// summary.json without the simulator's cost fields (added by the caller).
@@ -615,6 +749,9 @@ impl Simulation {
                     "goodput_bps": if measured_s > 0.0 { f.delivered_bytes as f64 * 8.0 / measured_s } else { 0.0 },
                     "delivered_bytes": f.delivered_bytes,
                 });
+                if f.ran_latency.count() > 0 {
+                    entry["ran_latency_ms"] = latency_summary(&f.ran_latency);
+                }
                 let extra = match &self.endpoints[f.sender as usize].model {
                     Model::Tcp(c) => tcp_summary(f, c.stats()),
                     Model::UdpSource(source) => {
@@ -657,8 +794,50 @@ impl Simulation {
                 })
             })
             .collect();
+        let ues: Vec<_> = self
+            .ue_placement
+            .iter()
+            .enumerate()
+            .map(|(k, &(c, ue))| {
+                let m = &self.ue_metrics[k];
+                let spec = &self.scenario.ues[k];
+                let goodput_bps: f64 = flows
+                    .iter()
+                    .zip(&self.flows)
+                    .filter(|(_, f)| f.spec.dst == spec.node)
+                    .map(|(summary, _)| summary["goodput_bps"].as_f64().unwrap_or(0.0))
+                    .sum();
+                let slots = m.slots.max(1) as f64;
+                let mean_rate_bps = m.rate_bps_sum / slots;
+                let st = self.cells[c].cell.ue_stats(ue).downlink;
+                json!({
+                    "id": k,
+                    "node": spec.node,
+                    "cell": spec.cell,
+                    "mean_rate_bps": mean_rate_bps,
+                    "goodput_bps": goodput_bps,
+                    "utilization": if mean_rate_bps > 0.0 { goodput_bps / mean_rate_bps } else { 0.0 },
+                    "los_fraction": m.los_slots as f64 / slots,
+                    "outage_fraction": m.outage_slots as f64 / slots,
+                    "ran_latency_ms": latency_summary(&m.ran_latency),
+                    "downlink": {
+                        "sdus_delivered": st.sdus_delivered,
+                        "bytes_delivered": st.bytes_delivered,
+                        "drops_overflow": st.drops_overflow,
+                        "drops_aqm": st.drops_aqm,
+                        "um_losses": st.um_losses,
+                        "harq_tx": st.harq_tx,
+                        "harq_retx": st.harq_retx,
+                        "harq_failures": st.harq_failures,
+                        "harq_give_ups": st.harq_give_ups,
+                        "rlc_retx_segments": st.rlc_retx_segments,
+                    },
+                })
+            })
+            .collect();
         json!({
             "scenario": name,
+            "ues": ues,
             "seed": self.scenario.seed,
             "duration_s": self.scenario.duration_s,
             "flows": flows,

@@ -16,6 +16,8 @@ pub struct Loaded {
     pub scenario: Scenario,
     /// The file stem, e.g. "dumbbell".
     pub name: String,
+    /// Folder of the scenario file: trace paths are relative to it.
+    pub base_dir: std::path::PathBuf,
 }
 
 /// One override: the dotted path and the raw text after '='.
@@ -72,7 +74,8 @@ pub fn load(path: &Path, overrides: &[String], seed: Option<u64>) -> Result<Load
     })?;
 
     let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    Ok(Loaded { scenario, name })
+    let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    Ok(Loaded { scenario, name, base_dir })
 }
 
 fn io_reason(e: &std::io::Error) -> String {

@@ -1,6 +1,7 @@
 //! Scenario files: schema, loading with `--set` overrides, and validation.
 
 mod load;
+pub mod radio;
 mod schema;
 mod validate;
 

@@ -20,6 +20,17 @@ pub struct Scenario {
     pub links: Vec<LinkSpec>,
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// gNBs (radio access, ran.md); each sits on a node.
+    #[serde(default)]
+    pub cells: Vec<super::radio::CellSpec>,
+    /// UEs, each attached to a cell and sitting on a node.
+    #[serde(default)]
+    pub ues: Vec<super::radio::UeSpec>,
+    /// Fixed obstacles (channel.md §1).
+    #[serde(default)]
+    pub obstacles: Vec<super::radio::ObstacleSpec>,
+    #[serde(default)]
+    pub random_obstacles: super::radio::RandomObstacles,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 
+use super::radio::BlockageSpec;
 use super::schema::{App, FlowKind, Scenario};
 
 /// What is wrong with one field.
@@ -113,6 +114,76 @@ pub fn validate(s: &Scenario) -> Result<(), Issue> {
                 whole(p("packet_bytes"), f.packet_bytes as u64, 1, 65_507)?;
             }
         }
+    }
+    validate_radio(s, &names)
+}
+
+fn validate_radio(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
+    let mut cell_nodes = HashSet::new();
+    for (i, c) in s.cells.iter().enumerate() {
+        let p = |f: &str| format!("cells.{i}.{f}");
+        node(p("node"), &c.node, names)?;
+        if !cell_nodes.insert(c.node.as_str()) {
+            return Err(Issue { path: p("node"), value: format!("{:?}", c.node), problem: "has a cell already", allowed: "one cell per node".into() });
+        }
+        range(p("height_m"), c.height_m, 1.01, 500.0, "above 1 m, up to 500 m")?;
+        range(p("fc_ghz"), c.fc_ghz, 0.5, 100.0, "0.5 to 100 GHz")?;
+        range(p("bandwidth_hz"), c.bandwidth_hz, 1e5, 1e10, "1e5 to 1e10 Hz")?;
+        range(p("peak_rate_bps"), c.peak_rate_bps, 1e3, c.bandwidth_hz * millinet_channel::link::SE_MAX, "1e3 bit/s up to bandwidth_hz × 5.5547 (η_oh ≤ 1)")?;
+        whole(p("antennas"), c.antennas as u64, 1, 4096)?;
+        range(p("slot_s"), c.slot_s, 1e-6, 0.01, "1 µs to 10 ms")?;
+        range(p("ul_fraction"), c.ul_fraction, 0.001, 1.0, "0.001 to 1")?;
+        range(p("sr_delay_s"), c.sr_delay_s, 0.0, 1.0, "0 to 1 s")?;
+        range(p("harq_rtt_s"), c.harq_rtt_s, 1e-6, 1.0, "1 µs to 1 s")?;
+        whole(p("harq_max_retx"), c.harq_max_retx as u64, 0, 16)?;
+        whole(p("harq_processes"), c.harq_processes as u64, 1, 64)?;
+        whole(p("ul_every_slots"), c.ul_every_slots as u64, 1, 1000)?;
+        range(p("cqi_period_s"), c.cqi_period_s, 1e-6, 1.0, "1 µs to 1 s")?;
+        range(p("cqi_delay_s"), c.cqi_delay_s, 0.0, 1.0, "0 to 1 s")?;
+        let known: Vec<&str> = millinet_ran::scheduler::names().collect();
+        if !known.contains(&c.scheduler.as_str()) {
+            return Err(Issue { path: p("scheduler"), value: format!("{:?}", c.scheduler), problem: "unknown scheduler", allowed: format!("one of {}", known.join(", ")) });
+        }
+    }
+    for (i, u) in s.ues.iter().enumerate() {
+        let p = |f: &str| format!("ues.{i}.{f}");
+        node(p("node"), &u.node, names)?;
+        if !cell_nodes.contains(u.cell.as_str()) {
+            let mut known: Vec<&str> = cell_nodes.iter().copied().collect();
+            known.sort_unstable();
+            return Err(Issue { path: p("cell"), value: format!("{:?}", u.cell), problem: "no cell on that node", allowed: format!("one of {}", known.join(", ")) });
+        }
+        if u.route_m.is_empty() {
+            return Err(Issue { path: p("route_m"), value: "[]".into(), problem: "empty", allowed: "one point (static) or more waypoints [[x, y], ...]".into() });
+        }
+        range(p("speed_mps"), u.speed_mps, 0.0, 200.0, "0 to 200 m/s")?;
+        range(p("height_m"), u.height_m, 1.01, 100.0, "above 1 m, up to 100 m")?;
+        whole(p("antennas"), u.antennas as u64, 1, 1024)?;
+        range(p("markov_lambda_per_s"), u.markov_lambda_per_s, 1e-6, 1000.0, "1e-6 to 1000 per second")?;
+        whole(p("rlc_buffer_bytes"), u.rlc_buffer_bytes, 1500, 1 << 40)?;
+        range(p("rlc_reassembly_s"), u.rlc_reassembly_s, 1e-6, 1.0, "1 µs to 1 s")?;
+        range(p("rlc_status_prohibit_s"), u.rlc_status_prohibit_s, 0.0, 1.0, "0 to 1 s")?;
+        let uses_trace = matches!(u.blockage, BlockageSpec::SinrTrace | BlockageSpec::CapacityTrace);
+        if uses_trace && u.trace.is_empty() {
+            return Err(Issue { path: p("trace"), value: "\"\"".into(), problem: "missing", allowed: "a CSV file path, relative to the scenario file".into() });
+        }
+        for (k, f) in u.forced_events.iter().enumerate() {
+            range(format!("ues.{i}.forced_events.{k}.start_s"), f.start_s, 0.0, 1e6, "0 or later, seconds")?;
+            range(format!("ues.{i}.forced_events.{k}.duration_s"), f.duration_s, 0.0, 1e6, "0 or longer, seconds")?;
+        }
+    }
+    for (i, o) in s.obstacles.iter().enumerate() {
+        range(format!("obstacles.{i}.width_m"), o.width_m, 0.0, 1e5, "0 to 1e5 m")?;
+        range(format!("obstacles.{i}.depth_m"), o.depth_m, 0.0, 1e5, "0 to 1e5 m")?;
+    }
+    let r = &s.random_obstacles;
+    if r.count > 0 && !(r.region_m[2] > r.region_m[0] && r.region_m[3] > r.region_m[1]) {
+        return Err(Issue {
+            path: "random_obstacles.region_m".into(),
+            value: format!("{:?}", r.region_m),
+            problem: "empty region",
+            allowed: "[x_min, y_min, x_max, y_max] with x_max > x_min and y_max > y_min".into(),
+        });
     }
     Ok(())
 }

@@ -1,0 +1,283 @@
+//! Scenario schema of the radio access network: cells (gNBs), UEs and obstacles
+//! (channel.md, ran.md). Defaults are the spec's.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PathLossModel {
+    Umi,
+    Uma,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HarqSpec {
+    /// Errors per the BLER model, retransmissions with chase combining.
+    On,
+    /// Errors per the BLER model, no HARQ retransmission (RLC repairs, or UM loses).
+    Off,
+    /// No errors at all (cross-checks).
+    Ideal,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RlcModeSpec {
+    Am,
+    Um,
+}
+
+/// A gNB: its radio, MAC, RLC and PDCP. `node` names the [[nodes]] entry it sits on.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellSpec {
+    pub node: String,
+    pub position_m: [f64; 2],
+    #[serde(default = "d_height_bs")]
+    pub height_m: f64,
+    #[serde(default = "d_pathloss")]
+    pub pathloss: PathLossModel,
+    #[serde(default = "d_fc")]
+    pub fc_ghz: f64,
+    #[serde(default = "d_bandwidth")]
+    pub bandwidth_hz: f64,
+    #[serde(default = "d_tx_power")]
+    pub tx_power_dbm: f64,
+    #[serde(default = "d_antennas_bs")]
+    pub antennas: u32,
+    /// Peak PHY rate; sets the overhead factor η_oh = peak / (B · SE_max).
+    #[serde(default = "d_peak_rate")]
+    pub peak_rate_bps: f64,
+    #[serde(default)]
+    pub mcs: bool,
+    #[serde(default = "d_outage")]
+    pub outage_threshold_db: f64,
+    #[serde(default = "d_slot")]
+    pub slot_s: f64,
+    #[serde(default = "d_scheduler")]
+    pub scheduler: String,
+    /// "dynamic" or a fixed pattern such as "DDDSU".
+    #[serde(default = "d_tdd")]
+    pub tdd: String,
+    #[serde(default = "d_ul_every")]
+    pub ul_every_slots: u32,
+    #[serde(default = "d_ul_fraction")]
+    pub ul_fraction: f64,
+    #[serde(default = "d_sr_delay")]
+    pub sr_delay_s: f64,
+    #[serde(default = "d_harq")]
+    pub harq: HarqSpec,
+    #[serde(default = "d_harq_rtt")]
+    pub harq_rtt_s: f64,
+    #[serde(default = "d_harq_max_retx")]
+    pub harq_max_retx: u32,
+    #[serde(default = "d_harq_processes")]
+    pub harq_processes: u32,
+    #[serde(default = "d_cqi_period")]
+    pub cqi_period_s: f64,
+    #[serde(default = "d_cqi_delay")]
+    pub cqi_delay_s: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BlockageSpec {
+    /// LOS from the obstacles (channel.md §3.1).
+    Geometric,
+    /// Two-state Markov with rate `markov_lambda_per_s` (§3.2).
+    Markov,
+    /// Always LOS (plus forced events).
+    None,
+    /// SINR from `trace` (CSV time_s,sinr_db).
+    SinrTrace,
+    /// Capacity from `trace` (CSV time_s,rate_bps, or Mahimahi with `.mahimahi`/`.up`/`.down`).
+    CapacityTrace,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ForcedKindSpec {
+    Nlos,
+    Outage,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForcedEventSpec {
+    pub start_s: f64,
+    pub duration_s: f64,
+    pub kind: ForcedKindSpec,
+}
+
+/// A UE attached to `cell` (the node name of a cell), sitting on node `node`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UeSpec {
+    pub node: String,
+    pub cell: String,
+    /// Waypoints; one point means a static UE.
+    pub route_m: Vec<[f64; 2]>,
+    #[serde(default)]
+    pub speed_mps: f64,
+    #[serde(default = "d_height_ut")]
+    pub height_m: f64,
+    #[serde(default = "d_antennas_ue")]
+    pub antennas: u32,
+    #[serde(default = "d_noise_figure")]
+    pub noise_figure_db: f64,
+    #[serde(default)]
+    pub indoor: bool,
+    #[serde(default = "d_indoor_distance")]
+    pub indoor_distance_m: f64,
+    #[serde(default = "d_blockage")]
+    pub blockage: BlockageSpec,
+    #[serde(default = "d_lambda")]
+    pub markov_lambda_per_s: f64,
+    #[serde(default)]
+    pub forced_events: Vec<ForcedEventSpec>,
+    /// Trace file for the trace blockage models, relative to the scenario file.
+    #[serde(default)]
+    pub trace: String,
+    #[serde(default = "yes")]
+    pub shadowing: bool,
+    #[serde(default)]
+    pub fading: bool,
+    #[serde(default = "d_rlc_mode")]
+    pub rlc_mode: RlcModeSpec,
+    #[serde(default = "d_rlc_buffer")]
+    pub rlc_buffer_bytes: u64,
+    #[serde(default = "d_rlc_aqm")]
+    pub rlc_aqm: super::Aqm,
+    #[serde(default = "d_reassembly")]
+    pub rlc_reassembly_s: f64,
+    #[serde(default = "d_status_prohibit")]
+    pub rlc_status_prohibit_s: f64,
+}
+
+/// A fixed obstacle: an axis-aligned rectangle with its lower-left corner at (x_m, y_m).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObstacleSpec {
+    pub x_m: f64,
+    pub y_m: f64,
+    pub width_m: f64,
+    pub depth_m: f64,
+    /// 0: infinitely high.
+    #[serde(default)]
+    pub height_m: f64,
+}
+
+/// Obstacles drawn at random in a region with the run's seed (one stream).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RandomObstacles {
+    pub count: u32,
+    /// [x_min, y_min, x_max, y_max] of the region that contains the obstacles.
+    pub region_m: [f64; 4],
+    pub width_m: [f64; 2],
+    pub depth_m: [f64; 2],
+}
+
+impl Default for RandomObstacles {
+    fn default() -> Self {
+        RandomObstacles { count: 0, region_m: [0.0, 0.0, 0.0, 0.0], width_m: [5.0, 15.0], depth_m: [2.0, 10.0] }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+fn d_height_bs() -> f64 {
+    10.0
+}
+fn d_pathloss() -> PathLossModel {
+    PathLossModel::Umi
+}
+fn d_fc() -> f64 {
+    28.0
+}
+fn d_bandwidth() -> f64 {
+    1e9
+}
+fn d_tx_power() -> f64 {
+    30.0
+}
+fn d_antennas_bs() -> u32 {
+    64
+}
+fn d_peak_rate() -> f64 {
+    3.2e9
+}
+fn d_outage() -> f64 {
+    -5.0
+}
+fn d_slot() -> f64 {
+    125e-6
+}
+fn d_scheduler() -> String {
+    "round_robin".to_string()
+}
+fn d_tdd() -> String {
+    "dynamic".to_string()
+}
+fn d_ul_every() -> u32 {
+    5
+}
+fn d_ul_fraction() -> f64 {
+    0.5
+}
+fn d_sr_delay() -> f64 {
+    0.0005
+}
+fn d_harq() -> HarqSpec {
+    HarqSpec::On
+}
+fn d_harq_rtt() -> f64 {
+    0.001
+}
+fn d_harq_max_retx() -> u32 {
+    3
+}
+fn d_harq_processes() -> u32 {
+    16
+}
+fn d_cqi_period() -> f64 {
+    0.001
+}
+fn d_cqi_delay() -> f64 {
+    0.0005
+}
+fn d_height_ut() -> f64 {
+    1.5
+}
+fn d_antennas_ue() -> u32 {
+    16
+}
+fn d_noise_figure() -> f64 {
+    7.0
+}
+fn d_indoor_distance() -> f64 {
+    5.0
+}
+fn d_blockage() -> BlockageSpec {
+    BlockageSpec::Geometric
+}
+fn d_lambda() -> f64 {
+    0.5
+}
+fn d_rlc_mode() -> RlcModeSpec {
+    RlcModeSpec::Am
+}
+fn d_rlc_buffer() -> u64 {
+    10_000_000
+}
+fn d_rlc_aqm() -> super::Aqm {
+    super::Aqm::Droptail
+}
+fn d_reassembly() -> f64 {
+    0.001
+}
+fn d_status_prohibit() -> f64 {
+    0.002
+}
