@@ -1,0 +1,1 @@
+//! milliProxy core and the split-TCP proxy (issue 5).
