@@ -2,4 +2,4 @@
 # Benchmarks, run by `make bench` (after `make build`). Prints figures and the command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/python bench/dumbbell.py "$@"
+.venv/bin/python bench/simulator.py "$@"

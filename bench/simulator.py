@@ -1,4 +1,5 @@
-"""Speed of the simulator on the 1 Gbit/s dumbbell (CUBIC, 10 s).
+"""Speed of the simulator: the dumbbell at 1 and 3 Gbit/s (CUBIC, 10 s) and one UE
+on the milliproxy route (3.2 Gbit/s peak, CUBIC, 10 s, one core).
 
 Prints the median over several runs of wall time, events per second and simulated
 seconds per wall second (the ratio against real time, measured in the same run),
@@ -30,13 +31,14 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], dest="overrides", metavar="K=V")
     args = parser.parse_args()
 
-    cases = [("dumbbell 1 Gbit/s, CUBIC, 10 s", ["links.1.rate_bps=1e9"]),
-             ("dumbbell 3 Gbit/s, CUBIC, 10 s", ["links.1.rate_bps=3e9"])]
+    cases = [("dumbbell", "dumbbell 1 Gbit/s, CUBIC, 10 s", ["links.1.rate_bps=1e9"]),
+             ("dumbbell", "dumbbell 3 Gbit/s, CUBIC, 10 s", ["links.1.rate_bps=3e9"]),
+             ("milliproxy", "milliproxy route, 1 UE, CUBIC, 10 s", ["flows.0.cc=cubic"])]
     print(f"machine: {machine()}")
-    print(f"command: make bench  (bench/dumbbell.py --runs {args.runs})")
+    print(f"command: make bench  (bench/simulator.py --runs {args.runs})")
     print(f"{'case':34} {'wall s':>8} {'events':>12} {'events/s':>12} {'sim s / wall s':>15} {'goodput Gbit/s':>15}")
-    for label, overrides in cases:
-        results = [millinet.run("dumbbell", overrides=overrides + args.overrides) for _ in range(args.runs)]
+    for scenario, label, overrides in cases:
+        results = [millinet.run(scenario, overrides=overrides + args.overrides) for _ in range(args.runs)]
         wall = statistics.median(r.summary["sim"]["wall_s"] for r in results)
         events = results[0].summary["sim"]["events"]
         sim_s = results[0].summary["sim"]["sim_time_s"]
