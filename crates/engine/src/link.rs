@@ -1,8 +1,9 @@
 //! One direction of a wired link: a FIFO queue limited in bytes (drop-tail, or
 //! CoDel at dequeue), a transmitter serialising at the link rate, and a
 //! propagation pipe. Constant delay and FIFO service mean packets leave the pipe
-//! in the order they entered, so the pipe is a queue too and needs one event per
-//! packet, never a search.
+//! in the order they entered, so the pipe is a queue too: only its head has an
+//! arrival event pending, which keeps the event heap as small as the number of
+//! links instead of the number of packets in flight.
 
 use std::collections::VecDeque;
 
@@ -45,7 +46,8 @@ pub struct Link {
     queued_bytes: u64,
     last_change_ns: u64,
     transmitting: Option<Packet>,
-    pipe: VecDeque<Packet>,
+    /// Packets propagating, with their arrival times.
+    pipe: VecDeque<(u64, Packet)>,
     pub stats: QueueStats,
 }
 
@@ -138,8 +140,11 @@ impl Link {
     #[inline]
     pub fn on_transmitted(&mut self, now_ns: u64, id: u32, events: &mut EventQueue) {
         let done = self.transmitting.take().expect("transmission event without a packet");
-        self.pipe.push_back(done);
-        events.schedule(now_ns + self.delay_ns, Event::LinkArrival(id));
+        let arrival_ns = now_ns + self.delay_ns;
+        if self.pipe.is_empty() {
+            events.schedule(arrival_ns, Event::LinkArrival(id));
+        }
+        self.pipe.push_back((arrival_ns, done));
         if self.queue.is_empty() {
             return;
         }
@@ -165,11 +170,16 @@ impl Link {
         }
     }
 
-    /// The oldest packet in the pipe reaches the far node.
+    /// The oldest packet in the pipe reaches the far node; the next one's arrival
+    /// is scheduled.
     #[inline]
-    pub fn on_arrival(&mut self) -> Packet {
+    pub fn on_arrival(&mut self, id: u32, events: &mut EventQueue) -> Packet {
         self.stats.delivered_packets += 1;
-        self.pipe.pop_front().expect("arrival event without a packet in the pipe")
+        let (_, packet) = self.pipe.pop_front().expect("arrival event without a packet in the pipe");
+        if let Some(&(next_ns, _)) = self.pipe.front() {
+            events.schedule(next_ns, Event::LinkArrival(id));
+        }
+        packet
     }
 
     /// Alternates between the two rates; returns false for a constant-rate link.

@@ -409,7 +409,7 @@ impl Simulation {
                 Event::LinkTransmitted(l) => self.links[l as usize].on_transmitted(now_ns, l, &mut self.events),
                 Event::LinkArrival(l) => {
                     let link = &mut self.links[l as usize];
-                    let packet = link.on_arrival();
+                    let packet = link.on_arrival(l, &mut self.events);
                     let node = link.to_node;
                     self.arrive(node, packet);
                 }
