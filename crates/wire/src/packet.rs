@@ -45,30 +45,17 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// A packet with default IP fields (TTL 64, no ECN) and no simulator metadata.
+    pub fn new(src: Ipv4Addr, dst: Ipv4Addr, transport: Transport, payload_bytes: u32) -> Packet {
+        Packet { src, dst, ip_id: 0, ttl: 64, ecn: 0, transport, payload_bytes, meta: Meta { flow: u32::MAX, ..Meta::default() } }
+    }
+
     pub fn tcp(src: Ipv4Addr, dst: Ipv4Addr, header: TcpHeader, payload_bytes: u32) -> Packet {
-        Packet {
-            src,
-            dst,
-            ip_id: 0,
-            ttl: 64,
-            ecn: 0,
-            transport: Transport::Tcp(header),
-            payload_bytes,
-            meta: Meta { flow: u32::MAX, ..Meta::default() },
-        }
+        Packet::new(src, dst, Transport::Tcp(header), payload_bytes)
     }
 
     pub fn udp(src: Ipv4Addr, dst: Ipv4Addr, header: UdpHeader, payload_bytes: u32) -> Packet {
-        Packet {
-            src,
-            dst,
-            ip_id: 0,
-            ttl: 64,
-            ecn: 0,
-            transport: Transport::Udp(header),
-            payload_bytes,
-            meta: Meta { flow: u32::MAX, ..Meta::default() },
-        }
+        Packet::new(src, dst, Transport::Udp(header), payload_bytes)
     }
 
     /// Bytes of the IPv4 datagram on the wire: IP header + transport header + payload.
