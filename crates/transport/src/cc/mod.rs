@@ -7,7 +7,9 @@
 //! shared state (MP-TCP coupled LIA/OLIA/BALIA read the other subflows' windows) receive a
 //! shared handle when they are constructed; the sender never sees it.
 
+pub mod bbr;
 pub mod cubic;
+pub mod highspeed;
 pub mod newreno;
 
 /// Delivery-rate sample per draft-cheng-iccrg-delivery-rate-estimation §3.3 (the input
@@ -80,7 +82,12 @@ pub trait CongestionControl {
 pub type CcConstructor = fn(&CcInit) -> Box<dyn CongestionControl>;
 
 /// Every algorithm selectable by name (`TcpConfig::cc`).
-pub const REGISTRY: &[(&str, CcConstructor)] = &[("newreno", newreno::construct), ("cubic", cubic::construct)];
+pub const REGISTRY: &[(&str, CcConstructor)] = &[
+    ("newreno", newreno::construct),
+    ("cubic", cubic::construct),
+    ("highspeed", highspeed::construct),
+    ("bbr", bbr::construct),
+];
 
 /// The constructor registered under `name`, or an error naming the allowed names.
 pub fn by_name(name: &str) -> Result<CcConstructor, String> {

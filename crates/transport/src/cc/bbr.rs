@@ -1,0 +1,418 @@
+//! BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00, "the draft"; behaviour as in
+//! Linux tcp_bbr.c). A model of the path — bottleneck bandwidth BtlBw (windowed max of the
+//! delivery rate over 10 round trips) and round-trip propagation time RTprop (windowed min
+//! RTT over 10 s) — sets the pacing rate (pacing_gain × BtlBw) and cwnd (cwnd_gain × BDP
+//! plus a quantum allowance). Losses do not shrink the model: an isolated loss leaves cwnd
+//! alone (the optional packet-conservation step of draft §4.2.3.4 is not modelled).
+//!
+//! Choices where the draft leaves freedom or the sender differs from Linux:
+//! - Deterministic PROBE_BW start (draft §4.3.4.4 draws it at random): the cycle starts at
+//!   phase 0 (gain 1.25), i.e. the draft's random offset fixed at 0; there is no RNG in models.
+//! - Pacing margin 1 % (Linux `bbr_pacing_margin_percent`): pacing = gain × BtlBw × 0.99.
+//!   BtlBw counts payload bytes; the sender paces wire bytes (headers included), as Linux.
+//! - Send quantum 1 segment (the sender has no TSO/GSO): the cwnd allowance is 3 segments.
+//! - The samples of packets sent during PROBE_RTT (and until the data in flight at its end
+//!   is delivered) count as application-limited, as Linux marks them (draft §4.3.5), so the
+//!   low rate of a 4-segment window does not replace BtlBw. This is tracked here from the
+//!   samples' `prior_delivered_bytes`, without a hook in the sender.
+//! - After an RTO cwnd restarts from one segment and grows by the bytes delivered per ACK up
+//!   to its target (Linux's loss state without the `prior_cwnd` restore).
+//! - No idle-restart handling (draft §4.3.4.5 needs a transmit-start event the trait lacks).
+
+use super::{AckSample, CcInit, CongestionControl, CongestionEvent};
+
+/// Draft §4.3.2.2: STARTUP pacing and cwnd gain 2/ln 2 (≈ 2.885).
+pub const HIGH_GAIN: f64 = 2.0 / std::f64::consts::LN_2;
+/// Draft §4.3.3: DRAIN pacing gain ln 2/2, the inverse of the STARTUP gain.
+pub const DRAIN_GAIN: f64 = std::f64::consts::LN_2 / 2.0;
+/// Draft §4.3.4.1: PROBE_BW cwnd gain.
+pub const CWND_GAIN: f64 = 2.0;
+/// Draft §4.3.4.1: the eight-phase PROBE_BW pacing-gain cycle.
+pub const PACING_GAIN_CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+/// Linux `bbr_pacing_margin_percent` = 1: pace 1 % below the estimate.
+pub const PACING_MARGIN: f64 = 0.99;
+/// Draft §4.1.1.1: BtlBwFilterLen, in round trips.
+pub const BTL_BW_FILTER_ROUNDS: u64 = 10;
+/// Draft §4.1.2.1: RTpropFilterLen.
+pub const MIN_RTT_FILTER_NS: u64 = 10_000_000_000;
+/// Draft §4.3.5: ProbeRTTDuration.
+pub const PROBE_RTT_DURATION_NS: u64 = 200_000_000;
+/// Draft §4.2.3.3: BBRMinPipeCwnd, in segments.
+pub const MIN_PIPE_CWND_SEGMENTS: u64 = 4;
+/// Draft §4.3.2.2: BtlBw must grow by 25 % per round …
+const FULL_BW_GROWTH: f64 = 1.25;
+/// … or the pipe is full after this many rounds.
+const FULL_BW_ROUNDS: u32 = 3;
+/// Draft §4.2.3.2: cwnd allowance of 3 send quanta (1 segment each here).
+const QUANTA_SEGMENTS: u64 = 3;
+/// PROBE_BW starts in this phase (see the module comment).
+const PROBE_BW_START_PHASE: usize = 0;
+/// Draft §4.2.1: without an RTT sample the initial pacing rate assumes 1 ms.
+const DEFAULT_RTT_NS: u64 = 1_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+/// Windowed maximum over the last `BTL_BW_FILTER_ROUNDS` round trips in which a sample was
+/// taken (draft §4.1.1.1): one slot per round, the best sample of that round. Like the
+/// draft's filter, it ages only when a new sample arrives, so rounds whose samples are all
+/// ignored (application-limited) do not expire the estimate.
+#[derive(Clone, Copy, Debug, Default)]
+struct MaxFilter {
+    slots: [(u64, u64); BTL_BW_FILTER_ROUNDS as usize],
+    latest_round: u64,
+}
+
+impl MaxFilter {
+    fn update(&mut self, round: u64, value: u64) {
+        let slot = &mut self.slots[(round % BTL_BW_FILTER_ROUNDS) as usize];
+        *slot = if slot.0 == round { (round, slot.1.max(value)) } else { (round, value) };
+        self.latest_round = round;
+    }
+
+    fn max(&self) -> u64 {
+        let latest = self.latest_round;
+        self.slots.iter().filter(|s| s.0 + BTL_BW_FILTER_ROUNDS > latest).map(|s| s.1).max().unwrap_or(0)
+    }
+}
+
+pub struct Bbr {
+    mss_bytes: u64,
+    initial_cwnd_bytes: u64,
+    mode: Mode,
+    cwnd_bytes: u64,
+    pacing_rate_bps: u64,
+    pacing_gain: f64,
+    cwnd_gain: f64,
+    btl_bw: MaxFilter,
+    /// RTprop and when it was last set (u64::MAX: no sample yet).
+    min_rtt_ns: u64,
+    min_rtt_stamp_ns: u64,
+    /// The pacing rate was initialised from the smoothed RTT.
+    has_seen_rtt: bool,
+    /// Draft §4.1.1.3 round counting by delivered bytes.
+    round_count: u64,
+    next_round_delivered_bytes: u64,
+    round_start: bool,
+    last_delivered_total_bytes: u64,
+    /// Draft §4.3.2.2 full-pipe detection.
+    filled_pipe: bool,
+    full_bw_bps: u64,
+    full_bw_count: u32,
+    /// Draft §4.3.4 gain cycling; a loss during a probing phase ends it (Linux `rs->losses`).
+    cycle_index: usize,
+    cycle_stamp_ns: u64,
+    loss_in_phase: bool,
+    /// Draft §4.3.5 PROBE_RTT bookkeeping.
+    probe_rtt_done_ns: Option<u64>,
+    probe_rtt_round_done: bool,
+    prior_cwnd_bytes: u64,
+    probe_rtt_entries: u64,
+    /// `prior_delivered_bytes` range whose samples count as application-limited because
+    /// their packets were sent during PROBE_RTT (start, end of the marked delivered count).
+    probe_rtt_limited: Option<(u64, u64)>,
+}
+
+pub fn construct(init: &CcInit) -> Box<dyn CongestionControl> {
+    Box::new(Bbr::new(init))
+}
+
+/// Delivery rate of a sample, bit/s.
+fn rate_bps(delivered_bytes: u64, interval_ns: u64) -> u64 {
+    (delivered_bytes as u128 * 8 * 1_000_000_000 / interval_ns.max(1) as u128) as u64
+}
+
+impl Bbr {
+    pub fn new(init: &CcInit) -> Bbr {
+        let mut bbr = Bbr {
+            mss_bytes: init.mss_bytes,
+            initial_cwnd_bytes: init.initial_cwnd_bytes,
+            mode: Mode::Startup,
+            cwnd_bytes: init.initial_cwnd_bytes,
+            pacing_rate_bps: 0,
+            pacing_gain: HIGH_GAIN,
+            cwnd_gain: HIGH_GAIN,
+            btl_bw: MaxFilter::default(),
+            min_rtt_ns: u64::MAX,
+            min_rtt_stamp_ns: 0,
+            has_seen_rtt: false,
+            round_count: 0,
+            next_round_delivered_bytes: 0,
+            round_start: false,
+            last_delivered_total_bytes: 0,
+            filled_pipe: false,
+            full_bw_bps: 0,
+            full_bw_count: 0,
+            cycle_index: 0,
+            cycle_stamp_ns: 0,
+            loss_in_phase: false,
+            probe_rtt_done_ns: None,
+            probe_rtt_round_done: false,
+            prior_cwnd_bytes: 0,
+            probe_rtt_entries: 0,
+            probe_rtt_limited: None,
+        };
+        bbr.init_pacing_rate(DEFAULT_RTT_NS);
+        bbr
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// BtlBw: the windowed-max delivery rate (payload bytes), bit/s.
+    pub fn btl_bw_bps(&self) -> u64 {
+        self.btl_bw.max()
+    }
+
+    /// RTprop: the windowed-min RTT (u64::MAX before the first sample).
+    pub fn min_rtt_ns(&self) -> u64 {
+        self.min_rtt_ns
+    }
+
+    pub fn pacing_gain(&self) -> f64 {
+        self.pacing_gain
+    }
+
+    pub fn cwnd_gain(&self) -> f64 {
+        self.cwnd_gain
+    }
+
+    pub fn cycle_index(&self) -> usize {
+        self.cycle_index
+    }
+
+    pub fn round_count(&self) -> u64 {
+        self.round_count
+    }
+
+    pub fn probe_rtt_entries(&self) -> u64 {
+        self.probe_rtt_entries
+    }
+
+    /// Draft §4.2.1 BBRInitPacingRate: the initial window over the RTT, at the STARTUP gain.
+    fn init_pacing_rate(&mut self, rtt_ns: u64) {
+        let nominal_bps = rate_bps(self.initial_cwnd_bytes, rtt_ns);
+        self.pacing_rate_bps = (HIGH_GAIN * nominal_bps as f64 * PACING_MARGIN) as u64;
+    }
+
+    /// Draft §4.2.3.2 BBRInflight: gain × BDP plus the quantum allowance; before any
+    /// estimate exists, the initial window (as Linux `bbr_bdp`).
+    pub fn inflight_bytes(&self, gain: f64) -> u64 {
+        let bw_bps = self.btl_bw_bps();
+        if self.min_rtt_ns == u64::MAX || bw_bps == 0 {
+            return self.initial_cwnd_bytes;
+        }
+        let bdp_bytes = bw_bps as f64 * self.min_rtt_ns as f64 / 8e9;
+        (gain * bdp_bytes) as u64 + QUANTA_SEGMENTS * self.mss_bytes
+    }
+
+    /// Draft §4.1.1.3 round counting and §4.1.1.5 BBRUpdateBtlBw. Returns whether the
+    /// sample was application-limited.
+    fn update_btl_bw(&mut self, ack: &AckSample) -> bool {
+        self.round_start = false;
+        let Some(rs) = ack.rate else { return true };
+        if rs.prior_delivered_bytes >= self.next_round_delivered_bytes {
+            self.next_round_delivered_bytes = ack.delivered_total_bytes;
+            self.round_count += 1;
+            self.round_start = true;
+        }
+        let sent_in_probe_rtt = self
+            .probe_rtt_limited
+            .is_some_and(|(start, end)| (start..=end).contains(&rs.prior_delivered_bytes));
+        let app_limited = rs.is_app_limited || sent_in_probe_rtt;
+        let bw_bps = rate_bps(rs.delivered_bytes, rs.interval_ns);
+        // Application-limited samples only count when they exceed the estimate.
+        if !app_limited || bw_bps >= self.btl_bw_bps() {
+            self.btl_bw.update(self.round_count, bw_bps);
+        }
+        app_limited
+    }
+
+    fn enter_probe_bw(&mut self, now_ns: u64) {
+        self.mode = Mode::ProbeBw;
+        self.cwnd_gain = CWND_GAIN;
+        self.cycle_index = PROBE_BW_START_PHASE;
+        self.pacing_gain = PACING_GAIN_CYCLE[self.cycle_index];
+        self.cycle_stamp_ns = now_ns;
+        self.loss_in_phase = false;
+    }
+
+    fn enter_startup(&mut self) {
+        self.mode = Mode::Startup;
+        self.pacing_gain = HIGH_GAIN;
+        self.cwnd_gain = HIGH_GAIN;
+    }
+
+    /// Draft §4.3.4.3 BBRIsNextCyclePhase with the prior inflight, then advance.
+    fn check_cycle_phase(&mut self, now_ns: u64, prior_inflight_bytes: u64) {
+        if self.mode != Mode::ProbeBw {
+            return;
+        }
+        let full_length = now_ns - self.cycle_stamp_ns > self.min_rtt_ns;
+        let next = if self.pacing_gain > 1.0 {
+            full_length && (self.loss_in_phase || prior_inflight_bytes >= self.inflight_bytes(self.pacing_gain))
+        } else if self.pacing_gain < 1.0 {
+            full_length || prior_inflight_bytes <= self.inflight_bytes(1.0)
+        } else {
+            full_length
+        };
+        if next {
+            self.cycle_index = (self.cycle_index + 1) % PACING_GAIN_CYCLE.len();
+            self.pacing_gain = PACING_GAIN_CYCLE[self.cycle_index];
+            self.cycle_stamp_ns = now_ns;
+            self.loss_in_phase = false;
+        }
+    }
+
+    /// Draft §4.3.2.2 BBRCheckFullPipe: once per round, on samples that were not
+    /// application-limited.
+    fn check_full_pipe(&mut self, app_limited: bool) {
+        if self.filled_pipe || !self.round_start || app_limited {
+            return;
+        }
+        let bw_bps = self.btl_bw_bps();
+        if bw_bps as f64 >= self.full_bw_bps as f64 * FULL_BW_GROWTH {
+            self.full_bw_bps = bw_bps;
+            self.full_bw_count = 0;
+            return;
+        }
+        self.full_bw_count += 1;
+        self.filled_pipe = self.full_bw_count >= FULL_BW_ROUNDS;
+    }
+
+    /// Draft §4.3.3 BBRCheckDrain.
+    fn check_drain(&mut self, now_ns: u64, inflight_bytes: u64) {
+        if self.mode == Mode::Startup && self.filled_pipe {
+            self.mode = Mode::Drain;
+            self.pacing_gain = DRAIN_GAIN;
+            self.cwnd_gain = HIGH_GAIN;
+        }
+        if self.mode == Mode::Drain && inflight_bytes <= self.inflight_bytes(1.0) {
+            self.enter_probe_bw(now_ns);
+        }
+    }
+
+    /// Draft §4.1.2.3 BBRUpdateRTprop (a strictly lower sample, as Linux, or any sample
+    /// once the estimate is 10 s old) and §4.3.5 BBRCheckProbeRTT.
+    fn update_min_rtt_and_probe_rtt(&mut self, ack: &AckSample) {
+        let expired = self.min_rtt_ns != u64::MAX && ack.now_ns > self.min_rtt_stamp_ns + MIN_RTT_FILTER_NS;
+        if let Some(rtt_ns) = ack.rtt_ns {
+            if rtt_ns < self.min_rtt_ns || expired {
+                self.min_rtt_ns = rtt_ns;
+                self.min_rtt_stamp_ns = ack.now_ns;
+            }
+        }
+        if expired && self.mode != Mode::ProbeRtt {
+            self.mode = Mode::ProbeRtt;
+            self.pacing_gain = 1.0;
+            self.cwnd_gain = 1.0;
+            self.prior_cwnd_bytes = self.cwnd_bytes;
+            self.probe_rtt_done_ns = None;
+            self.probe_rtt_entries += 1;
+            self.probe_rtt_limited = Some((ack.delivered_total_bytes, ack.delivered_total_bytes));
+        }
+        if self.mode != Mode::ProbeRtt {
+            return;
+        }
+        // Linux / draft §4.3.5: samples of this mode are application-limited.
+        if let Some((_, end)) = self.probe_rtt_limited.as_mut() {
+            *end = ack.delivered_total_bytes + ack.bytes_in_flight;
+        }
+        match self.probe_rtt_done_ns {
+            None if ack.bytes_in_flight <= MIN_PIPE_CWND_SEGMENTS * self.mss_bytes => {
+                self.probe_rtt_done_ns = Some(ack.now_ns + PROBE_RTT_DURATION_NS);
+                self.probe_rtt_round_done = false;
+                self.next_round_delivered_bytes = ack.delivered_total_bytes;
+            }
+            None => {}
+            Some(done_ns) => {
+                self.probe_rtt_round_done |= self.round_start;
+                if self.probe_rtt_round_done && ack.now_ns > done_ns {
+                    self.min_rtt_stamp_ns = ack.now_ns;
+                    self.cwnd_bytes = self.cwnd_bytes.max(self.prior_cwnd_bytes);
+                    if self.filled_pipe {
+                        self.enter_probe_bw(ack.now_ns);
+                    } else {
+                        self.enter_startup();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Draft §4.2.1 BBRSetPacingRateWithGain: never lowered before the pipe is filled.
+    fn set_pacing_rate(&mut self) {
+        let bw_bps = self.btl_bw_bps();
+        if bw_bps == 0 {
+            return;
+        }
+        let rate_bps = (self.pacing_gain * bw_bps as f64 * PACING_MARGIN) as u64;
+        if self.filled_pipe || rate_bps > self.pacing_rate_bps {
+            self.pacing_rate_bps = rate_bps;
+        }
+    }
+
+    /// Draft §4.2.3.4 BBRSetCwnd (without packet conservation) and §4.2.3.5 for PROBE_RTT.
+    fn set_cwnd(&mut self, delivered_bytes: u64, delivered_total_bytes: u64) {
+        let target_bytes = self.inflight_bytes(self.cwnd_gain);
+        if self.filled_pipe {
+            self.cwnd_bytes = (self.cwnd_bytes + delivered_bytes).min(target_bytes);
+        } else if self.cwnd_bytes < target_bytes || delivered_total_bytes < self.initial_cwnd_bytes {
+            self.cwnd_bytes += delivered_bytes;
+        }
+        let min_pipe_bytes = MIN_PIPE_CWND_SEGMENTS * self.mss_bytes;
+        self.cwnd_bytes = self.cwnd_bytes.max(min_pipe_bytes);
+        if self.mode == Mode::ProbeRtt {
+            self.cwnd_bytes = self.cwnd_bytes.min(min_pipe_bytes);
+        }
+    }
+}
+
+impl CongestionControl for Bbr {
+    /// Draft §4.1 / §4.2: update the model and the state machine, then the controls.
+    fn on_ack(&mut self, ack: &AckSample) {
+        let delivered_bytes = ack.delivered_total_bytes.saturating_sub(self.last_delivered_total_bytes);
+        self.last_delivered_total_bytes = ack.delivered_total_bytes;
+        if !self.has_seen_rtt && ack.srtt_ns > 0 {
+            // Linux `bbr_init_pacing_rate_from_rtt` once the first RTT is known.
+            self.has_seen_rtt = true;
+            self.init_pacing_rate(ack.srtt_ns);
+        }
+        let app_limited = self.update_btl_bw(ack);
+        self.check_cycle_phase(ack.now_ns, ack.bytes_in_flight + delivered_bytes);
+        self.check_full_pipe(app_limited);
+        self.check_drain(ack.now_ns, ack.bytes_in_flight);
+        self.update_min_rtt_and_probe_rtt(ack);
+        self.set_pacing_rate();
+        self.set_cwnd(delivered_bytes, ack.delivered_total_bytes);
+    }
+
+    fn on_congestion_event(&mut self, kind: CongestionEvent, _now_ns: u64, _flight_size_bytes: u64) {
+        self.loss_in_phase = true;
+        if kind == CongestionEvent::Rto {
+            // RFC 5681 §3.1 loss window; `set_cwnd` regrows it by the bytes delivered.
+            self.cwnd_bytes = self.mss_bytes;
+        }
+    }
+
+    fn on_recovery_exit(&mut self, _now_ns: u64) {}
+
+    fn cwnd_bytes(&self) -> u64 {
+        self.cwnd_bytes
+    }
+
+    /// BBR does not use a slow-start threshold.
+    fn ssthresh_bytes(&self) -> u64 {
+        u64::MAX
+    }
+
+    fn pacing_rate_bps(&self) -> Option<u64> {
+        Some(self.pacing_rate_bps)
+    }
+}
