@@ -128,6 +128,11 @@ impl Link {
         self
     }
 
+    /// Packets queued or in transmission at `now_ns` (the drop-tail queue's occupancy).
+    pub fn queued_packets(&self, now_ns: u64) -> usize {
+        self.departures.iter().filter(|&&d| d > now_ns).count()
+    }
+
     /// Arrival time at the far end, or None if dropped.
     fn admit(&mut self, now_ns: u64, pkt: &mut Packet) -> Option<u64> {
         if !(self.filter)(now_ns, pkt) {
