@@ -16,15 +16,16 @@ pub const HIGH_WINDOW_SEGMENTS: f64 = 83_000.0;
 /// RFC 3649 §5: b(High_Window).
 pub const HIGH_DECREASE: f64 = 0.1;
 
-/// RFC 3649 §5 decrease parameter b(w), linear in log w between (Low_Window, 0.5) and
-/// (High_Window, High_Decrease); kept within [High_Decrease, 0.5] outside that range (the
-/// RFC defines the response function only up to High_Window).
+/// RFC 3649 §5 decrease parameter b(w), linear in log w through (Low_Window, 0.5) and
+/// (High_Window, High_Decrease). Like the Appendix B table (whose last row, 84035, lies
+/// past High_Window) it continues beyond High_Window; it would reach 0 only at about
+/// 5.7·10⁵ segments, where it stops so that a loss never grows the window.
 pub fn b(w_segments: f64) -> f64 {
     if w_segments <= LOW_WINDOW_SEGMENTS {
         return 0.5;
     }
     let slope = (w_segments.ln() - LOW_WINDOW_SEGMENTS.ln()) / (HIGH_WINDOW_SEGMENTS.ln() - LOW_WINDOW_SEGMENTS.ln());
-    ((HIGH_DECREASE - 0.5) * slope + 0.5).max(HIGH_DECREASE)
+    ((HIGH_DECREASE - 0.5) * slope + 0.5).max(0.0)
 }
 
 /// RFC 3649 §5 response function inverted: w = 0.12/p^0.835 gives p(w) = 0.078/w^1.2.
