@@ -59,9 +59,11 @@ test: deps build
 	if [ $$status -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$status
 
-# The flagship scenario.
+# The flagship experiment: TCP over the milliProxy study's mmWave route (the study with
+# and without the proxy replaces it when the proxy lands), then its plot.
 demo: build
-	$(BIN)/millinet run dumbbell --out runs/demo
+	$(BIN)/millinet run milliproxy --out runs/demo
+	$(BIN)/millinet plot runs/demo
 
 bench: build
 	@if [ -f bench/run.sh ]; then bash bench/run.sh; else echo "bench/run.sh not present yet"; fi
