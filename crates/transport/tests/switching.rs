@@ -40,6 +40,9 @@ fn all_algorithms_deliver_the_stream_over_a_switching_bottleneck() {
             s.rtos
         );
         assert_eq!(h.delivered_bytes, FILE_BYTES, "{name}: the whole stream, in order");
-        assert!(h.down.dropped_by_queue > 0 || name == "bbr", "{name}: the rate drops cost losses");
+        assert!(
+            h.down.dropped_by_queue > 0 || name == "bbr",
+            "{name}: the rate drops cost losses"
+        );
     }
 }

@@ -71,13 +71,22 @@ struct MaxFilter {
 impl MaxFilter {
     fn update(&mut self, round: u64, value: u64) {
         let slot = &mut self.slots[(round % BTL_BW_FILTER_ROUNDS) as usize];
-        *slot = if slot.0 == round { (round, slot.1.max(value)) } else { (round, value) };
+        *slot = if slot.0 == round {
+            (round, slot.1.max(value))
+        } else {
+            (round, value)
+        };
         self.latest_round = round;
     }
 
     fn max(&self) -> u64 {
         let latest = self.latest_round;
-        self.slots.iter().filter(|s| s.0 + BTL_BW_FILTER_ROUNDS > latest).map(|s| s.1).max().unwrap_or(0)
+        self.slots
+            .iter()
+            .filter(|s| s.0 + BTL_BW_FILTER_ROUNDS > latest)
+            .map(|s| s.1)
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -377,7 +386,9 @@ impl Bbr {
 impl CongestionControl for Bbr {
     /// Draft §4.1 / §4.2: update the model and the state machine, then the controls.
     fn on_ack(&mut self, ack: &AckSample) {
-        let delivered_bytes = ack.delivered_total_bytes.saturating_sub(self.last_delivered_total_bytes);
+        let delivered_bytes = ack
+            .delivered_total_bytes
+            .saturating_sub(self.last_delivered_total_bytes);
         self.last_delivered_total_bytes = ack.delivered_total_bytes;
         if !self.has_seen_rtt && ack.srtt_ns > 0 {
             // Linux `bbr_init_pacing_rate_from_rtt` once the first RTT is known.
