@@ -10,6 +10,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import millinet
+from millinet import _core
 from millinet._core import ScenarioError
 from millinet._toml import tomllib
 
@@ -145,3 +146,56 @@ def plot_command(run_dir: Path, out: Path | None) -> None:
     if not plot.plot_run(run_dir, out):
         raise UsageProblem(f"{run_dir}: no time series to plot (no Parquet tables with known columns)")
     click.echo(f"wrote {out}")
+
+
+@cli.group()
+def trace() -> None:
+    """Converts link capacity traces (channel.md §6) between formats."""
+
+
+trace_in = click.argument("trace_in", metavar="IN", type=click.Path(path_type=Path))
+trace_out = click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+
+
+def _write(out: Path, text: str) -> None:
+    out.write_text(text)
+    click.echo(f"wrote {out}")
+
+
+@trace.command(name="to-mahimahi")
+@trace_in
+@trace_out
+@click.option(
+    "--duration-s",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Period of the Mahimahi trace [default: up to the last row plus one more step as long as the last interval].",
+)
+def to_mahimahi(trace_in: Path, out: Path, duration_s: float | None) -> None:
+    """Exports the capacity CSV IN (time_s,rate_bps) as the Mahimahi trace OUT."""
+    _write(out, _core.mahimahi_from_capacity_csv(trace_in, duration_s))
+
+
+@trace.command(name="from-mahimahi")
+@trace_in
+@trace_out
+@click.option("--bin-ms", type=click.IntRange(min=1), default=10, show_default=True, help="Bin in which delivery opportunities are counted.")
+def from_mahimahi(trace_in: Path, out: Path, bin_ms: int) -> None:
+    """Imports the Mahimahi trace IN as the capacity CSV OUT (one period)."""
+    _write(out, _core.capacity_csv_from_mahimahi(trace_in, bin_ms))
+
+
+@trace.command(name="from-5gophers")
+@trace_in
+@trace_out
+@click.option("--carrier", type=click.Choice(["verizon", "tmobile", "sprint"]), default="verizon", show_default=True)
+@click.option(
+    "--gaps",
+    type=click.Choice(["interpolate", "hold", "zero"]),
+    default="interpolate",
+    show_default=True,
+    help="What the seconds missing from the drive become.",
+)
+def from_5gophers(trace_in: Path, out: Path, carrier: str, gaps: str) -> None:
+    """Converts the 5Gophers drive CSV IN (one row per second, Mbit/s per carrier) into the
+    capacity CSV OUT, with the dataset's CC BY 4.0 attribution in its header comment."""
+    _write(out, _core.capacity_csv_from_5gophers(trace_in, carrier, gaps))

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+mod trace;
+
 use millinet_engine::{ColumnData, Error, RunOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyValueError};
@@ -76,5 +78,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    trace::register(m)?;
     Ok(())
 }
