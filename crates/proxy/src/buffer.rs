@@ -1,0 +1,149 @@
+//! The instance's buffer (milliproxy.md §2): server payload not yet acknowledged by the UE,
+//! indexed by stream offset, keeping the server's original segment boundaries. In the
+//! simulator payload is a length only; `PayloadStore` is where real bytes live in a daemon.
+
+use std::collections::BTreeMap;
+
+use millinet_wire::{Meta, TcpFlags, Timestamps};
+
+/// Keeps the payload bytes of buffered segments. The simulator's `LengthOnly` keeps none; a
+/// daemon's store holds the bytes of each buffered range (the daemon hands it the bytes of
+/// the packet it is about to pass to the proxy) and reads outgoing segments' bytes by range.
+pub trait PayloadStore: Default {
+    /// Stream bytes [start, start + len) entered the buffer; `seq` is the wire sequence
+    /// number of `start_offset`.
+    fn on_buffered(&mut self, start_offset: u64, seq: u32, len: u32);
+    /// Stream bytes below `end_offset` left the buffer (acknowledged by the UE).
+    fn on_released(&mut self, end_offset: u64);
+}
+
+/// Payload as a length only (the simulator).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LengthOnly;
+
+impl PayloadStore for LengthOnly {
+    fn on_buffered(&mut self, _start_offset: u64, _seq: u32, _len: u32) {}
+    fn on_released(&mut self, _end_offset: u64) {}
+}
+
+/// One original server segment (or the part of a retransmission not already held).
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    pub payload_bytes: u32,
+    pub fin: bool,
+    /// Arrival order within the flow: the latest constituent gives a coalesced segment's header.
+    pub arrival: u64,
+    pub ack: u32,
+    pub window: u16,
+    /// PSH, ECE, CWR as the server sent them (FIN is `fin`).
+    pub flags: TcpFlags,
+    pub timestamps: Option<Timestamps>,
+    pub ecn: u8,
+    pub meta: Meta,
+}
+
+impl Entry {
+    /// Sequence space it occupies: payload plus one for a FIN.
+    #[inline]
+    pub fn seq_len(&self) -> u64 {
+        self.payload_bytes as u64 + self.fin as u64
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct SegmentBuffer {
+    entries: BTreeMap<u64, Entry>,
+    payload_bytes: u64,
+}
+
+impl SegmentBuffer {
+    pub fn payload_bytes(&self) -> u64 {
+        self.payload_bytes
+    }
+
+    /// The first part of [from, to) that no entry covers.
+    pub fn first_gap(&self, from: u64, to: u64) -> Option<(u64, u64)> {
+        let mut cursor = from;
+        while cursor < to {
+            match self.entries.range(..=cursor).next_back() {
+                Some((&start, e)) if start + e.seq_len() > cursor => cursor = start + e.seq_len(),
+                _ => {
+                    let end = self.entries.range(cursor..to).next().map_or(to, |(&start, _)| start);
+                    return Some((cursor, end));
+                }
+            }
+        }
+        None
+    }
+
+    pub fn insert(&mut self, start: u64, entry: Entry) {
+        self.payload_bytes += entry.payload_bytes as u64;
+        self.entries.insert(start, entry);
+    }
+
+    /// Entries from `start` on, in sequence order.
+    pub fn from(&self, start: u64) -> impl Iterator<Item = (u64, &Entry)> {
+        self.entries.range(start..).map(|(&s, e)| (s, e))
+    }
+
+    /// Removes every entry that ends at or below `ack`, calling `released(end)` for each
+    /// (the original segment boundaries the ACK covers, in order); an entry that `ack` cuts
+    /// keeps its part above `ack`. Returns the payload bytes released.
+    pub fn release_through(&mut self, ack: u64, mut released: impl FnMut(u64)) -> u64 {
+        let before = self.payload_bytes;
+        while let Some(entry) = self.entries.first_entry() {
+            let start = *entry.key();
+            let end = start + entry.get().seq_len();
+            if end <= ack {
+                self.payload_bytes -= entry.remove().payload_bytes as u64;
+                released(end);
+            } else {
+                if start < ack {
+                    let mut rest = entry.remove();
+                    let cut = (ack - start) as u32;
+                    rest.payload_bytes -= cut;
+                    self.payload_bytes -= cut as u64;
+                    self.entries.insert(ack, rest);
+                }
+                break;
+            }
+        }
+        before - self.payload_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(payload_bytes: u32) -> Entry {
+        Entry {
+            payload_bytes,
+            fin: false,
+            arrival: 0,
+            ack: 0,
+            window: 0,
+            flags: TcpFlags::default(),
+            timestamps: None,
+            ecn: 0,
+            meta: Meta::default(),
+        }
+    }
+
+    #[test]
+    fn gaps_and_release_keep_boundaries() {
+        let mut b = SegmentBuffer::default();
+        b.insert(0, seg(100));
+        b.insert(100, seg(100));
+        b.insert(300, seg(100));
+        assert_eq!(b.first_gap(0, 400), Some((200, 300)));
+        assert_eq!(b.first_gap(50, 150), None);
+        assert_eq!(b.first_gap(350, 450), Some((400, 450)));
+        let mut ends = Vec::new();
+        assert_eq!(b.release_through(250, |e| ends.push(e)), 200);
+        assert_eq!(ends, [100, 200]);
+        assert_eq!(b.payload_bytes(), 100);
+        assert_eq!(b.release_through(350, |_| {}), 50);
+        assert_eq!(b.from(0).next().map(|(s, e)| (s, e.payload_bytes)), Some((350, 50)));
+    }
+}

@@ -1,0 +1,101 @@
+//! Proxy configuration (milliproxy.md §1–§4) with its defaults and validation.
+
+use crate::policy::PolicySpec;
+
+/// Which flows get an instance (milliproxy.md §2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HandlingRule {
+    All,
+    /// Only flows whose server-side port is listed.
+    ServerPorts(Vec<u16>),
+}
+
+impl HandlingRule {
+    pub fn handles(&self, server_port: u16) -> bool {
+        match self {
+            HandlingRule::All => true,
+            HandlingRule::ServerPorts(ports) => ports.contains(&server_port),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProxyConfig {
+    pub rule: HandlingRule,
+    /// Most instances at once.
+    pub max_flows: usize,
+    /// Buffer of one instance (default 10 MB).
+    pub flow_buffer_bytes: u64,
+    /// Buffer of all instances together.
+    pub total_buffer_bytes: u64,
+    /// MSS toward the server (the UE's SYN is clamped to it).
+    pub mss1_bytes: u32,
+    /// Largest coalesced segment toward the UE.
+    pub mss2_bytes: u32,
+    pub idle_timeout_ns: u64,
+    /// D_info: telemetry applies this long after its sample time (0 at the gNB, ~3 ms at the edge).
+    pub telemetry_delay_ns: u64,
+    /// T_info: records closer together than this (per UE) are ignored.
+    pub telemetry_period_ns: u64,
+    /// Sliding window of RTT_min.
+    pub rtt_min_window_ns: u64,
+    /// Flow-window policy of every handled flow...
+    pub policy: PolicySpec,
+    /// ...unless its server port is listed here.
+    pub policy_by_server_port: Vec<(u16, PolicySpec)>,
+    /// The proxy's own retransmission timer toward the UE (None: off, the default).
+    pub local_rto_ns: Option<u64>,
+    /// Do not relay duplicate ACKs while a local repair is under way (off by default).
+    pub suppress_dup_acks_while_repairing: bool,
+}
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        ProxyConfig {
+            rule: HandlingRule::All,
+            max_flows: 65_536,
+            flow_buffer_bytes: 10_000_000,
+            total_buffer_bytes: 1 << 30,
+            mss1_bytes: 1400,
+            mss2_bytes: 20_000,
+            idle_timeout_ns: 60_000_000_000,
+            telemetry_delay_ns: 0,
+            telemetry_period_ns: 1_000_000,
+            rtt_min_window_ns: 10_000_000_000,
+            policy: PolicySpec::new("bdp"),
+            policy_by_server_port: Vec::new(),
+            local_rto_ns: None,
+            suppress_dup_acks_while_repairing: false,
+        }
+    }
+}
+
+impl ProxyConfig {
+    /// One clear message naming the field, the value and what is allowed.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(536..=65_535).contains(&self.mss1_bytes) {
+            return Err(format!("mss1_bytes = {}: allowed 536..=65535", self.mss1_bytes));
+        }
+        if !(self.mss1_bytes..=65_535).contains(&self.mss2_bytes) {
+            return Err(format!("mss2_bytes = {}: allowed mss1_bytes ({})..=65535", self.mss2_bytes, self.mss1_bytes));
+        }
+        if self.idle_timeout_ns == 0 {
+            return Err("idle_timeout_ns = 0: must be > 0".to_string());
+        }
+        if self.rtt_min_window_ns == 0 {
+            return Err("rtt_min_window_ns = 0: must be > 0".to_string());
+        }
+        if self.local_rto_ns == Some(0) {
+            return Err("local_rto_ns = 0: must be > 0 (None turns it off)".to_string());
+        }
+        self.policy.build()?;
+        for (_, spec) in &self.policy_by_server_port {
+            spec.build()?;
+        }
+        Ok(())
+    }
+
+    pub fn policy_for(&self, server_port: u16) -> &PolicySpec {
+        self.policy_by_server_port.iter().find(|(p, _)| *p == server_port).map_or(&self.policy, |(_, s)| s)
+    }
+}

@@ -1,0 +1,86 @@
+//! `bdp`, the published milliProxy policy (milliproxy.md §4): FW = start value until the
+//! first RTT estimate, then floor(RTT_min · R_e / 8), minus 2·B when the RLC buffer B
+//! exceeds a threshold, never below 0.
+
+use super::{FlowWindowPolicy, Params, PolicyInput};
+
+const DEFAULT_START_BYTES: u64 = 400_000_000;
+const DEFAULT_THRESHOLD_BYTES: u64 = 2_000_000;
+const NS_PER_S: u128 = 1_000_000_000;
+
+pub struct Bdp {
+    start_bytes: u64,
+    threshold_bytes: u64,
+}
+
+pub fn build(params: &Params) -> Result<Box<dyn FlowWindowPolicy>, String> {
+    params.only(&["start_bytes", "threshold_bytes"])?;
+    Ok(Box::new(Bdp {
+        start_bytes: params.bytes("start_bytes", Some(DEFAULT_START_BYTES))?,
+        threshold_bytes: params.bytes("threshold_bytes", Some(DEFAULT_THRESHOLD_BYTES))?,
+    }))
+}
+
+impl FlowWindowPolicy for Bdp {
+    fn flow_window_bytes(&mut self, input: &PolicyInput) -> u64 {
+        // Without an RTT estimate or a rate there is no BDP to compute yet.
+        let (Some(rtt_min_ns), Some(telemetry)) = (input.rtt.min_ns, input.telemetry) else {
+            return self.start_bytes;
+        };
+        let bdp = (rtt_min_ns as u128 * telemetry.rate_bps as u128 / (8 * NS_PER_S)).min(u64::MAX as u128) as u64;
+        if telemetry.rlc_bytes > self.threshold_bytes {
+            bdp.saturating_sub(2 * telemetry.rlc_bytes)
+        } else {
+            bdp
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::PolicySpec;
+    use super::*;
+    use crate::rtt::RttEstimates;
+    use crate::telemetry::Telemetry;
+
+    fn input(rtt_min_ns: Option<u64>, telemetry: Option<&Telemetry>) -> PolicyInput<'_> {
+        PolicyInput {
+            now_ns: 0,
+            telemetry,
+            rtt: RttEstimates { min_ns: rtt_min_ns, ..RttEstimates::default() },
+            buffered_bytes: 0,
+            in_flight_bytes: 0,
+            ue_window_bytes: 1 << 30,
+        }
+    }
+
+    #[test]
+    fn hand_computed_values() {
+        let mut p = PolicySpec::new("bdp").build().unwrap();
+        let t = Telemetry { rate_bps: 1_000_000_000, rlc_bytes: 1_000_000, ..Telemetry::default() };
+        // No RTT yet: the start value.
+        assert_eq!(p.flow_window_bytes(&input(None, Some(&t))), 400_000_000);
+        // 30 ms · 1 Gbit/s / 8 = 3 750 000 bytes; B = 1 MB ≤ 2 MB.
+        assert_eq!(p.flow_window_bytes(&input(Some(30_000_000), Some(&t))), 3_750_000);
+        // floor: 1 ns · 12 bit/s / 8 = 1.5 ns·bit/s → 0 bytes; 1 s · 12 bit/s / 8 = 1.5 → 1.
+        let slow = Telemetry { rate_bps: 12, ..Telemetry::default() };
+        assert_eq!(p.flow_window_bytes(&input(Some(1_000_000_000), Some(&slow))), 1);
+        // B = 2.5 MB > 2 MB: 3 750 000 − 5 000 000 < 0 → 0.
+        let full = Telemetry { rlc_bytes: 2_500_000, ..t };
+        assert_eq!(p.flow_window_bytes(&input(Some(30_000_000), Some(&full))), 0);
+        // 100 ms · 1 Gbit/s / 8 = 12 500 000 − 2 · 2 500 000 = 7 500 000.
+        assert_eq!(p.flow_window_bytes(&input(Some(100_000_000), Some(&full))), 7_500_000);
+        // B exactly at the threshold: not above it.
+        let at = Telemetry { rlc_bytes: 2_000_000, ..t };
+        assert_eq!(p.flow_window_bytes(&input(Some(100_000_000), Some(&at))), 12_500_000);
+    }
+
+    #[test]
+    fn parameters() {
+        let mut p = PolicySpec::new("bdp").with("threshold_bytes", 0.0).with("start_bytes", 1000.0).build().unwrap();
+        let t = Telemetry { rate_bps: 8_000_000, rlc_bytes: 1, ..Telemetry::default() };
+        assert_eq!(p.flow_window_bytes(&input(None, Some(&t))), 1000);
+        // 1 s · 8 Mbit/s / 8 = 1 000 000 − 2.
+        assert_eq!(p.flow_window_bytes(&input(Some(1_000_000_000), Some(&t))), 999_998);
+    }
+}

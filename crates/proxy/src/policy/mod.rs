@@ -1,0 +1,109 @@
+//! Flow-window policies (milliproxy.md §4): one trait, a registry by name. Adding a policy is
+//! a file in this folder plus one line in `REGISTRY`.
+
+mod bdp;
+mod passthrough;
+mod static_fw;
+
+use crate::rtt::RttEstimates;
+use crate::telemetry::Telemetry;
+
+/// What a policy may look at (milliproxy.md §4 "Interface").
+#[derive(Clone, Copy, Debug)]
+pub struct PolicyInput<'a> {
+    pub now_ns: u64,
+    /// The UE's telemetry in force (already D_info old), if any has arrived.
+    pub telemetry: Option<&'a Telemetry>,
+    pub rtt: RttEstimates,
+    /// Server payload held by the instance (not yet acknowledged by the UE).
+    pub buffered_bytes: u64,
+    /// Bytes forwarded toward the UE and not yet acknowledged.
+    pub in_flight_bytes: u64,
+    /// The UE's own advertised receive window, in bytes (after scaling).
+    pub ue_window_bytes: u64,
+}
+
+/// Computes the flow window FW in bytes; 0 is legal (the server then probes a zero window).
+pub trait FlowWindowPolicy {
+    fn flow_window_bytes(&mut self, input: &PolicyInput) -> u64;
+}
+
+/// A policy selected by name with numeric parameters, e.g. `bdp` with
+/// `[("threshold_bytes", 2e6)]`. Unknown names and parameters are errors.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicySpec {
+    pub name: String,
+    pub params: Vec<(String, f64)>,
+}
+
+impl PolicySpec {
+    pub fn new(name: &str) -> PolicySpec {
+        PolicySpec { name: name.to_string(), params: Vec::new() }
+    }
+
+    pub fn with(mut self, key: &str, value: f64) -> PolicySpec {
+        self.params.push((key.to_string(), value));
+        self
+    }
+
+    /// Builds an instance of the policy (once per flow, never per packet).
+    pub fn build(&self) -> Result<Box<dyn FlowWindowPolicy>, String> {
+        let Some((_, constructor)) = REGISTRY.iter().find(|(name, _)| *name == self.name) else {
+            let known: Vec<&str> = REGISTRY.iter().map(|(name, _)| *name).collect();
+            return Err(format!("flow-window policy '{}': unknown; allowed: {}", self.name, known.join(", ")));
+        };
+        constructor(&Params { policy: &self.name, given: &self.params })
+    }
+}
+
+/// Parameters handed to a policy constructor, with checked access.
+pub struct Params<'a> {
+    policy: &'a str,
+    given: &'a [(String, f64)],
+}
+
+impl Params<'_> {
+    /// Checks that every given parameter is one of `allowed`.
+    pub fn only(&self, allowed: &[&str]) -> Result<(), String> {
+        match self.given.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+            Some((k, _)) => Err(format!("flow-window policy '{}': unknown parameter '{k}'; allowed: {}", self.policy, allowed.join(", "))),
+            None => Ok(()),
+        }
+    }
+
+    /// A non-negative byte count, or `default` when absent.
+    pub fn bytes(&self, key: &str, default: Option<u64>) -> Result<u64, String> {
+        match (self.given.iter().find(|(k, _)| k == key), default) {
+            (Some((_, v)), _) if v.is_finite() && *v >= 0.0 => Ok(*v as u64),
+            (Some((_, v)), _) => Err(format!("flow-window policy '{}': {key} = {v}: must be a finite number ≥ 0", self.policy)),
+            (None, Some(d)) => Ok(d),
+            (None, None) => Err(format!("flow-window policy '{}': parameter '{key}' is required", self.policy)),
+        }
+    }
+}
+
+type Constructor = fn(&Params) -> Result<Box<dyn FlowWindowPolicy>, String>;
+
+/// Every policy by name.
+pub const REGISTRY: &[(&str, Constructor)] = &[
+    ("bdp", bdp::build),
+    ("static", static_fw::build),
+    ("passthrough", passthrough::build),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_names_and_parameters_are_clear_errors() {
+        let e = PolicySpec::new("bbr").build().err().unwrap();
+        assert!(e.contains("'bbr'") && e.contains("bdp, static, passthrough"), "{e}");
+        let e = PolicySpec::new("bdp").with("thresh", 1.0).build().err().unwrap();
+        assert!(e.contains("'thresh'") && e.contains("threshold_bytes"), "{e}");
+        let e = PolicySpec::new("static").build().err().unwrap();
+        assert!(e.contains("fw_bytes"), "{e}");
+        let e = PolicySpec::new("static").with("fw_bytes", -1.0).build().err().unwrap();
+        assert!(e.contains("fw_bytes = -1"), "{e}");
+    }
+}

@@ -1,0 +1,121 @@
+//! Segments forwarded toward the UE and not yet acknowledged: bytes in flight, RTT_down
+//! samples (Karn's rule, RFC 6298 §3), and the SACK scoreboard used by local repair
+//! (RFC 2018, RFC 6675).
+
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug)]
+pub struct SentSeg {
+    pub end: u64,
+    pub sent_ns: u64,
+    pub retransmitted: bool,
+    pub sacked: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct SentLog {
+    segs: BTreeMap<u64, SentSeg>,
+    in_flight_bytes: u64,
+    /// End of the highest outstanding segment the UE has SACKed (0: none).
+    highest_sacked_end: u64,
+}
+
+impl SentLog {
+    pub fn in_flight_bytes(&self) -> u64 {
+        self.in_flight_bytes
+    }
+
+    pub fn on_sent(&mut self, start: u64, end: u64, now_ns: u64) {
+        self.in_flight_bytes += end - start;
+        self.segs.insert(start, SentSeg { end, sent_ns: now_ns, retransmitted: false, sacked: false });
+    }
+
+    /// The segment starting at `start`, if it is outstanding.
+    pub fn get(&self, start: u64) -> Option<&SentSeg> {
+        self.segs.get(&start)
+    }
+
+    /// The outstanding segment that contains `offset`.
+    pub fn containing(&self, offset: u64) -> Option<(u64, SentSeg)> {
+        self.segs.range(..=offset).next_back().filter(|(_, s)| s.end > offset).map(|(&start, &s)| (start, s))
+    }
+
+    pub fn first(&self) -> Option<(u64, SentSeg)> {
+        self.segs.first_key_value().map(|(&start, &s)| (start, s))
+    }
+
+    pub fn on_retransmitted(&mut self, start: u64, now_ns: u64) {
+        if let Some(s) = self.segs.get_mut(&start) {
+            s.retransmitted = true;
+            s.sacked = false;
+            s.sent_ns = now_ns;
+        }
+    }
+
+    /// The UE acknowledged everything below `ack`. Returns the RTT_down sample of the highest
+    /// fully covered segment, unless it was retransmitted (Karn's rule).
+    pub fn on_cum_ack(&mut self, ack: u64, now_ns: u64) -> Option<u64> {
+        let mut sample = None;
+        while let Some(entry) = self.segs.first_entry() {
+            let start = *entry.key();
+            let seg = *entry.get();
+            if seg.end <= ack {
+                entry.remove();
+                self.in_flight_bytes -= seg.end - start;
+                sample = (!seg.retransmitted).then(|| now_ns.saturating_sub(seg.sent_ns));
+            } else {
+                if start < ack {
+                    entry.remove();
+                    self.in_flight_bytes -= ack - start;
+                    self.segs.insert(ack, seg);
+                }
+                break;
+            }
+        }
+        sample
+    }
+
+    /// Marks the outstanding segments that lie wholly inside a SACK block.
+    pub fn on_sack(&mut self, left: u64, right: u64) {
+        for (_, s) in self.segs.range_mut(left..right) {
+            if s.end <= right {
+                s.sacked = true;
+                self.highest_sacked_end = self.highest_sacked_end.max(s.end);
+            }
+        }
+    }
+
+    /// The first outstanding segment at or after `from`, below the highest SACKed byte, that
+    /// is neither SACKed nor already retransmitted: a hole the UE reports (RFC 6675 §4).
+    pub fn next_hole(&self, from: u64) -> Option<u64> {
+        self.segs
+            .range(from..self.highest_sacked_end.max(from))
+            .find(|(_, s)| !s.sacked && !s.retransmitted)
+            .map(|(&start, _)| start)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn karn_and_holes() {
+        let mut log = SentLog::default();
+        log.on_sent(0, 100, 10);
+        log.on_sent(100, 200, 20);
+        log.on_sent(200, 300, 30);
+        log.on_sent(300, 400, 40);
+        assert_eq!(log.in_flight_bytes(), 400);
+        log.on_sack(200, 300);
+        assert_eq!(log.next_hole(0), Some(0));
+        log.on_retransmitted(0, 50);
+        assert_eq!(log.next_hole(0), Some(100));
+        assert_eq!(log.next_hole(101), None);
+        // Covers the retransmitted segment only: no sample.
+        assert_eq!(log.on_cum_ack(100, 60), None);
+        assert_eq!(log.on_cum_ack(200, 70), Some(50));
+        assert_eq!(log.in_flight_bytes(), 200);
+        assert_eq!(log.containing(250).map(|(s, _)| s), Some(200));
+    }
+}
