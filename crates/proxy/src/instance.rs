@@ -119,7 +119,7 @@ impl<S: PayloadStore> Instance<S> {
         self.reset || (self.ue_fin_acked && self.server_fin_end.is_some_and(|f| self.una >= f))
     }
 
-    pub fn stats(&mut self, now_ns: u64) -> FlowStats {
+    pub fn stats(&self, now_ns: u64) -> FlowStats {
         FlowStats {
             fw_bytes: self.fw_bytes,
             buffered_bytes: self.buffer.payload_bytes(),

@@ -127,8 +127,8 @@ impl<S: PayloadStore> Proxy<S> {
     }
 
     /// FW, buffer, in flight toward the UE and RTT estimates of one flow.
-    pub fn flow_stats(&mut self, now_ns: u64, key: &FlowKey) -> Option<FlowStats> {
-        self.flows.get_mut(key).map(|s| s.instance.stats(now_ns))
+    pub fn flow_stats(&self, now_ns: u64, key: &FlowKey) -> Option<FlowStats> {
+        self.flows.get(key).map(|s| s.instance.stats(now_ns))
     }
 
     /// The payload store of one flow (real bytes in a daemon).

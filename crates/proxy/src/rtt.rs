@@ -30,10 +30,10 @@ impl WindowedMin {
         self.expire(now_ns);
     }
 
-    /// The minimum of the samples taken in (now − window, now].
-    pub fn get(&mut self, now_ns: u64) -> Option<u64> {
-        self.expire(now_ns);
-        self.samples.front().map(|&(_, v)| v)
+    /// The minimum of the samples taken in (now − window, now] (expired samples are
+    /// dropped on the next push; at most those are skipped here).
+    pub fn get(&self, now_ns: u64) -> Option<u64> {
+        self.samples.iter().find(|&&(t, _)| t + self.window_ns > now_ns).map(|&(_, v)| v)
     }
 
     fn expire(&mut self, now_ns: u64) {
@@ -122,7 +122,7 @@ impl RttEstimator {
         }
     }
 
-    pub fn estimates(&mut self, now_ns: u64) -> RttEstimates {
+    pub fn estimates(&self, now_ns: u64) -> RttEstimates {
         RttEstimates { down_ns: self.down_ns, up_ns: self.up_ns, min_ns: self.min.get(now_ns) }
     }
 
