@@ -143,9 +143,10 @@ def plot_command(run_dir: Path, out: Path | None) -> None:
     if not run_dir.is_dir():
         raise UsageProblem(f"{run_dir}: no such run directory")
     out = out or run_dir / "plot.png"
-    if not plot.plot_run(run_dir, out):
+    panels = plot.plot_run(run_dir, out)
+    if not panels:
         raise UsageProblem(f"{run_dir}: no time series to plot (no Parquet tables with known columns)")
-    click.echo(f"wrote {out}")
+    click.echo(f"wrote {out}: {', '.join(panels)}")
 
 
 @cli.group()

@@ -8,68 +8,131 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen first)
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from millinet import outputs  # noqa: E402
 
 
 @dataclass(frozen=True)
-class Panel:
+class Line:
     table: str
     column: str
-    label: str
+    name: str  # legend text when a panel draws several kinds of line
+
+
+@dataclass(frozen=True)
+class Panel:
     unit: str
-    scale: float = 1.0  # multiplies the column into `unit`
+    lines: tuple[Line, ...]
+    scale: float = 1.0  # multiplies the columns into `unit`
 
 
-# Drawn top to bottom when the run has the table and column; add a panel with a line here.
+# Drawn top to bottom with the lines whose table and column the run has; add a panel with a line here.
+# Every panel is shaded grey where a UE is in NLOS (the `ues` table's `los` is 0).
 PANELS = [
-    Panel("goodput", "goodput_bps", "goodput", "Mbit/s", 1e-6),
-    Panel("flows", "cwnd_bytes", "cwnd", "KB", 1e-3),
-    Panel("flows", "srtt_ms", "srtt", "ms"),
-    Panel("queues", "bytes", "queue", "MB", 1e-6),
+    Panel("dB", (Line("ues", "sinr_db", "SINR"),)),
+    Panel("Mbit/s", (Line("ues", "rate_bps", "achievable rate"), Line("goodput", "goodput_bps", "goodput")), 1e-6),
+    Panel("MB", (Line("flows", "cwnd_bytes", "cwnd"),), 1e-6),
+    Panel("ms", (Line("flows", "srtt_ms", "srtt"),)),
+    Panel("MB", (Line("ues", "rlc_bytes", "RLC occupancy"),), 1e-6),
+    Panel("ms", (Line("ues", "ran_latency_ms", "RAN latency"),)),
+    Panel("MB", (Line("queues", "bytes", "queue"),), 1e-6),
 ]
 
 # Columns that tell the lines of a panel apart (one line per flow, queue, ...).
 SERIES_KEYS = ("flow", "queue", "ue", "cell")
 
+# About this many time bins across the figure: each line is the mean over its bins.
+BINS = 500
 
-def plot_run(run_dir: Path, out: Path) -> int:
+
+def plot_run(run_dir: Path, out: Path) -> list[str]:
     """Draws the panels present in the run's saved tables, stacked on a shared time axis,
-    into the PNG `out`; returns how many panels were drawn (none: nothing is written)."""
+    into the PNG `out`; returns the titles of the panels drawn (none: nothing is written)."""
     tables = outputs.read_tables(run_dir)
-    panels = [p for p in PANELS if p.table in tables and p.column in tables[p.table].columns]
-    if not panels:
-        return 0
+    drawn = [(panel, lines) for panel in PANELS if (lines := _present(panel, tables))]
+    if not drawn:
+        return []
     names = _series_names(run_dir / outputs.SUMMARY)
-    fig, axes = plt.subplots(len(panels), 1, sharex=True, squeeze=False, figsize=(10, 2.2 * len(panels)))
-    for panel, ax in zip(panels, axes[:, 0]):
-        _draw(ax, tables[panel.table], panel, names)
-    axes[-1, 0].set_xlabel("time (s)")
+    bin_s = _bin_s(tables)
+    fig, axes = plt.subplots(len(drawn), 1, sharex=True, squeeze=False, figsize=(10, 2.2 * len(drawn)))
+    ues = tables.get("ues", pd.DataFrame())
+    titles = []
+    for i, ((panel, lines), ax) in enumerate(zip(drawn, axes[:, 0])):
+        if "los" in ues.columns:
+            _shade_nlos(ax, ues, labelled=i == 0)
+        titles.append(_draw(ax, tables, panel, lines, names, bin_s))
+    axes[-1, 0].set_xlabel(f"time (s); each point is the mean over {bin_s * 1e3:g} ms")
     fig.suptitle(str(run_dir))
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
-    return len(panels)
+    return titles
+
+
+def _present(panel: Panel, tables: dict[str, pd.DataFrame]) -> list[Line]:
+    return [line for line in panel.lines if line.table in tables and line.column in tables[line.table].columns]
+
+
+def _bin_s(tables: dict[str, pd.DataFrame]) -> float:
+    """The plotting bin: the coarsest sampling step of the tables, widened to about BINS
+    bins over the run (a whole number of milliseconds)."""
+    steps = [frame["t"].drop_duplicates().diff().median() for frame in tables.values() if frame["t"].nunique() > 1]
+    end = max((frame["t"].max() for frame in tables.values()), default=0.0)
+    ms = max([*steps, end / BINS], default=0.001) * 1e3
+    return max(1, round(ms)) / 1e3
 
 
 def _series_names(summary_path: Path) -> dict[str, dict[int, str]]:
-    """Legend names from summary.json: key -> {id: name} for the entries of `queues`, ...
-    that have a name (the summary lists flows as `flows`, queues as `queues`, ...)."""
+    """Legend names from summary.json: key -> {id: name} for the entries of `queues`, `ues`, ...
+    that have a name or node (the summary lists flows as `flows`, queues as `queues`, ...)."""
     summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
     return {
-        key: {entry["id"]: entry["name"] for entry in summary.get(f"{key}s", []) if "name" in entry}
+        key: {entry["id"]: entry.get("name", entry.get("node")) for entry in summary.get(f"{key}s", [])}
         for key in SERIES_KEYS
     }
 
 
-def _draw(ax, frame: pd.DataFrame, panel: Panel, names: dict[str, dict[int, str]]) -> None:
-    key = next((k for k in SERIES_KEYS if k in frame.columns), None)
-    groups = frame.groupby(key) if key else [(None, frame)]
-    for value, rows in groups:
-        label = names[key].get(value, f"{key} {value}") if key else None
-        ax.plot(rows["t"], rows[panel.column] * panel.scale, linewidth=0.8, label=label)
-    ax.set_ylabel(f"{panel.label} ({panel.unit})")
+def _draw(ax, tables, panel: Panel, lines: list[Line], names, bin_s: float) -> str:
+    """Draws one panel; returns its title (the names of its lines)."""
+    for line in lines:
+        for label, rows in _groups(tables[line.table], names):
+            binned = _binned(rows, line.column, bin_s)
+            label = f"{line.name} {label}".strip() if len(lines) > 1 else label
+            ax.plot(binned.index, binned * panel.scale, linewidth=0.8, label=label or None)
+    title = " / ".join(line.name for line in lines)
+    ax.set_ylabel(f"{title}\n({panel.unit})")
     ax.grid(True, alpha=0.3)
-    if key and frame[key].nunique() > 1:
+    if ax.dataLim.y0 >= 0:
+        ax.set_ylim(bottom=0)
+    if ax.get_legend_handles_labels()[1]:
         ax.legend(loc="upper right", fontsize="small")
+    return title
+
+
+def _binned(rows: pd.DataFrame, column: str, bin_s: float) -> pd.Series:
+    """The mean of `column` per time bin, indexed by the bin's start (a sample on a bin's
+    edge belongs to the bin it starts, whatever the rounding of its time)."""
+    start = np.floor(rows["t"] / bin_s + 1e-6) * bin_s
+    return rows.groupby(start)[column].mean()
+
+
+def _groups(frame: pd.DataFrame, names: dict[str, dict[int, str]]):
+    """(legend label, rows) per flow, queue, ... of a table; no label when there is one."""
+    key = next((k for k in SERIES_KEYS if k in frame.columns), None)
+    if key is None or frame[key].nunique() == 1:
+        return [("", frame)]
+    return [(names[key].get(value) or f"{key} {value}", rows) for value, rows in frame.groupby(key)]
+
+
+def _shade_nlos(ax, ues: pd.DataFrame, labelled: bool) -> None:
+    """Shades the times at which a UE is in NLOS (`los` = 0); `labelled`: in the legend."""
+    for _, rows in ues.groupby("ue"):
+        nlos = (rows["los"] == 0).to_numpy()
+        if nlos.any():
+            ax.fill_between(
+                rows["t"], 0, 1, where=nlos, step="post", transform=ax.get_xaxis_transform(),
+                color="0.5", alpha=0.2, linewidth=0, label="NLOS" if labelled else None,
+            )
+            labelled = False
