@@ -19,6 +19,9 @@ pub const MS: u64 = 1_000_000;
 pub const SERVER: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 1), 80);
 pub const UE: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(10, 9, 0, 2), 40_000);
 
+/// Decides whether the n-th packet entering the proxy → UE link survives.
+pub type LinkFilter = Box<dyn FnMut(u64, &Packet) -> bool>;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Dest {
     ProxyFromServer,
@@ -36,7 +39,7 @@ pub struct Setup {
     /// Rate of the proxy → UE link (None: infinite).
     pub ue_link_rate_bps: Option<u64>,
     /// Decides whether the n-th packet entering the proxy → UE link survives.
-    pub ue_link_filter: Box<dyn FnMut(u64, &Packet) -> bool>,
+    pub ue_link_filter: LinkFilter,
     pub bytes: u64,
     /// Feed telemetry every T_info with the achievable rate this gives at each time (None: no telemetry).
     pub telemetry_rate_bps: Option<fn(u64) -> u64>,
@@ -59,7 +62,7 @@ impl Setup {
 }
 
 /// Drops exactly the listed data packets (1-based count of data packets entering the link).
-pub fn drop_data_packets(which: Vec<u64>) -> Box<dyn FnMut(u64, &Packet) -> bool> {
+pub fn drop_data_packets(which: Vec<u64>) -> LinkFilter {
     let mut n = 0;
     Box::new(move |_, p| {
         if p.payload_bytes == 0 {
@@ -71,7 +74,7 @@ pub fn drop_data_packets(which: Vec<u64>) -> Box<dyn FnMut(u64, &Packet) -> bool
 }
 
 /// Drops data packets with probability `p` (splitmix64, seeded).
-pub fn random_data_loss(p: f64, seed: u64) -> Box<dyn FnMut(u64, &Packet) -> bool> {
+pub fn random_data_loss(p: f64, seed: u64) -> LinkFilter {
     let mut state = seed;
     Box::new(move |_, pkt| {
         state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -96,7 +99,7 @@ pub struct Sim {
     ue_link_free_ns: u64,
     /// (release time, bytes) of packets queued on the proxy → UE link.
     ue_link_queue: std::collections::VecDeque<(u64, u64)>,
-    ue_link_filter: Box<dyn FnMut(u64, &Packet) -> bool>,
+    ue_link_filter: LinkFilter,
     ue_link_packets: u64,
     telemetry_rate_bps: Option<fn(u64) -> u64>,
     next_telemetry_ns: u64,
@@ -143,7 +146,7 @@ impl Sim {
             max_segment_bytes: 0,
             relayed_acks: 0,
         };
-        sim.from_ue(out);
+        sim.on_ue_output(out);
         sim
     }
 
@@ -152,13 +155,13 @@ impl Sim {
         self.events.insert((at, self.counter), (dest, p));
     }
 
-    fn from_ue(&mut self, out: Vec<Packet>) {
+    fn on_ue_output(&mut self, out: Vec<Packet>) {
         for p in out {
             self.schedule(self.now_ns + self.ue_side_delay_ns, Dest::ProxyFromUe, p);
         }
     }
 
-    fn from_server(&mut self, out: Vec<Packet>) {
+    fn on_server_output(&mut self, out: Vec<Packet>) {
         for p in out {
             let h = p.tcp_header().unwrap();
             if h.flags.0 & 0x02 != 0 {
@@ -175,7 +178,7 @@ impl Sim {
     }
 
     /// Routes the proxy's outputs by destination address and checks them.
-    fn from_proxy(&mut self, out: Vec<Packet>) {
+    fn on_proxy_output(&mut self, out: Vec<Packet>) {
         for p in out {
             let h = *p.tcp_header().unwrap();
             if p.dst == *UE.ip() {
@@ -255,19 +258,19 @@ impl Sim {
                 let rec = Telemetry { t_ns: next, rlc_bytes: self.rlc_bytes(), rate_bps: rate(next), sinr_db: 20.0, outage: false };
                 self.proxy.on_telemetry(next, *UE.ip(), rec, &mut out);
                 self.next_telemetry_ns += MS;
-                self.from_proxy(std::mem::take(&mut out));
+                self.on_proxy_output(std::mem::take(&mut out));
             }
             if self.proxy.next_timeout_ns().is_some_and(|t| t <= next) {
                 self.proxy.on_timeout(next, &mut out);
-                self.from_proxy(std::mem::take(&mut out));
+                self.on_proxy_output(std::mem::take(&mut out));
             }
             if self.server.next_timeout_ns().is_some_and(|t| t <= next) {
                 self.server.on_timeout(next, &mut out);
-                self.from_server(std::mem::take(&mut out));
+                self.on_server_output(std::mem::take(&mut out));
             }
             if self.ue.next_timeout_ns().is_some_and(|t| t <= next) {
                 self.ue.on_timeout(next, &mut out);
-                self.from_ue(std::mem::take(&mut out));
+                self.on_ue_output(std::mem::take(&mut out));
             }
             while let Some(entry) = self.events.first_entry() {
                 if entry.key().0 > next {
@@ -277,7 +280,7 @@ impl Sim {
                 match dest {
                     Dest::ProxyFromServer => {
                         self.proxy.on_packet(next, p, Direction::FromServer, &mut out);
-                        self.from_proxy(std::mem::take(&mut out));
+                        self.on_proxy_output(std::mem::take(&mut out));
                     }
                     Dest::ProxyFromUe => {
                         let h = p.tcp_header().unwrap();
@@ -286,18 +289,18 @@ impl Sim {
                             self.ue_window_field = h.window;
                         }
                         self.proxy.on_packet(next, p, Direction::FromUe, &mut out);
-                        self.from_proxy(std::mem::take(&mut out));
+                        self.on_proxy_output(std::mem::take(&mut out));
                     }
                     Dest::Server => {
                         self.server.on_packet(next, &p, &mut out);
-                        self.from_server(std::mem::take(&mut out));
+                        self.on_server_output(std::mem::take(&mut out));
                     }
                     Dest::Ue => {
                         self.ue.on_packet(next, &p, &mut out);
                         let got = self.ue.take_delivered();
                         assert_eq!(got.start, self.delivered, "UE delivery not contiguous");
                         self.delivered = got.end.max(self.delivered);
-                        self.from_ue(std::mem::take(&mut out));
+                        self.on_ue_output(std::mem::take(&mut out));
                     }
                 }
             }
