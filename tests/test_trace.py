@@ -1,0 +1,128 @@
+"""`millinet trace`: Mahimahi export and import, the 5Gophers converter, the shipped
+capacity trace, and one `error:` line with exit status 2 for every kind of bad trace."""
+
+import csv
+from pathlib import Path
+
+import pytest
+
+import millinet
+from conftest import millinet as cli
+from conftest import ok
+
+GOPHERS = Path("/work/shared/traces/5gophers/car-driving-trace-1.csv")
+SHIPPED = Path(millinet.__file__).parent / "scenarios" / "traces"
+OPPORTUNITY_BITS = 12_000
+
+
+def capacity_rows(path: Path) -> list[tuple[float, float]]:
+    """(time_s, rate_bps) rows of a capacity CSV, skipping `#` comments."""
+    lines = [line for line in path.read_text().splitlines() if line and not line.startswith("#")]
+    assert lines[0] == "time_s,rate_bps"
+    return [(float(t), float(r)) for t, r in (line.split(",") for line in lines[1:])]
+
+
+def mean_rate(rows: list[tuple[float, float]], duration_s: float) -> float:
+    """Mean of the step function over [0, duration_s): each rate holds until the next row."""
+    ends = [t for t, _ in rows[1:]] + [duration_s]
+    bits = sum(rate * (min(end, duration_s) - min(start, duration_s)) for (start, rate), end in zip(rows, ends))
+    return bits / duration_s
+
+
+def gophers_column(carrier: str) -> list[tuple[int, float]]:
+    with GOPHERS.open(newline="") as f:
+        return [(int(row["seq_num"]), float(row[f"{carrier}_throughput_mbps"])) for row in csv.DictReader(f)]
+
+
+@pytest.fixture(scope="module")
+def gophers_source():
+    if not GOPHERS.is_file():
+        pytest.skip(f"{GOPHERS} is not on this machine")
+    return GOPHERS
+
+
+def test_mahimahi_round_trip_keeps_the_mean_rate(tmp_path):
+    duration_s = 10.0
+    trace, back = tmp_path / "drive.mahimahi", tmp_path / "back.csv"
+    source = SHIPPED / "5gophers-verizon-drive-1.csv"
+    ok(cli("trace", "to-mahimahi", source, trace, "--duration-s", duration_s))
+    lines = trace.read_text().split()
+    assert int(lines[-1]) == 10_000, "the last line is the period"
+    assert lines == sorted(lines, key=int)
+    ok(cli("trace", "from-mahimahi", trace, back, "--bin-ms", "10"))
+
+    original = mean_rate(capacity_rows(source), duration_s)
+    imported = mean_rate(capacity_rows(back), duration_s)
+    assert imported == pytest.approx(len(lines) * OPPORTUNITY_BITS / duration_s)
+    assert 0 <= original - imported < OPPORTUNITY_BITS / duration_s, "at most one opportunity per period is lost"
+
+
+def test_to_mahimahi_default_duration_adds_one_last_step(tmp_path):
+    source, trace = tmp_path / "cap.csv", tmp_path / "cap.mahimahi"
+    source.write_text("time_s,rate_bps\n0,12e6\n0.5,24e6\n")
+    ok(cli("trace", "to-mahimahi", source, trace))
+    lines = [int(x) for x in trace.read_text().split()]
+    assert lines[-1] == 1000, "the last step lasts as long as the one before"
+    assert len(lines) == 500 + 1000
+
+
+def test_from_5gophers_fills_gaps_and_keeps_measured_seconds(gophers_source, tmp_path):
+    out = tmp_path / "verizon.csv"
+    ok(cli("trace", "from-5gophers", gophers_source, out, "--carrier", "verizon"))
+    measured = gophers_column("Verizon")
+    first, last = measured[0][0], measured[-1][0]
+    rows = capacity_rows(out)
+    assert len(rows) == last - first + 1, "one row per second, the missing ones interpolated"
+    assert [t for t, _ in rows] == list(range(last - first + 1))
+    by_time = dict(rows)
+    for seq, mbps in measured:
+        assert by_time[seq - first] == pytest.approx(mbps * 1e6, rel=1e-12)
+    assert "CC BY 4.0" in out.read_text()
+
+
+def test_from_5gophers_mean_with_gaps_as_zero(gophers_source, tmp_path):
+    out = tmp_path / "verizon-zero.csv"
+    ok(cli("trace", "from-5gophers", gophers_source, out, "--gaps", "zero"))
+    measured = gophers_column("Verizon")
+    span_s = measured[-1][0] - measured[0][0] + 1
+    expected = sum(mbps for _, mbps in measured) * 1e6 / span_s
+    assert mean_rate(capacity_rows(out), span_s) == pytest.approx(expected, rel=1e-12)
+
+
+def test_shipped_trace_is_the_converter_output(gophers_source, tmp_path):
+    out = tmp_path / "5gophers-verizon-drive-1.csv"
+    ok(cli("trace", "from-5gophers", gophers_source, out))
+    assert out.read_text() == (SHIPPED / "5gophers-verizon-drive-1.csv").read_text()
+    assert (SHIPPED / "5gophers-README.md").read_text() == (gophers_source.parent / "README.md").read_text()
+
+
+GOPHERS_HEAD = "protocol,num_tcp_conn,seq_num,Sprint_throughput_mbps,TMobile_throughput_mbps,Verizon_throughput_mbps\n"
+
+# (id, command, input text or None for a missing file, fragments the message names)
+BAD = [
+    ("capacity-rate", "to-mahimahi", "time_s,rate_bps\n0,5\n1,-3\n", ["line 3", "rate_bps"]),
+    ("capacity-time", "to-mahimahi", "time_s,rate_bps\n2,5\n1,3\n", ["line 3", "time_s"]),
+    ("capacity-header", "to-mahimahi", "time,rate\n0,5\n", ["line 1", "header"]),
+    ("capacity-columns", "to-mahimahi", "time_s,rate_bps\n0,5,7\n", ["line 2", "columns"]),
+    ("mahimahi-text", "from-mahimahi", "1\n2\nx\n", ["line 3", '"x"']),
+    ("mahimahi-backwards", "from-mahimahi", "5\n3\n", ["line 2", '"3"']),
+    ("mahimahi-period-0", "from-mahimahi", "0\n0\n", ["line 2", "period"]),
+    ("mahimahi-empty", "from-mahimahi", "\n", ["line 1", "empty"]),
+    ("5gophers-seq", "from-5gophers", GOPHERS_HEAD + "TCP,8,3,1,2,100\nTCP,8,3,1,2,100\n", ["line 3", "seq_num"]),
+    ("5gophers-rate", "from-5gophers", GOPHERS_HEAD + "TCP,8,3,1,2,x\n", ["line 2", "Verizon_throughput_mbps"]),
+    ("5gophers-header", "from-5gophers", "seq_num,Sprint_throughput_mbps\n0,1\n", ["line 1", "Verizon"]),
+    ("unreadable", "to-mahimahi", None, ["cannot read"]),
+]
+
+
+@pytest.mark.parametrize("command, text, fragments", [case[1:] for case in BAD], ids=[case[0] for case in BAD])
+def test_bad_trace_names_file_and_line(tmp_path, command, text, fragments):
+    source = tmp_path / "bad-trace.txt"
+    if text is not None:
+        source.write_text(text)
+    result = cli("trace", command, source, tmp_path / "out")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    for fragment in [str(source), *fragments]:
+        assert fragment in result.stderr
+    assert not (tmp_path / "out").exists(), "nothing is written"
