@@ -95,3 +95,17 @@ fn coalesces_when_the_flow_window_reopens() {
     assert_eq!(sim.delivered, bytes);
     assert!(sim.max_segment_bytes > 1400, "no coalescing happened: {:?} {:?}", sim.proxy.stats(), sim.server.stats());
 }
+
+#[test]
+fn fin_exchange_removes_the_instance() {
+    let bytes = 1_000_000;
+    let mut sim = Sim::new(Setup::new(bytes));
+    sim.run(10_000 * MS, bytes);
+    assert_eq!(sim.delivered, bytes);
+    assert_eq!(sim.proxy.flow_count(), 1);
+    sim.close_both();
+    sim.run(sim.now_ns + 500 * MS, u64::MAX);
+    assert_eq!(sim.proxy.flow_count(), 0, "{:?}", sim.proxy.stats());
+    assert_eq!(sim.proxy.stats().flows_closed, 1);
+    assert_eq!(sim.proxy.stats().buffer_bytes, 0);
+}

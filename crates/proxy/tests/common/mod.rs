@@ -233,10 +233,19 @@ impl Sim {
         self.ue_link_queue.iter().map(|&(_, b)| b).sum()
     }
 
-    /// Runs until `until_ns` or until the UE received `bytes`.
+    /// Both applications close (FIN from each side).
+    pub fn close_both(&mut self) {
+        let mut out = Vec::new();
+        self.server.close(self.now_ns, &mut out);
+        self.on_server_output(std::mem::take(&mut out));
+        self.ue.close(self.now_ns, &mut out);
+        self.on_ue_output(out);
+    }
+
+    /// Runs until `until_ns`, until the UE received `bytes`, or until nothing is left to do.
     pub fn run(&mut self, until_ns: u64, bytes: u64) {
         while self.delivered < bytes {
-            let mut next = [
+            let next = [
                 self.events.keys().next().map(|&(t, _)| t),
                 self.server.next_timeout_ns(),
                 self.ue.next_timeout_ns(),
@@ -245,8 +254,8 @@ impl Sim {
             ]
             .into_iter()
             .flatten()
-            .min()
-            .expect("nothing left to do");
+            .min();
+            let Some(mut next) = next else { return };
             next = next.max(self.now_ns);
             if next > until_ns {
                 self.now_ns = until_ns;
