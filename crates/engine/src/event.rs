@@ -27,6 +27,8 @@ pub enum Event {
     AppWrite(u32),
     /// A cell delivers what its previous slot decoded and schedules the next slot.
     Slot(u32),
+    /// The gNBs sample telemetry for the proxy (every T_info).
+    Telemetry,
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -7,6 +7,7 @@ pub mod metrics;
 pub mod network;
 pub mod output;
 pub mod pcap;
+pub mod proxy_site;
 pub mod radio;
 pub mod rng;
 pub mod scenario;

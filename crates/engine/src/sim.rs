@@ -8,6 +8,7 @@ use millinet_transport::udp::{UdpSink, UdpSource, UdpSourceConfig};
 use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig, TcpConnection, TcpState, TcpStats};
 use std::net::Ipv4Addr;
 
+use millinet_proxy::Direction as ProxyDirection;
 use millinet_ran::UeId;
 use millinet_wire::Packet;
 use rand_core::RngCore;
@@ -19,6 +20,7 @@ use crate::metrics::LogHistogram;
 use crate::network::{address_of, node_of, shortest_paths, Node, NO_ROUTE};
 use crate::output::{Column, ColumnData, Table};
 use crate::pcap::PcapWriter;
+use crate::proxy_site::{self, ProxySite};
 use crate::radio::{self, RadioCell};
 use crate::rng;
 use crate::scenario::{App, Aqm, CwndGrowthSpec, FlowKind, FlowSpec, NewRenoVariantSpec, Scenario};
@@ -91,6 +93,13 @@ impl Model {
     }
 }
 
+/// Who a timer slot belongs to.
+#[derive(Clone, Copy)]
+enum TimerOwner {
+    Endpoint(u32),
+    Proxy,
+}
+
 struct Endpoint {
     node: u32,
     flow: u32,
@@ -139,6 +148,12 @@ struct Series {
     ue_los: Vec<u32>,
     ue_rlc_bytes: Vec<u64>,
     ue_ran_latency_ms: Vec<f64>,
+    proxy_t: Vec<f64>,
+    proxy_flow: Vec<u32>,
+    proxy_fw_bytes: Vec<u64>,
+    proxy_buffered_bytes: Vec<u64>,
+    proxy_in_flight_bytes: Vec<u64>,
+    proxy_rtt_min_ms: Vec<f64>,
 }
 
 /// Per-UE measurements taken every slot.
@@ -162,6 +177,10 @@ pub struct Simulation {
     goodput_bin_ns: u64,
     events: EventQueue,
     timers: TimerSlots,
+    timer_owners: Vec<TimerOwner>,
+    proxy: Option<ProxySite>,
+    /// Per node: whether a UE sits there (packets toward it go "from the server").
+    ue_node: Vec<bool>,
     nodes: Vec<Node>,
     links: Vec<Link>,
     /// Links that alternate their rate, with the switching period.
@@ -300,6 +319,9 @@ impl Simulation {
             goodput_bin_ns: seconds_to_ns(scenario.outputs.goodput_bin_s).max(1),
             events: EventQueue::default(),
             timers: TimerSlots::default(),
+            timer_owners: Vec::new(),
+            proxy: None,
+            ue_node: (0..scenario.nodes.len()).map(|i| scenario.ues.iter().any(|u| node_index(&u.node) == i as u32)).collect(),
             nodes: Vec::new(),
             links: links.into_iter().map(|(_, l)| l).collect(),
             switching,
@@ -380,6 +402,14 @@ impl Simulation {
         for c in 0..sim.cells.len() as u32 {
             sim.events.schedule(0, Event::Slot(c));
         }
+        if !scenario.proxy.node.is_empty() {
+            let timer = sim.timers.add();
+            sim.timer_owners.push(TimerOwner::Proxy);
+            sim.proxy = Some(proxy_site::build(&scenario.proxy, node_index(&scenario.proxy.node), timer)?);
+            if !sim.cells.is_empty() {
+                sim.events.schedule(0, Event::Telemetry);
+            }
+        }
         sim.events.schedule(0, Event::Sample);
         Ok(sim)
     }
@@ -387,6 +417,7 @@ impl Simulation {
     fn add_endpoint(&mut self, nodes: &mut [Node], node: u32, flow: u32, role: Role, model: Model) -> u32 {
         let id = self.endpoints.len() as u32;
         let timer = self.timers.add();
+        self.timer_owners.push(TimerOwner::Endpoint(id));
         self.endpoints.push(Endpoint { node, flow, role, timer, model });
         nodes[node as usize].endpoints.push(id);
         id
@@ -414,11 +445,19 @@ impl Simulation {
                     self.arrive(node, packet);
                 }
                 Event::Timer(slot, generation) => {
-                    // Timer slot i belongs to endpoint i.
                     if self.timers.surfaced(&mut self.events, slot, generation, now_ns) {
                         let mut out = std::mem::take(&mut self.scratch);
-                        self.endpoints[slot as usize].model.on_timeout(now_ns, &mut out);
-                        self.after_endpoint(slot, out);
+                        match self.timer_owners[slot as usize] {
+                            TimerOwner::Endpoint(e) => {
+                                self.endpoints[e as usize].model.on_timeout(now_ns, &mut out);
+                                self.after_endpoint(e, out);
+                            }
+                            TimerOwner::Proxy => {
+                                let site = self.proxy.as_mut().expect("proxy timer without a proxy");
+                                site.proxy.on_timeout(now_ns, &mut out);
+                                self.after_proxy(out);
+                            }
+                        }
                     }
                 }
                 Event::Sample => self.sample(),
@@ -431,6 +470,7 @@ impl Simulation {
                 Event::FlowStart(f) => self.start_flow(f),
                 Event::AppWrite(f) => self.app_write(f),
                 Event::Slot(c) => self.slot(c),
+                Event::Telemetry => self.telemetry(),
             }
             if self.events.processed() & 0xFFFF == 0 {
                 progress(now_ns as f64 / 1e9, total_s);
@@ -485,7 +525,16 @@ impl Simulation {
         }
         let n = &self.nodes[node as usize];
         if packet.dst != n.address {
-            self.forward(node, packet);
+            match &mut self.proxy {
+                Some(site) if site.node == node && packet.tcp_header().is_some() => {
+                    let downstream = node_of(packet.dst, self.nodes.len()).is_some_and(|d| self.ue_node[d as usize]);
+                    let direction = if downstream { ProxyDirection::FromServer } else { ProxyDirection::FromUe };
+                    let mut out = std::mem::take(&mut self.scratch);
+                    site.proxy.on_packet(self.now_ns, packet, direction, &mut out);
+                    self.after_proxy(out);
+                }
+                _ => self.forward(node, packet),
+            }
             return;
         }
         let (src_port, dst_port) = packet.ports();
@@ -555,6 +604,43 @@ impl Simulation {
         }
         let next = self.now_ns + cell.slot_ns;
         self.events.schedule(next, Event::Slot(c));
+    }
+
+    /// Sends what the proxy emitted from its node and re-arms its timer.
+    fn after_proxy(&mut self, mut out: Vec<Packet>) {
+        let site = self.proxy.as_ref().expect("proxy");
+        let node = site.node;
+        self.timers.set(&mut self.events, site.timer, site.proxy.next_timeout_ns());
+        for mut packet in out.drain(..) {
+            packet.meta.uid = self.next_uid;
+            self.next_uid += 1;
+            if let Some(w) = &mut self.captures[node as usize] {
+                w.write(self.now_ns, &packet);
+            }
+            self.forward(node, packet);
+        }
+        self.scratch = out;
+    }
+
+    /// Every T_info the gNBs' telemetry of each UE goes to the proxy (milliproxy.md §3).
+    fn telemetry(&mut self) {
+        let Some(site) = self.proxy.as_mut() else { return };
+        let mut out = std::mem::take(&mut self.scratch);
+        for &(c, ue) in &self.ue_placement {
+            let cell = &self.cells[c];
+            let t = cell.cell.telemetry(self.now_ns, ue);
+            let record = millinet_proxy::Telemetry {
+                t_ns: t.t_ns,
+                rlc_bytes: t.rlc_bytes,
+                rate_bps: t.rate_bps as u64,
+                sinr_db: t.sinr_db,
+                outage: t.outage,
+            };
+            site.proxy.on_telemetry(self.now_ns, address_of(cell.ues[ue.index()].node), record, &mut out);
+        }
+        let next = self.now_ns + site.t_info_ns;
+        self.events.schedule(next, Event::Telemetry);
+        self.after_proxy(out);
     }
 
     /// After any call into an endpoint: send its packets, re-arm its timer, and
@@ -664,6 +750,17 @@ impl Simulation {
             m.window_latency_ns = 0;
             m.window_deliveries = 0;
         }
+        if let Some(site) = &self.proxy {
+            for key in site.proxy.flow_keys() {
+                let Some(fs) = site.proxy.flow_stats(self.now_ns, &key) else { continue };
+                s.proxy_t.push(t);
+                s.proxy_flow.push(key.server.port().wrapping_sub(SERVER_PORT) as u32);
+                s.proxy_fw_bytes.push(fs.fw_bytes);
+                s.proxy_buffered_bytes.push(fs.buffered_bytes);
+                s.proxy_in_flight_bytes.push(fs.in_flight_bytes);
+                s.proxy_rtt_min_ms.push(fs.rtt.min_ns.map_or(f64::NAN, |ns| ns as f64 / 1e6));
+            }
+        }
         let next = self.now_ns + self.sample_step_ns;
         if next <= self.end_ns {
             self.events.schedule(next, Event::Sample);
@@ -727,6 +824,19 @@ impl Simulation {
                     col("los", ColumnData::U32(s.ue_los)),
                     col("rlc_bytes", ColumnData::U64(s.ue_rlc_bytes)),
                     col("ran_latency_ms", ColumnData::F64(s.ue_ran_latency_ms)),
+                ],
+            });
+        }
+        if self.proxy.is_some() {
+            tables.push(Table {
+                name: "proxy",
+                columns: vec![
+                    col("t", ColumnData::F64(s.proxy_t)),
+                    col("flow", ColumnData::U32(s.proxy_flow)),
+                    col("fw_bytes", ColumnData::U64(s.proxy_fw_bytes)),
+                    col("buffered_bytes", ColumnData::U64(s.proxy_buffered_bytes)),
+                    col("in_flight_bytes", ColumnData::U64(s.proxy_in_flight_bytes)),
+                    col("rtt_min_ms", ColumnData::F64(s.proxy_rtt_min_ms)),
                 ],
             });
         }
@@ -835,8 +945,24 @@ impl Simulation {
                 })
             })
             .collect();
+        let proxy = self.proxy.as_ref().map(|site| {
+            let st = site.proxy.stats();
+            json!({
+                "node": self.scenario.proxy.node,
+                "policy": self.scenario.proxy.policy,
+                "flows_created": st.flows_created,
+                "flows_refused_limit": st.flows_refused_limit,
+                "packets_passed_through": st.packets_passed_through,
+                "buffer_full_drops": st.buffer_full_drops,
+                "segments_forwarded": st.segments_forwarded,
+                "local_retransmissions": st.local_retransmissions,
+                "acks_relayed": st.acks_relayed,
+                "dup_acks_suppressed": st.dup_acks_suppressed,
+            })
+        });
         json!({
             "scenario": name,
+            "proxy": proxy,
             "ues": ues,
             "seed": self.scenario.seed,
             "duration_s": self.scenario.duration_s,

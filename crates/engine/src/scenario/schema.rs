@@ -31,6 +31,55 @@ pub struct Scenario {
     pub obstacles: Vec<super::radio::ObstacleSpec>,
     #[serde(default)]
     pub random_obstacles: super::radio::RandomObstacles,
+    /// milliProxy (milliproxy.md); off while `proxy.node` is empty.
+    #[serde(default)]
+    pub proxy: ProxySpec,
+}
+
+/// A milliProxy on a node of the path: the gNB's node (telemetry delay 0) or the
+/// PGW/edge node (`d_info_s` > 0).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProxySpec {
+    /// The node it sits on; "" means no proxy.
+    pub node: String,
+    /// Flow-window policy: "bdp", "static" or "passthrough" (milliproxy.md §4).
+    pub policy: String,
+    pub bdp_threshold_bytes: u64,
+    pub bdp_start_bytes: u64,
+    pub static_fw_bytes: u64,
+    /// Segment size toward the UE (MSS2).
+    pub mss2_bytes: u32,
+    pub flow_buffer_bytes: u64,
+    pub max_flows: u32,
+    /// Server ports of the flows it handles; empty: all TCP flows.
+    pub server_ports: Vec<u16>,
+    /// Telemetry delay D_info and period T_info.
+    pub d_info_s: f64,
+    pub t_info_s: f64,
+    pub rtt_min_window_s: f64,
+    /// Hold duplicate ACKs back while repairing a loss toward the UE locally.
+    pub suppress_dup_acks_while_repairing: bool,
+}
+
+impl Default for ProxySpec {
+    fn default() -> Self {
+        ProxySpec {
+            node: String::new(),
+            policy: "bdp".to_string(),
+            bdp_threshold_bytes: 2_000_000,
+            bdp_start_bytes: 400_000_000,
+            static_fw_bytes: 10_000_000,
+            mss2_bytes: 20_000,
+            flow_buffer_bytes: 10_000_000,
+            max_flows: 65_536,
+            server_ports: Vec::new(),
+            d_info_s: 0.0,
+            t_info_s: 0.001,
+            rtt_min_window_s: 10.0,
+            suppress_dup_acks_while_repairing: false,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -115,7 +115,27 @@ pub fn validate(s: &Scenario) -> Result<(), Issue> {
             }
         }
     }
-    validate_radio(s, &names)
+    validate_radio(s, &names)?;
+    validate_proxy(s, &names)
+}
+
+fn validate_proxy(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
+    let p = &s.proxy;
+    if p.node.is_empty() {
+        return Ok(());
+    }
+    node("proxy.node".into(), &p.node, names)?;
+    let known: Vec<&str> = millinet_proxy::policy::REGISTRY.iter().map(|entry| entry.0).collect();
+    if !known.contains(&p.policy.as_str()) {
+        return Err(Issue { path: "proxy.policy".into(), value: format!("{:?}", p.policy), problem: "unknown policy", allowed: format!("one of {}", known.join(", ")) });
+    }
+    whole("proxy.mss2_bytes".into(), p.mss2_bytes as u64, 100, 65_000)?;
+    whole("proxy.flow_buffer_bytes".into(), p.flow_buffer_bytes, 1500, 1 << 40)?;
+    whole("proxy.max_flows".into(), p.max_flows as u64, 1, 1 << 24)?;
+    range("proxy.d_info_s".into(), p.d_info_s, 0.0, 10.0, "0 to 10 seconds")?;
+    range("proxy.t_info_s".into(), p.t_info_s, 1e-6, 10.0, "1 µs to 10 seconds")?;
+    range("proxy.rtt_min_window_s".into(), p.rtt_min_window_s, 0.001, 3600.0, "0.001 to 3600 seconds")?;
+    Ok(())
 }
 
 fn validate_radio(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
