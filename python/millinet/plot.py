@@ -36,6 +36,7 @@ PANELS = [
     Panel("MB", (Line("flows", "cwnd_bytes", "cwnd"),), 1e-6),
     Panel("ms", (Line("flows", "srtt_ms", "srtt"),)),
     Panel("MB", (Line("ues", "rlc_bytes", "RLC occupancy"),), 1e-6),
+    Panel("MB", (Line("proxy", "fw_bytes", "proxy FW"), Line("proxy", "buffered_bytes", "proxy buffer")), 1e-6),
     Panel("ms", (Line("ues", "ran_latency_ms", "RAN latency"),)),
     Panel("MB", (Line("queues", "bytes", "queue"),), 1e-6),
 ]
