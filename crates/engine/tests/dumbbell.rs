@@ -1,22 +1,9 @@
 //! End-to-end runs of the shipped dumbbell: physical invariants and determinism.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use millinet_engine::{run_file, RunOptions, RunOutput};
+use common::{num, run};
 use serde_json::Value;
-
-fn scenario(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../python/millinet/scenarios/{name}.toml"))
-}
-
-fn run(name: &str, overrides: &[&str]) -> RunOutput {
-    let opts = RunOptions { overrides: overrides.iter().map(|s| s.to_string()).collect(), ..RunOptions::default() };
-    run_file(&scenario(name), &opts, &mut |_, _| {}).unwrap()
-}
-
-fn f64_of(v: &Value) -> f64 {
-    v.as_f64().unwrap()
-}
 
 /// arrived = dropped + queued + transmitting + propagating + delivered, on every queue.
 fn assert_conservation(summary: &Value) {
@@ -36,7 +23,7 @@ fn cubic_fills_a_1_gbit_bottleneck_with_a_bdp_queue() {
     // BDP = 1 Gbit/s × 22 ms = 2.75 MB.
     let out = run("dumbbell", &["links.1.queue_bytes=2750000"]);
     let flow = &out.summary["flows"][0];
-    let goodput = f64_of(&flow["goodput_bps"]);
+    let goodput = num(&flow["goodput_bps"]);
     assert!((0.90e9..=1.0e9).contains(&goodput), "goodput {goodput}");
     assert!(flow["delivered_bytes"].as_u64().unwrap() > 0);
     assert_conservation(&out.summary);
@@ -48,7 +35,7 @@ fn goodput_never_exceeds_the_bottleneck_and_bins_add_up() {
     let flow = &out.summary["flows"][0];
     // Payload can never exceed the link rate times the payload share of a full packet.
     let cap = 1e8 * 1400.0 / (1400.0 + 52.0);
-    assert!(f64_of(&flow["goodput_bps"]) <= cap, "{} > {cap}", flow["goodput_bps"]);
+    assert!(num(&flow["goodput_bps"]) <= cap, "{} > {cap}", flow["goodput_bps"]);
     assert!(flow["retransmits"].as_u64().unwrap() > 0, "a 100 kB queue must overflow");
     assert_conservation(&out.summary);
     let goodput = out.tables.iter().find(|t| t.name == "goodput").unwrap();
@@ -75,7 +62,7 @@ fn file_download_completes_with_a_download_time() {
     let out = run("dumbbell", &["duration_s=2", "flows.0.app=file", "flows.0.file_bytes=10000000"]);
     let flow = &out.summary["flows"][0];
     assert_eq!(flow["delivered_bytes"].as_u64(), Some(10_000_000));
-    let d = f64_of(&flow["download_time_s"]);
+    let d = num(&flow["download_time_s"]);
     // At least 80 ms (10 MB at 1 Gbit/s) plus the handshake; slow start takes longer.
     assert!(d > 0.08 + 0.044 && d < 2.0, "download time {d}");
 }
@@ -84,9 +71,9 @@ fn file_download_completes_with_a_download_time() {
 fn application_limited_flow_reports_app_limitation() {
     let out = run("dumbbell", &["duration_s=2", "flows.0.app=rate", "flows.0.app_rate_bps=1e8"]);
     let flow = &out.summary["flows"][0];
-    let goodput = f64_of(&flow["goodput_bps"]);
+    let goodput = num(&flow["goodput_bps"]);
     assert!((0.9e8..=1.0e8).contains(&goodput), "goodput {goodput}");
-    assert!(f64_of(&flow["limited_by"]["app"]) > 0.8, "{}", flow["limited_by"]);
+    assert!(num(&flow["limited_by"]["app"]) > 0.8, "{}", flow["limited_by"]);
 }
 
 #[test]
@@ -110,7 +97,7 @@ fn saturating_udp_gets_the_bottleneck_rate_and_never_more() {
     let flow = &out.summary["flows"][0];
     // Payload share of a 1428-byte datagram at 1 Gbit/s; the first packet arrives after 11 ms.
     let cap = 1e9 * 1400.0 / 1428.0;
-    let goodput = f64_of(&flow["goodput_bps"]);
+    let goodput = num(&flow["goodput_bps"]);
     assert!(goodput <= cap && goodput > 0.98 * cap, "goodput {goodput} vs {cap}");
     assert!(flow["lost_packets"].as_u64().unwrap() > 0);
     assert_conservation(&out.summary);

@@ -1,23 +1,10 @@
 //! milliProxy in the simulated path: it must cut the RLC bufferbloat of the
 //! same run (same seed, same channel) without breaking the byte stream.
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use common::{num, run, scenario};
 use millinet_engine::{run_file, RunOptions, RunOutput};
-use serde_json::Value;
-
-fn scenario(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../python/millinet/scenarios/{name}.toml"))
-}
-
-fn run(name: &str, overrides: &[&str]) -> RunOutput {
-    let opts = RunOptions { overrides: overrides.iter().map(|s| s.to_string()).collect(), ..RunOptions::default() };
-    run_file(&scenario(name), &opts, &mut |_, _| {}).unwrap()
-}
-
-fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap()
-}
 
 #[test]
 fn milliproxy_at_the_gnb_cuts_ran_latency_on_the_same_channel() {

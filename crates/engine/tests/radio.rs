@@ -1,23 +1,11 @@
 //! End-to-end runs over the radio access network: physics and protocol
 //! behaviour that the study scenarios rely on.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use millinet_engine::{run_file, ColumnData, RunOptions, RunOutput};
+use common::{num, run};
+use millinet_engine::{ColumnData, RunOutput};
 use serde_json::Value;
-
-fn scenario(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../python/millinet/scenarios/{name}.toml"))
-}
-
-fn run(name: &str, overrides: &[&str]) -> RunOutput {
-    let opts = RunOptions { overrides: overrides.iter().map(|s| s.to_string()).collect(), ..RunOptions::default() };
-    run_file(&scenario(name), &opts, &mut |_, _| {}).unwrap()
-}
-
-fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap()
-}
 
 fn column<'a>(out: &'a RunOutput, table: &str, name: &str) -> &'a ColumnData {
     let t = out.tables.iter().find(|t| t.name == table).unwrap();
