@@ -9,7 +9,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 
 # Debian packages the tools and tests need: add new ones (ns-3, ...) to this list.
-APT_PACKAGES := tshark
+APT_PACKAGES := tshark libns3-dev libgsl-dev libsqlite3-dev pkg-config
 # Debian's python3 creates venvs only with python3-venv installed.
 APT_PACKAGES += $(shell $(PYTHON) -c 'import ensurepip' 2>/dev/null || echo python3-venv)
 
@@ -27,7 +27,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build test demo bench
+.PHONY: deps venv build test demo bench crosscheck
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -67,3 +67,8 @@ demo: build
 
 bench: build
 	@if [ -f bench/run.sh ]; then bash bench/run.sh; else echo "bench/run.sh not present yet"; fi
+
+# millinet against ns-3 on the dumbbell, every case of issue 4 (slow: run it by hand);
+# `make test` runs a subset. Results and plots in runs/crosscheck, see docs/validation.md.
+crosscheck: deps build
+	$(BIN)/python crosscheck/run.py --out runs/crosscheck
