@@ -107,17 +107,21 @@ impl Cubic {
             w_est_segments: w_est,
             ..epoch
         });
+        // RFC 9438 §4.4/§4.5: aim at W_cubic one RTT ahead, bounded to [cwnd, 1.5·cwnd],
+        // spreading the increase over the ACKs of one window. Without a W_max (after a
+        // timeout) grow at least 5% per RTT, as Linux does by capping its ACK count per
+        // increment at 20.
+        let rtt_s = ack.srtt_ns as f64 / 1e9;
+        let floor = if self.w_max_segments == 0.0 { 1.05 * cwnd } else { cwnd };
+        let target = Cubic::w_cubic_segments(t_s + rtt_s, epoch.k_s, epoch.origin_segments).clamp(floor, 1.5 * cwnd);
+        let mut next_bytes = self.cwnd_bytes + (target - cwnd) / cwnd * acked * mss;
+        // RFC 9438 §4.3: in the Reno-friendly region cwnd follows W_est when that is
+        // faster (Linux takes the faster of the two increments).
         let w_cubic = Cubic::w_cubic_segments(t_s, epoch.k_s, epoch.origin_segments);
         if self.options.reno_friendly && w_cubic < w_est {
-            // RFC 9438 §4.3: Reno-friendly region.
-            self.cwnd_bytes = self.cwnd_bytes.max(w_est * mss);
-            return;
+            next_bytes = next_bytes.max(w_est * mss);
         }
-        // RFC 9438 §4.4/§4.5: aim at W_cubic one RTT ahead, bounded to [cwnd, 1.5·cwnd],
-        // spreading the increase over the ACKs of one window.
-        let rtt_s = ack.srtt_ns as f64 / 1e9;
-        let target = Cubic::w_cubic_segments(t_s + rtt_s, epoch.k_s, epoch.origin_segments).clamp(cwnd, 1.5 * cwnd);
-        self.cwnd_bytes += (target - cwnd) / cwnd * acked * mss;
+        self.cwnd_bytes = next_bytes;
     }
 }
 
@@ -150,8 +154,13 @@ impl CongestionControl for Cubic {
         self.cwnd_bytes = match kind {
             CongestionEvent::FastRetransmit => self.ssthresh_bytes as f64,
             // RFC 9438 §4.8: after a timeout follow Reno (loss window of one segment), with
-            // ssthresh from β_cubic as above.
-            CongestionEvent::Rto => mss,
+            // ssthresh from β_cubic as above. Linux (bictcp_reset on entering the loss
+            // state) and ns-3 also forget W_max, so the next epoch probes convexly from
+            // the window it starts at instead of creeping toward the old plateau.
+            CongestionEvent::Rto => {
+                self.w_max_segments = 0.0;
+                mss
+            }
         };
     }
 
@@ -175,6 +184,23 @@ impl CongestionControl for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timeout_forgets_w_max_and_growth_is_at_least_five_percent_per_rtt() {
+        let mut cc = Cubic::new(&CcInit { mss_bytes: 1000, initial_cwnd_bytes: 10_000 }, CubicOptions::default());
+        cc.cwnd_bytes = 100_000.0;
+        cc.on_congestion_event(CongestionEvent::Rto, 0, 100_000);
+        assert_eq!(cc.w_max_segments, 0.0);
+        assert_eq!(cc.cwnd_bytes(), 1000);
+        // In congestion avoidance right after the epoch starts, W_cubic is flat; the floor rules.
+        cc.cwnd_bytes = cc.ssthresh_bytes as f64;
+        let start = cc.cwnd_bytes;
+        let acks = (start / 1000.0) as u64;
+        for _ in 0..acks {
+            cc.on_ack(&AckSample { now_ns: 1, acked_bytes: 1000, srtt_ns: 20_000_000, cwnd_limited: true, ..AckSample::default() });
+        }
+        assert!(cc.cwnd_bytes >= 1.049 * start, "{} after one window from {start}", cc.cwnd_bytes);
+    }
 
     const MSS: u64 = 1000;
 
