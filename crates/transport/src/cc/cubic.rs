@@ -176,9 +176,6 @@ impl CongestionControl for Cubic {
         self.ssthresh_bytes
     }
 
-    fn pacing_rate_bps(&self) -> Option<u64> {
-        None
-    }
 }
 
 #[cfg(test)]

@@ -109,7 +109,4 @@ impl CongestionControl for HighSpeed {
         self.ssthresh_bytes
     }
 
-    fn pacing_rate_bps(&self) -> Option<u64> {
-        None
-    }
 }

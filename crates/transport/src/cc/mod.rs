@@ -76,7 +76,10 @@ pub trait CongestionControl {
     fn cwnd_bytes(&self) -> u64;
     fn ssthresh_bytes(&self) -> u64;
     /// Pacing rate in bit/s, or None for ACK-clocked sending.
-    fn pacing_rate_bps(&self) -> Option<u64>;
+    fn pacing_rate_bps(&self) -> Option<u64> {
+        // Window-based algorithms do not pace.
+        None
+    }
 }
 
 pub type CcConstructor = fn(&CcInit) -> Box<dyn CongestionControl>;

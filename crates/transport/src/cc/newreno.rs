@@ -71,9 +71,6 @@ impl CongestionControl for NewReno {
         self.ssthresh_bytes
     }
 
-    fn pacing_rate_bps(&self) -> Option<u64> {
-        None
-    }
 }
 
 #[cfg(test)]
