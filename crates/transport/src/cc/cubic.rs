@@ -4,7 +4,7 @@
 //! of a large window (a small fraction of a segment) are not lost to rounding.
 //! HyStart++ is not implemented: slow start is the standard one (RFC 5681 + RFC 3465).
 
-use super::{slow_start_increase, AckSample, CcInit, CongestionControl, CongestionEvent};
+use super::{ack_growth, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent};
 
 /// RFC 9438 §5.1 / Linux: C = 0.4 segments/s³.
 const C: f64 = 0.4;
@@ -127,16 +127,12 @@ impl Cubic {
 
 impl CongestionControl for Cubic {
     fn on_ack(&mut self, ack: &AckSample) {
-        // RFC 6675 §5: cwnd is held during fast recovery.
-        if ack.in_recovery || !ack.cwnd_limited || ack.acked_bytes == 0 {
-            return;
-        }
-        if (self.cwnd_bytes as u64) < self.ssthresh_bytes {
+        match ack_growth(ack, self.cwnd_bytes as u64, self.ssthresh_bytes, self.mss_bytes) {
+            AckGrowth::Hold => {}
             // RFC 9438 §4.10: standard slow start.
-            self.cwnd_bytes += slow_start_increase(ack.acked_bytes, self.mss_bytes) as f64;
-            return;
+            AckGrowth::SlowStart { increase_bytes } => self.cwnd_bytes += increase_bytes as f64,
+            AckGrowth::CongestionAvoidance => self.congestion_avoidance(ack),
         }
-        self.congestion_avoidance(ack);
     }
 
     fn on_congestion_event(&mut self, kind: CongestionEvent, _now_ns: u64, _flight_size_bytes: u64) {

@@ -7,7 +7,7 @@
 //! RFC 3465), as RFC 3649 §5 leaves it unchanged. The window is kept as a fractional byte
 //! count so that the per-ACK increments a(w)/w of a large window are not lost to rounding.
 
-use super::{slow_start_increase, AckSample, CcInit, CongestionControl, CongestionEvent};
+use super::{ack_growth, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent};
 
 /// RFC 3649 §5: below (and at) this window, standard TCP.
 pub const LOW_WINDOW_SEGMENTS: f64 = 38.0;
@@ -69,13 +69,13 @@ impl HighSpeed {
 
 impl CongestionControl for HighSpeed {
     fn on_ack(&mut self, ack: &AckSample) {
-        // RFC 6675 §5: cwnd is held during fast recovery.
-        if ack.in_recovery || !ack.cwnd_limited || ack.acked_bytes == 0 {
-            return;
-        }
-        if (self.cwnd_bytes as u64) < self.ssthresh_bytes {
-            self.cwnd_bytes += slow_start_increase(ack.acked_bytes, self.mss_bytes) as f64;
-            return;
+        match ack_growth(ack, self.cwnd_bytes as u64, self.ssthresh_bytes, self.mss_bytes) {
+            AckGrowth::Hold => return,
+            AckGrowth::SlowStart { increase_bytes } => {
+                self.cwnd_bytes += increase_bytes as f64;
+                return;
+            }
+            AckGrowth::CongestionAvoidance => {}
         }
         // RFC 3649 §5: w += a(w)/w per acknowledged segment, i.e. a(w) segments per window
         // of acknowledged bytes (byte counting as RFC 3465 does for a = 1).

@@ -103,10 +103,25 @@ pub fn by_name(name: &str) -> Result<CcConstructor, String> {
     }
 }
 
-/// RFC 5681 §3.1 slow start with RFC 3465 Appropriate Byte Counting, limit L = 2·SMSS:
-/// cwnd grows by the bytes acknowledged, at most 2·SMSS per ACK.
-fn slow_start_increase(acked_bytes: u64, mss_bytes: u64) -> u64 {
-    acked_bytes.min(2 * mss_bytes)
+/// What an ACK may do to the window of a loss-based algorithm.
+enum AckGrowth {
+    /// No growth: in fast recovery (RFC 6675 §5), not cwnd-limited, or nothing acknowledged.
+    Hold,
+    /// RFC 5681 §3.1 slow start with RFC 3465 Appropriate Byte Counting, limit L = 2·SMSS:
+    /// grow by the bytes acknowledged, at most 2·SMSS per ACK.
+    SlowStart { increase_bytes: u64 },
+    /// cwnd ≥ ssthresh: the algorithm's own increase rule.
+    CongestionAvoidance,
+}
+
+fn ack_growth(ack: &AckSample, cwnd_bytes: u64, ssthresh_bytes: u64, mss_bytes: u64) -> AckGrowth {
+    if ack.in_recovery || !ack.cwnd_limited || ack.acked_bytes == 0 {
+        AckGrowth::Hold
+    } else if cwnd_bytes < ssthresh_bytes {
+        AckGrowth::SlowStart { increase_bytes: ack.acked_bytes.min(2 * mss_bytes) }
+    } else {
+        AckGrowth::CongestionAvoidance
+    }
 }
 
 #[cfg(test)]

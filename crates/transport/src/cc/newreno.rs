@@ -2,7 +2,7 @@
 //! congestion avoidance +1 SMSS per RTT, multiplicative decrease β = 0.5. The partial-ACK
 //! logic of RFC 6582 lives in the sender; this is only the window arithmetic.
 
-use super::{slow_start_increase, AckSample, CcInit, CongestionControl, CongestionEvent};
+use super::{ack_growth, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent};
 
 pub struct NewReno {
     mss_bytes: u64,
@@ -30,13 +30,14 @@ impl NewReno {
 
 impl CongestionControl for NewReno {
     fn on_ack(&mut self, ack: &AckSample) {
-        // RFC 6675 §5 / RFC 6582: cwnd is held during fast recovery; the sender inflates it.
-        if ack.in_recovery || !ack.cwnd_limited || ack.acked_bytes == 0 {
-            return;
-        }
-        if self.cwnd_bytes < self.ssthresh_bytes {
-            self.cwnd_bytes += slow_start_increase(ack.acked_bytes, self.mss_bytes);
-            return;
+        match ack_growth(ack, self.cwnd_bytes, self.ssthresh_bytes, self.mss_bytes) {
+            // RFC 6582: during fast recovery the sender, not the algorithm, inflates cwnd.
+            AckGrowth::Hold => return,
+            AckGrowth::SlowStart { increase_bytes } => {
+                self.cwnd_bytes += increase_bytes;
+                return;
+            }
+            AckGrowth::CongestionAvoidance => {}
         }
         // RFC 3465 §2.1: +1 SMSS each time a full cwnd of bytes has been acknowledged.
         self.ca_acked_bytes += ack.acked_bytes;
