@@ -71,6 +71,9 @@ pub struct TcpConfig {
     pub max_rto_ns: u64,
     /// Receive buffer; the advertised window is its free space.
     pub rcv_buf_bytes: u64,
+    /// The application reads in-order data when it can (`read`), and unread data occupies
+    /// the receive buffer; otherwise it consumes everything at once.
+    pub app_paced_reads: bool,
     pub newreno_variant: NewRenoVariant,
     pub cwnd_growth: CwndGrowth,
     /// Initial send sequence number (RFC 9293 §3.4.1); the caller draws it, the model has no randomness.
@@ -92,6 +95,7 @@ impl Default for TcpConfig {
             min_rto_ns: 200_000_000,
             max_rto_ns: 120_000_000_000,
             rcv_buf_bytes: 1 << 30,
+            app_paced_reads: false,
             newreno_variant: NewRenoVariant::Impatient,
             cwnd_growth: CwndGrowth::WhenCwndLimited,
             iss: 0,
@@ -189,7 +193,7 @@ impl TcpConnection {
         let cc_constructor = validate(&cfg)?;
         let mut conn = TcpConnection {
             snd: Sender::new(&cfg, cc_constructor),
-            rcv: Receiver::new(cfg.rcv_buf_bytes, cfg.delayed_ack, cfg.delayed_ack_timeout_ns),
+            rcv: Receiver::new(cfg.rcv_buf_bytes, cfg.app_paced_reads, cfg.delayed_ack, cfg.delayed_ack_timeout_ns),
             negotiated: Negotiated {
                 mss_bytes: cfg.mss_bytes as u64,
                 snd_wscale: 0,
@@ -311,9 +315,21 @@ impl TcpConnection {
         self.flush(now_ns, out);
     }
 
-    /// Stream offsets delivered in order to the application since the last call.
+    /// Stream offsets delivered in order to the application since the last call (reads
+    /// everything: for receivers that consume at once).
     pub fn take_delivered(&mut self) -> Range<u64> {
-        self.rcv.take_delivered()
+        self.rcv.read(u64::MAX)
+    }
+
+    /// An application-paced receiver reads at most `max_bytes` of in-order data; when that
+    /// opens the window enough, a window update goes out.
+    pub fn read(&mut self, now_ns: u64, max_bytes: u64, out: &mut Vec<Packet>) -> Range<u64> {
+        let range = self.rcv.read(max_bytes);
+        if !range.is_empty() && self.rcv.window_update_due() {
+            self.rcv.request_ack();
+            self.flush(now_ns, out);
+        }
+        range
     }
 
     pub fn state(&self) -> TcpState {

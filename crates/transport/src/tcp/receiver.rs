@@ -1,7 +1,9 @@
 //! The receiving half: cumulative ACK, out-of-order queue, SACK blocks (RFC 2018), the
 //! advertised window (free receive buffer, scaled per RFC 7323), delayed ACK (RFC 5681
-//! §4.2) and the timestamp to echo (RFC 7323 §4.3). Bytes delivered in order are consumed
-//! by the application at once, so the buffer only ever holds out-of-order data.
+//! §4.2) and the timestamp to echo (RFC 7323 §4.3). By default the application consumes
+//! in-order bytes at once, so the buffer only holds out-of-order data; an application-paced
+//! receiver (a splitting proxy relaying at the pace of its other side) keeps in-order bytes
+//! in the buffer until it reads them, and they shrink the advertised window.
 
 use std::ops::Range;
 
@@ -29,8 +31,10 @@ pub(crate) struct Receiver {
     wscale: u8,
     /// The right edge of the window last advertised: it never moves left (RFC 9293 §3.8.6.2.2).
     adv_right_edge: u64,
-    /// Stream offset up to which `take_delivered` has reported.
-    taken: u64,
+    /// Stream offset up to which the application has read.
+    read_bytes: u64,
+    /// In-order bytes occupy the buffer until read (else they are read at once).
+    app_paced: bool,
     delayed_ack: bool,
     delayed_ack_timeout_ns: u64,
     mss_bytes: u64,
@@ -43,7 +47,7 @@ pub(crate) struct Receiver {
 }
 
 impl Receiver {
-    pub fn new(rcv_buf_bytes: u64, delayed_ack: bool, delayed_ack_timeout_ns: u64) -> Receiver {
+    pub fn new(rcv_buf_bytes: u64, app_paced: bool, delayed_ack: bool, delayed_ack_timeout_ns: u64) -> Receiver {
         Receiver {
             data_start: 0,
             rcv_nxt: 0,
@@ -54,7 +58,8 @@ impl Receiver {
             rcv_buf_bytes,
             wscale: 0,
             adv_right_edge: 0,
-            taken: 0,
+            read_bytes: 0,
+            app_paced,
             delayed_ack,
             delayed_ack_timeout_ns,
             mss_bytes: 1,
@@ -104,8 +109,13 @@ impl Receiver {
 
     /// The right edge we may accept data up to.
     fn right_edge(&self) -> u64 {
-        let free = self.rcv_buf_bytes.saturating_sub(self.ooo.covered_bytes());
-        (self.rcv_nxt + free).max(self.adv_right_edge)
+        (self.rcv_nxt + self.free_bytes()).max(self.adv_right_edge)
+    }
+
+    /// Buffer space not taken by out-of-order data or, when application-paced, unread data.
+    fn free_bytes(&self) -> u64 {
+        let unread = if self.app_paced { self.delivered_bytes() - self.read_bytes } else { 0 };
+        self.rcv_buf_bytes.saturating_sub(self.ooo.covered_bytes() + unread)
     }
 
     /// The 16-bit window field: free buffer space, scaled (RFC 7323 §2.3).
@@ -231,13 +241,19 @@ impl Receiver {
         }
     }
 
-    /// Stream offsets delivered in order since the last call (the FIN is not data).
-    pub fn take_delivered(&mut self) -> Range<u64> {
-        let data_nxt = self.rcv_nxt - self.fin_received() as u64;
-        let end = data_nxt.saturating_sub(self.data_start);
-        let range = self.taken..end.max(self.taken);
-        self.taken = range.end;
+    /// The application reads up to `max_bytes` of the in-order stream: the stream offsets
+    /// read (the FIN is not data).
+    pub fn read(&mut self, max_bytes: u64) -> Range<u64> {
+        let end = self.delivered_bytes().min(self.read_bytes.saturating_add(max_bytes));
+        let range = self.read_bytes..end.max(self.read_bytes);
+        self.read_bytes = range.end;
         range
+    }
+
+    /// RFC 9293 §3.8.6.2.2 (receiver-side silly window syndrome avoidance): a window
+    /// update is worth sending once the right edge can move by min(buffer / 2, MSS).
+    pub fn window_update_due(&self) -> bool {
+        self.rcv_nxt + self.free_bytes() >= self.adv_right_edge + (self.rcv_buf_bytes / 2).min(self.mss_bytes)
     }
 
     /// Bytes delivered in order to the application so far.
@@ -253,7 +269,7 @@ mod tests {
     const MSS: u32 = 100;
 
     fn receiver(delayed: bool) -> Receiver {
-        let mut r = Receiver::new(10_000, delayed, 40);
+        let mut r = Receiver::new(10_000, false, delayed, 40);
         r.on_syn(u32::MAX - 150, None);
         r.establish(MSS as u64, 0);
         r
@@ -267,7 +283,7 @@ mod tests {
     fn in_order_out_of_order_and_hole_filling_across_wrap() {
         let mut r = receiver(false);
         r.on_segment(0, seq(&r, 0), MSS, false, None);
-        assert_eq!(r.take_delivered(), 0..100);
+        assert_eq!(r.read(u64::MAX), 0..100);
         r.on_segment(0, seq(&r, 200), MSS, false, None);
         r.on_segment(0, seq(&r, 400), MSS, false, None);
         let mut opts = TcpOptions::default();
@@ -278,12 +294,36 @@ mod tests {
         assert_eq!(r.window_field(), 9_900);
         r.on_segment(0, seq(&r, 100), MSS, false, None);
         assert!(r.wants_ack_now(), "filling a hole is ACKed at once");
-        assert_eq!(r.take_delivered(), 100..300);
+        assert_eq!(r.read(u64::MAX), 100..300);
         r.on_segment(0, seq(&r, 300), MSS, false, None);
-        assert_eq!(r.take_delivered(), 300..500);
+        assert_eq!(r.read(u64::MAX), 300..500);
         assert!(r.on_segment(0, seq(&r, 500), 0, true, None), "a FIN alone is consumed");
-        assert_eq!(r.take_delivered(), 500..500);
+        assert_eq!(r.read(u64::MAX), 500..500);
         assert_eq!(r.ack_number(), seq(&r, 501));
+    }
+
+    #[test]
+    fn an_application_paced_receiver_advertises_only_the_unread_free_space() {
+        let mut r = Receiver::new(1_000, true, false, 40);
+        r.on_syn(7, None);
+        r.establish(MSS as u64, 0);
+        for k in 0..6 {
+            r.on_segment(0, seq(&r, k * 100), MSS, false, None);
+        }
+        r.ack_sent();
+        assert_eq!(r.window_field(), 400, "600 unread bytes occupy the buffer");
+        assert_eq!(r.read(50), 0..50);
+        assert!(!r.window_update_due(), "50 bytes freed: less than one MSS, no update (SWS avoidance)");
+        assert_eq!(r.read(150), 50..200);
+        assert!(r.window_update_due());
+        r.ack_sent();
+        assert_eq!(r.window_field(), 600);
+        // Data beyond the advertised window is not accepted.
+        for k in 6..13 {
+            r.on_segment(0, seq(&r, k * 100), MSS, false, None);
+        }
+        assert_eq!(r.delivered_bytes(), 1_200, "only up to the right edge");
+        assert_eq!(r.read(u64::MAX), 200..1_200);
     }
 
     #[test]
