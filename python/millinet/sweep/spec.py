@@ -1,0 +1,396 @@
+"""Sweep files (docs/sweeps.md): parsing, checking and expanding them into run specs.
+
+A sweep is a base scenario, fixed overrides, parts (each a crossed grid times zipped lists
+times named arms), seeds and pairings of arms. Every mistake is a ScenarioError naming the
+file:line (when the key is on a line of its own), the key, the bad value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import millinet
+from millinet import outputs
+from millinet._core import ScenarioError
+from millinet._toml import tomllib
+from millinet.catalog import SCENARIO_DIR
+from millinet.runner import Overrides, override_list
+
+SWEEP_DIR = Path(__file__).parent.parent / "sweeps"
+
+TOP_KEYS = ("description", "scenario", "seeds", "set", "grid", "zip", "arms", "pairings", "parts")
+PART_KEYS = ("set", "grid", "zip", "arms")
+PAIRING_KEYS = ("name", "baseline", "treatment")
+DEFAULT_ARM = "base"
+Scalar = str | bool | int | float
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a sweep: `scenario` with `overrides` and `seed`, labelled `arm`.
+
+    `key` is the run key (16 hex digits of the SHA-256 of the resolved scenario, seed
+    included: the run directory's name in the store); `params` maps every parameter
+    column of the sweep to its value in the resolved scenario (None where it has none)."""
+
+    key: str
+    arm: str
+    seed: int
+    scenario: str
+    overrides: dict[str, Scalar]
+    params: dict[str, Scalar | None]
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Runs of arm `treatment` divided by runs of arm `baseline` on the same point and seed."""
+
+    name: str
+    baseline: str
+    treatment: str
+
+
+@dataclass(frozen=True)
+class Part:
+    """One block of the sweep: crossed `grid` x zipped `zip` x `arms`, over fixed `fixed`."""
+
+    fixed: dict[str, Scalar]
+    grid: dict[str, list[Scalar]]
+    zip: dict[str, list[Scalar]]
+    arms: dict[str, dict[str, Scalar]]
+
+    def points(self) -> list[dict[str, Scalar]]:
+        """Every combination of the grid, each with every position of the zipped lists."""
+        crossed = [dict(zip(self.grid, values)) for values in itertools.product(*self.grid.values())]
+        zipped = [dict(zip(self.zip, values)) for values in zip(*self.zip.values())] or [{}]
+        return [{**a, **b} for a in crossed for b in zipped]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A loaded sweep file. `parameters` are the row columns read from each run's resolved
+    scenario: every key any part or arm sets or varies, in order of first appearance."""
+
+    path: Path
+    text: str
+    description: str
+    scenario: str
+    seeds: tuple[int, ...]
+    parts: tuple[Part, ...]
+    pairings: tuple[Pairing, ...]
+    parameters: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    def arm_keys(self, arm: str) -> set[str]:
+        """The keys arm `arm` overrides in any part (its own parameters, not the point's)."""
+        return {key for part in self.parts for key in part.arms.get(arm, {})}
+
+    def runs(self, seeds: list[int] | None = None) -> list[RunSpec]:
+        """Every run: part x point x arm x seed (`seeds` replaces the file's seeds), each
+        resolved through the engine. A run that two parts both produce appears once."""
+        seeds = self.seeds if seeds is None else _check_seeds(seeds, f"{self.path}: seeds")
+        specs: dict[tuple[str, str], RunSpec] = {}
+        for part in self.parts:
+            for point in part.points():
+                for arm, arm_overrides in part.arms.items():
+                    overrides = {**part.fixed, **point, **arm_overrides}
+                    for seed in seeds:
+                        spec = self._spec(arm, seed, overrides)
+                        specs.setdefault((spec.key, arm), spec)
+        return list(specs.values())
+
+    def _spec(self, arm: str, seed: int, overrides: dict[str, Scalar]) -> RunSpec:
+        try:
+            text = millinet.resolve(self.scenario, seed, overrides)
+        except ScenarioError as e:
+            shown = ", ".join(f"{k}={v!r}" for k, v in overrides.items())
+            raise ScenarioError(f"{self.path}: the run arm={arm}, seed={seed}, {shown} is rejected: {e}") from None
+        resolved = tomllib.loads(text)
+        params = {key: lookup(resolved, key) for key in self.parameters}
+        return RunSpec(outputs.run_id(text), arm, seed, self.scenario, overrides, params)
+
+
+def lookup(doc: dict, key: str) -> Scalar | None:
+    """The value at dotted `key` ("flows.0.cc") in a parsed scenario, None if absent."""
+    node: object = doc
+    for part in key.split("."):
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node if isinstance(node, Scalar) else None
+
+
+def shipped_sweeps() -> list[tuple[str, str]]:
+    """(name, description) of every sweep shipped with millinet, sorted by name."""
+    return [
+        (path.stem, tomllib.loads(path.read_text()).get("description", ""))
+        for path in sorted(SWEEP_DIR.glob("*.toml"), key=lambda path: path.stem)
+    ]
+
+
+def sweep_path(sweep: str | Path) -> Path:
+    """The file of a shipped sweep name, or `sweep` itself when it is a path."""
+    path = Path(sweep)
+    if path.suffix == ".toml" or len(path.parts) > 1 or path.exists():
+        return path
+    shipped = SWEEP_DIR / f"{path.name}.toml"
+    if shipped.is_file():
+        return shipped
+    names = ", ".join(name for name, _ in shipped_sweeps())
+    raise ScenarioError(f"unknown sweep {str(sweep)!r}; shipped sweeps: {names}; a path to a .toml file is also accepted")
+
+
+def load_sweep(path_or_name: str | Path, overrides: Overrides = None) -> Sweep:
+    """Reads and checks a sweep file (a path, or the name of a shipped sweep).
+
+    `overrides` ({"duration_s": 0.2} or ["duration_s=0.2"]) are added to the file's [set].
+    Every key and value is checked against the scenario here; `Sweep.runs()` resolves
+    every combination."""
+    path = sweep_path(path_or_name)
+    try:
+        text = path.read_text()
+        doc = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScenarioError(f"{path}: cannot read the sweep file: {e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{path}: not a valid TOML file: {e}") from None
+    return _Loader(path, text, doc).load(_extra_overrides(overrides))
+
+
+def _extra_overrides(overrides: Overrides) -> dict[str, Scalar]:
+    """Overrides as a dict; "key=value" values are TOML literals, a bare word a string (as --set)."""
+    if isinstance(overrides, Mapping):
+        return dict(overrides)
+    result = {}
+    for item in override_list(overrides):
+        key, value = (side.strip() for side in item.split("=", 1))
+        try:
+            result[key] = tomllib.loads(f"v = {value}")["v"]
+        except tomllib.TOMLDecodeError:
+            result[key] = value
+    return result
+
+
+class _Loader:
+    """Checks one parsed sweep file; `where(*path)` names the file and line of a key."""
+
+    def __init__(self, path: Path, text: str, doc: dict):
+        self.path = path
+        self.doc = doc
+        self.lines = _key_lines(text)
+        self.text = text
+
+    def where(self, *path: str | int) -> str:
+        for end in range(len(path), 0, -1):
+            if path[:end] in self.lines:
+                return f"{self.path}:{self.lines[path[:end]]}"
+        return str(self.path)
+
+    def fail(self, path: tuple, message: str) -> ScenarioError:
+        return ScenarioError(f"{self.where(*path)}: {message}")
+
+    def load(self, extra: dict[str, Scalar]) -> Sweep:
+        doc = self.doc
+        self.check_keys(doc, (), TOP_KEYS)
+        scenario = self.scenario(doc.get("scenario"))
+        seeds = _check_seeds(doc.get("seeds", 1), f"{self.where('seeds')}: seeds")
+        fixed = {**self.scalars(doc.get("set", {}), ("set",)), **extra}
+        self.check_resolves(scenario, fixed, ("set",), "[set]")
+        raw_parts = doc.get("parts")
+        if raw_parts is None:
+            raw_parts, base = [{k: doc[k] for k in ("grid", "zip", "arms") if k in doc}], ()
+        else:
+            stray = [k for k in ("grid", "zip") if k in doc]
+            if stray:
+                raise self.fail((stray[0],), f"[{stray[0]}] next to [[parts]]: put it inside a part (every part has its own grid and zip)")
+            if not isinstance(raw_parts, list) or not raw_parts:
+                raise self.fail(("parts",), "parts must be a non-empty array of tables ([[parts]])")
+            base = ("parts",)
+        shared_arms = doc.get("arms")
+        parts = tuple(
+            self.part(raw, base + (i,) if base else (), scenario, fixed, shared_arms) for i, raw in enumerate(raw_parts)
+        )
+        pairings = self.pairings(doc.get("pairings", []), parts)
+        parameters = _unique(k for part in parts for k in [*part.fixed, *part.grid, *part.zip, *(k for arm in part.arms.values() for k in arm)])
+        return Sweep(self.path, self.text, str(doc.get("description", "")), scenario, seeds, parts, pairings, tuple(parameters))
+
+    def check_keys(self, table: object, path: tuple, allowed: tuple[str, ...]) -> None:
+        name = ".".join(map(str, path)) or "the top level"
+        if not isinstance(table, dict):
+            raise self.fail(path, f"{name} must be a table, not {table!r}")
+        for key in table:
+            if key not in allowed:
+                raise self.fail(path + (key,), f"unknown key {key!r} in {name}; allowed: {', '.join(allowed)}")
+
+    def scenario(self, value: object) -> str:
+        if not isinstance(value, str):
+            raise self.fail(("scenario",), f"scenario = {value!r}: expected a shipped scenario name or a path to a .toml file")
+        path = Path(value)
+        if path.suffix == ".toml" or len(path.parts) > 1:
+            # A path is relative to the sweep file, and absolute for the workers.
+            return str((self.path.parent / path).resolve())
+        if not (SCENARIO_DIR / f"{value}.toml").is_file():
+            names = ", ".join(name for name, _ in millinet.scenarios())
+            raise self.fail(("scenario",), f"unknown scenario {value!r}; shipped scenarios: {names}; a path to a .toml file is also accepted")
+        return value
+
+    def scalars(self, table: object, path: tuple) -> dict[str, Scalar]:
+        """A table of "key" = value overrides."""
+        self.check_keys(table, path, tuple(table) if isinstance(table, dict) else ())
+        for key, value in table.items():
+            if key == "seed":
+                raise self.fail(path + (key,), "seed cannot be set or varied here: use the top-level seeds")
+            if not isinstance(value, Scalar):
+                raise self.fail(path + (key,), f"{key} = {value!r}: expected a string, boolean or number")
+        return dict(table)
+
+    def lists(self, table: object, path: tuple) -> dict[str, list[Scalar]]:
+        """A table of "key" = [values] ([grid] and [zip])."""
+        self.check_keys(table, path, tuple(table) if isinstance(table, dict) else ())
+        for key, values in table.items():
+            if not isinstance(values, list) or not values or not all(isinstance(v, Scalar) for v in values):
+                raise self.fail(path + (key,), f"{key} = {values!r}: expected a non-empty list of strings, booleans or numbers")
+            if key == "seed":
+                raise self.fail(path + (key,), "seed cannot be varied here: use the top-level seeds")
+        return dict(table)
+
+    def part(self, raw: object, path: tuple, scenario: str, fixed: dict, shared_arms: object) -> Part:
+        if path:
+            self.check_keys(raw, path, PART_KEYS)
+        part_fixed = {**fixed, **self.scalars(raw.get("set", {}), path + ("set",))}
+        grid = self.lists(raw.get("grid", {}), path + ("grid",))
+        zipped = self.lists(raw.get("zip", {}), path + ("zip",))
+        lengths = {len(values) for values in zipped.values()}
+        if len(lengths) > 1:
+            shown = ", ".join(f"{k} has {len(v)}" for k, v in zipped.items())
+            raise self.fail(path + ("zip",), f"[zip] lists must have equal lengths: {shown}")
+        raw_arms = raw.get("arms", shared_arms)
+        arms_path = path + ("arms",) if "arms" in raw else ("arms",)
+        if raw_arms is None:
+            arms = {DEFAULT_ARM: {}}
+        else:
+            self.check_keys(raw_arms, arms_path, tuple(raw_arms) if isinstance(raw_arms, dict) else ())
+            if not raw_arms:
+                raise self.fail(arms_path, "[arms] is empty: name at least one arm, e.g. [arms.base]")
+            arms = {name: self.scalars(table, arms_path + (name,)) for name, table in raw_arms.items()}
+        self.check_disjoint(path, part_fixed, grid, zipped, arms)
+        self.check_resolves(scenario, part_fixed, path + ("set",), "[set]")
+        for section, table in (("grid", grid), ("zip", zipped)):
+            for key, values in table.items():
+                for value in values:
+                    self.check_resolves(scenario, {**part_fixed, key: value}, path + (section, key), f"[{section}] {key!r}")
+        for name, overrides in arms.items():
+            self.check_resolves(scenario, {**part_fixed, **overrides}, arms_path + (name,), f"arm {name!r}")
+        return Part(part_fixed, grid, zipped, arms)
+
+    def check_disjoint(self, path: tuple, fixed: dict, grid: dict, zipped: dict, arms: dict) -> None:
+        """A key varies in one place only: [set] gives it a value, [grid], [zip] or an arm change it."""
+        seen: dict[str, str] = {}
+        sections = [("set", fixed), ("grid", grid), ("zip", zipped)] + [(f"arms.{n}", a) for n, a in arms.items()]
+        for section, table in sections:
+            for key in table:
+                other = seen.get(key)
+                if other is not None and not (other.startswith("arms.") and section.startswith("arms.")):
+                    raise self.fail(path + tuple(section.split(".")) + (key,), f"{key!r} is in both [{other}] and [{section}]; a key belongs to one of them")
+                seen[key] = section
+
+    def check_resolves(self, scenario: str, overrides: dict, path: tuple, what: str) -> None:
+        try:
+            millinet.resolve(scenario, None, overrides)
+        except ScenarioError as e:
+            raise self.fail(path, f"{what} is rejected by scenario {scenario!r}: {e}") from None
+
+    def pairings(self, raw: object, parts: tuple[Part, ...]) -> tuple[Pairing, ...]:
+        if not isinstance(raw, list):
+            raise self.fail(("pairings",), "pairings must be an array of tables ([[pairings]])")
+        arms = _unique(name for part in parts for name in part.arms)
+        result = []
+        for i, entry in enumerate(raw):
+            path = ("pairings", i)
+            self.check_keys(entry, path, PAIRING_KEYS)
+            missing = [k for k in PAIRING_KEYS if not isinstance(entry.get(k), str)]
+            if missing:
+                raise self.fail(path, f"pairing {i} needs {', '.join(missing)} (strings): name, baseline and treatment arms")
+            for role in ("baseline", "treatment"):
+                if entry[role] not in arms:
+                    raise self.fail(path + (role,), f"{role} = {entry[role]!r} is not an arm; arms: {', '.join(arms)}")
+            if entry["name"] in {p.name for p in result}:
+                raise self.fail(path + ("name",), f"pairing name {entry['name']!r} is used twice")
+            result.append(Pairing(entry["name"], entry["baseline"], entry["treatment"]))
+        return tuple(result)
+
+
+def _check_seeds(seeds: object, where: str) -> tuple[int, ...]:
+    allowed = "expected a count >= 1 (seeds 1..N) or a non-empty list of distinct integers >= 0"
+    if isinstance(seeds, int) and not isinstance(seeds, bool) and seeds >= 1:
+        return tuple(range(1, seeds + 1))
+    if (
+        isinstance(seeds, list | tuple)
+        and seeds
+        and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds)
+        and len(set(seeds)) == len(seeds)
+    ):
+        return tuple(seeds)
+    raise ScenarioError(f"{where} = {seeds!r}: {allowed}")
+
+
+def _unique(items) -> list:
+    return list(dict.fromkeys(items))
+
+
+def _key_lines(text: str) -> dict[tuple, int]:
+    """The first line of every key and table of a TOML text, by key path (array tables
+    numbered from 0), so errors can name file:line. Keys inside inline tables or on
+    continuation lines are not indexed; errors about them name the nearest enclosing key."""
+    lines: dict[tuple, int] = {}
+    arrays: dict[tuple, int] = {}
+    table: tuple = ()
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("[["):
+            path = _key_path(stripped[2 : stripped.find("]]")])
+            arrays[path] = arrays.get(path, -1) + 1
+            table = _indexed(path, arrays) + (arrays[path],)
+        elif stripped.startswith("["):
+            table = _indexed(_key_path(stripped[1 : stripped.find("]")]), arrays)
+        elif "=" in stripped and not stripped.startswith("#"):
+            key = _key_path(stripped.split("=", 1)[0])
+            if key:
+                lines.setdefault(table + key, number)
+            continue
+        else:
+            continue
+        lines.setdefault(table, number)
+    return lines
+
+
+def _key_path(key: str) -> tuple[str, ...]:
+    """The parts of a TOML key ('a."b.c"' -> ("a", "b.c")), () if it is not one."""
+    try:
+        node = tomllib.loads(f"{key} = 0")
+    except tomllib.TOMLDecodeError:
+        return ()
+    path = []
+    while isinstance(node, dict) and len(node) == 1:
+        name, node = next(iter(node.items()))
+        path.append(name)
+    return tuple(path)
+
+
+def _indexed(path: tuple, arrays: dict[tuple, int]) -> tuple:
+    """`path` with the current index after every array-of-tables prefix ("parts" -> "parts", 2)."""
+    result: tuple = ()
+    for name in path:
+        result += (name,)
+        if result in arrays and result != path:
+            result += (arrays[result],)
+    return result
