@@ -200,3 +200,38 @@ def from_5gophers(trace_in: Path, out: Path, carrier: str, gaps: str) -> None:
     """Converts the 5Gophers drive CSV IN (one row per second, Mbit/s per carrier) into the
     capacity CSV OUT, with the dataset's CC BY 4.0 attribution in its header comment."""
     _write(out, _core.capacity_csv_from_5gophers(trace_in, carrier, gaps))
+
+
+@cli.command(name="sweep")
+@click.argument("sweep_file", metavar="SWEEP")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True, help="Process pool on this machine, or a Ray cluster.")
+@click.option("--address", help="Address of an existing Ray cluster [default: start a local one].")
+@click.option("--workers", type=click.IntRange(min=1), help="Worker processes (local) or CPUs of the local Ray cluster [default: all cores].")
+@click.option("--out", "store", type=click.Path(path_type=Path), help="Result store [default: runs/sweeps/<sweep>].")
+@click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True, help="Tries again a run whose worker died, this many times.")
+@set_option
+@click.option("--quiet", is_flag=True, help="No progress bar and no closing line.")
+def sweep_command(sweep_file: str, engine: str, address: str | None, workers: int | None, store: Path | None, retries: int, overrides: tuple[str, ...], quiet: bool) -> None:
+    """Runs the sweep SWEEP (a shipped name or a .toml file) into a result store, skipping
+    the runs the store already has."""
+    from millinet.sweep import load_sweep, run_sweep  # pandas and the engines: only this command needs them
+
+    loaded = load_sweep(sweep_file, overrides)
+    store = store or Path("runs") / "sweeps" / loaded.name
+    frame = run_sweep(loaded, store, engine=engine, workers=workers, address=address, retries=retries, quiet=quiet)
+    if not quiet:
+        counts = frame["status"].value_counts().to_dict()
+        click.echo(f"{len(frame)} runs: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + f"; results in {store}")
+
+
+@cli.command(name="report")
+@click.argument("store", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), help="Directory of report.md and report.html [default: STORE/report].")
+@click.option("--run", "run_key", metavar="RUN_KEY", help="The run whose time series are drawn [default: the first successful run].")
+def report_command(store: Path, out: Path | None, run_key: str | None) -> None:
+    """Summarises the result store STORE: means with 95% intervals per parameter point,
+    paired ratios, plots; writes a Markdown table and a self-contained HTML page."""
+    from millinet.report import write_report  # matplotlib is slow to import
+
+    page = write_report(store, out, run_key)
+    click.echo(f"wrote {page} and {page.with_name('report.md')}")
