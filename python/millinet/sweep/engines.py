@@ -41,14 +41,16 @@ def make_engine(engine: str, workers: int | None, address: str | None) -> LocalE
 
 
 def _serve(conn: Connection) -> None:
-    """A local worker: runs the specs it receives, one at a time, until the pipe closes."""
+    """A local worker: runs the specs it receives, one at a time, until the pipe closes.
+    A driver killed outright leaves it to finish the run it has and then exit."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
     while True:
         try:
             spec = conn.recv()
-        except EOFError:
+            outcome = execute(spec)
+            conn.send(outcome)
+        except (EOFError, BrokenPipeError):  # the driver has gone: so does its worker, quietly
             return
-        conn.send(execute(spec))
 
 
 class LocalEngine:

@@ -16,7 +16,7 @@ import millinet
 from millinet import outputs
 from millinet._core import ScenarioError
 from millinet._toml import tomllib
-from millinet.catalog import SCENARIO_DIR
+from millinet.catalog import scenario_path
 from millinet.runner import Overrides, override_list
 
 SWEEP_DIR = Path(__file__).parent.parent / "sweeps"
@@ -223,11 +223,14 @@ class _Loader:
         parameters = _unique(k for part in parts for k in [*part.fixed, *part.grid, *part.zip, *(k for arm in part.arms.values() for k in arm)])
         return Sweep(self.path, self.text, str(doc.get("description", "")), scenario, seeds, parts, pairings, tuple(parameters))
 
+    def table(self, value: object, path: tuple) -> dict:
+        if not isinstance(value, dict):
+            raise self.fail(path, f"{'.'.join(map(str, path))} must be a table, not {value!r}")
+        return value
+
     def check_keys(self, table: object, path: tuple, allowed: tuple[str, ...]) -> None:
         name = ".".join(map(str, path)) or "the top level"
-        if not isinstance(table, dict):
-            raise self.fail(path, f"{name} must be a table, not {table!r}")
-        for key in table:
+        for key in self.table(table, path):
             if key not in allowed:
                 raise self.fail(path + (key,), f"unknown key {key!r} in {name}; allowed: {', '.join(allowed)}")
 
@@ -238,15 +241,15 @@ class _Loader:
         if path.suffix == ".toml" or len(path.parts) > 1:
             # A path is relative to the sweep file, and absolute for the workers.
             return str((self.path.parent / path).resolve())
-        if not (SCENARIO_DIR / f"{value}.toml").is_file():
-            names = ", ".join(name for name, _ in millinet.scenarios())
-            raise self.fail(("scenario",), f"unknown scenario {value!r}; shipped scenarios: {names}; a path to a .toml file is also accepted")
+        try:
+            scenario_path(value)
+        except ScenarioError as e:
+            raise self.fail(("scenario",), str(e)) from None
         return value
 
     def scalars(self, table: object, path: tuple) -> dict[str, Scalar]:
         """A table of "key" = value overrides."""
-        self.check_keys(table, path, tuple(table) if isinstance(table, dict) else ())
-        for key, value in table.items():
+        for key, value in self.table(table, path).items():
             if key == "seed":
                 raise self.fail(path + (key,), "seed cannot be set or varied here: use the top-level seeds")
             if not isinstance(value, Scalar):
@@ -255,8 +258,7 @@ class _Loader:
 
     def lists(self, table: object, path: tuple) -> dict[str, list[Scalar]]:
         """A table of "key" = [values] ([grid] and [zip])."""
-        self.check_keys(table, path, tuple(table) if isinstance(table, dict) else ())
-        for key, values in table.items():
+        for key, values in self.table(table, path).items():
             if not isinstance(values, list) or not values or not all(isinstance(v, Scalar) for v in values):
                 raise self.fail(path + (key,), f"{key} = {values!r}: expected a non-empty list of strings, booleans or numbers")
             if key == "seed":
@@ -278,8 +280,7 @@ class _Loader:
         if raw_arms is None:
             arms = {DEFAULT_ARM: {}}
         else:
-            self.check_keys(raw_arms, arms_path, tuple(raw_arms) if isinstance(raw_arms, dict) else ())
-            if not raw_arms:
+            if not self.table(raw_arms, arms_path):
                 raise self.fail(arms_path, "[arms] is empty: name at least one arm, e.g. [arms.base]")
             arms = {name: self.scalars(table, arms_path + (name,)) for name, table in raw_arms.items()}
         self.check_disjoint(path, part_fixed, grid, zipped, arms)
