@@ -72,6 +72,26 @@ fn sack_recovery_retransmits_the_holes_once_and_exits() {
 }
 
 #[test]
+fn a_lost_retransmission_is_repaired_without_a_timeout() {
+    // 200 segments from a 40-segment initial window; segment 5 and its first
+    // retransmission are dropped. New data sent after the retransmission is SACKed and
+    // reveals that it was lost (RFC 8985 §6.2): a second retransmission, no RTO.
+    let mut server_cfg = cfg("newreno", true);
+    server_cfg.initial_window_segments = 40;
+    let down = Link::new(10 * MS).with_filter(drop_first_transmissions_of(&[5 * MSS], 2, server_cfg.iss));
+    let mut h = Harness::new(server_cfg, cfg("newreno", true), down, Link::new(10 * MS), 200 * MSS, false).recording();
+    assert!(h.run_to_completion(60_000 * MS));
+    let s = h.server.stats();
+    assert_eq!((s.fast_retransmits, s.rtos, s.retransmitted_segments), (1, 0, 2));
+    let times = retransmission_times(&h, 5 * MSS);
+    assert_eq!(times.len(), 2, "retransmitted twice");
+    // The second retransmission follows the first by about one RTT (20 ms), far below
+    // the 1 s minimum RTO.
+    let gap_ns = times[1] - times[0];
+    assert!((20 * MS..40 * MS).contains(&gap_ns), "second retransmission {gap_ns} ns after the first");
+}
+
+#[test]
 fn loss_halves_newreno_window_and_cubic_applies_beta() {
     for sack in [false, true] {
         // Segment 0 lost: nothing is acknowledged before recovery, FlightSize = 10 segments.

@@ -9,6 +9,9 @@
 //!   segments it passes are marked lost once.
 //! - NextSeg (RFC 6675 §4) resumes from HighRxt, which also only moves up.
 //! - pipe (RFC 6675 §4 SetPipe) is updated by the change of each segment's contribution.
+//! - Lost retransmissions (RFC 8985 §6.2, reduced to sequence numbers): a retransmission is
+//!   lost once SACKs reach DupThresh segments beyond the data that was sent before it.
+//!   Retransmissions are checked in the order they were sent, each once.
 //!
 //! Sequence numbers here are unwrapped (u64); the sender converts at the wire.
 
@@ -64,6 +67,15 @@ pub(crate) struct CumAck {
     pub last_sent_ns: u64,
 }
 
+/// A retransmission that is counted in pipe, in the order retransmissions were sent.
+#[derive(Clone, Copy, Debug)]
+struct RtxInFlight {
+    start: u64,
+    sent_ns: u64,
+    /// SND.NXT when it was sent: data from here on was first sent after it.
+    snd_nxt: u64,
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Scoreboard {
     segs: VecDeque<Segment>,
@@ -74,6 +86,10 @@ pub(crate) struct Scoreboard {
     loss_marker: u64,
     /// RFC 6675 HighRxt: NextSeg looks for lost segments from here on.
     high_rxt: u64,
+    /// Retransmissions not yet known to be delivered or lost, oldest first.
+    rtx_in_flight: VecDeque<RtxInFlight>,
+    /// Starts of retransmissions found lost (below HighRxt), to be retransmitted again.
+    relost: VecDeque<u64>,
     /// Work done (segments and ranges visited, binary-search comparisons), for tests that
     /// check that the per-ACK cost does not depend on the window.
     steps: u64,
@@ -167,6 +183,10 @@ impl Scoreboard {
             }
         }
         self.sacked.remove_below(ack);
+        while self.rtx_in_flight.front().is_some_and(|r| r.start < ack) {
+            self.steps += 1;
+            self.rtx_in_flight.pop_front();
+        }
         self.loss_marker = self.loss_marker.max(ack);
         self.high_rxt = self.high_rxt.max(ack);
         result
@@ -283,13 +303,55 @@ impl Scoreboard {
         }
         self.loss_marker = snd_nxt;
         self.high_rxt = snd_una;
+        self.rtx_in_flight.clear();
+        self.relost.clear();
+    }
+
+    /// RFC 8985 §6.2 detects a lost retransmission when data sent after it is delivered;
+    /// here by sequence number, as Linux did before RACK: a retransmission counted in pipe
+    /// is lost once the highest SACKed byte lies DupThresh·SMSS beyond SND.NXT at the time
+    /// it was sent (the reordering allowance of RFC 6675 IsLost). It no longer counts in
+    /// pipe and NextSeg retransmits it again. Without this only the RTO repairs it.
+    pub fn detect_lost_retransmissions(&mut self, mss_bytes: u64) {
+        let Some(highest) = self.highest_sacked_end() else { return };
+        while let Some(&rtx) = self.rtx_in_flight.front() {
+            if highest < rtx.snd_nxt + DUP_THRESH * mss_bytes {
+                break;
+            }
+            self.rtx_in_flight.pop_front();
+            let i = self.index_of(rtx.start);
+            let still_in_flight = self.segs.get(i).is_some_and(|s| s.start == rtx.start && s.rtx_in_pipe && !s.sacked && s.tx.sent_ns == rtx.sent_ns);
+            if still_in_flight {
+                self.update(i, |s| {
+                    s.lost = true;
+                    s.rtx_in_pipe = false;
+                });
+                self.relost.push_back(rtx.start);
+            }
+        }
+    }
+
+    /// The oldest retransmission found lost that still needs retransmitting.
+    fn next_relost(&mut self) -> Option<usize> {
+        while let Some(&start) = self.relost.front() {
+            let i = self.index_of(start);
+            if self.segs.get(i).is_some_and(|s| s.start == start && s.lost && !s.sacked && !s.rtx_in_pipe) {
+                return Some(i);
+            }
+            self.relost.pop_front();
+        }
+        None
     }
 
     /// RFC 6675 §4 NextSeg rule (1): the first lost segment not yet retransmitted, the
-    /// front segment first (it may have been marked lost again after a retransmission).
+    /// front segment first (it may have been marked lost again after a retransmission),
+    /// then lost retransmissions, then the lost segments above HighRxt.
     pub fn next_lost(&mut self) -> Option<usize> {
         if self.segs.front().is_some_and(|s| s.lost && !s.sacked && !s.rtx_in_pipe) {
             return Some(0);
+        }
+        if let Some(i) = self.next_relost() {
+            return Some(i);
         }
         let mut pos = self.high_rxt;
         loop {
@@ -323,13 +385,15 @@ impl Scoreboard {
         self.segs.get(i).filter(|s| !s.sacked && !s.rtx_in_pipe).map(|_| i)
     }
 
-    /// Segment `i` was retransmitted now.
-    pub fn on_retransmit(&mut self, i: usize, tx: TxSnapshot) {
+    /// Segment `i` was retransmitted now, with SND.NXT at `snd_nxt`.
+    pub fn on_retransmit(&mut self, i: usize, tx: TxSnapshot, snd_nxt: u64) {
         self.update(i, |s| {
             s.rtx_in_pipe = true;
             s.retransmitted = true;
             s.tx = tx;
         });
+        let start = self.segs[i].start;
+        self.rtx_in_flight.push_back(RtxInFlight { start, sent_ns: tx.sent_ns, snd_nxt });
         self.high_rxt = self.high_rxt.max(self.segs[i].end());
     }
 }
@@ -374,7 +438,7 @@ mod tests {
         assert!(sb.front_is_lost());
         assert_eq!((sb.pipe_bytes(), sb.lost_bytes(), sb.sacked_bytes()), (600, 100, 300));
         assert_eq!(sb.next_lost(), Some(0));
-        sb.on_retransmit(0, TxSnapshot::default());
+        sb.on_retransmit(0, TxSnapshot::default(), 1000);
         assert_eq!(sb.pipe_bytes(), 700);
         assert_eq!(sb.next_lost(), None);
         // Cumulative ACK of everything up to 400 (the retransmission arrived).
@@ -395,12 +459,49 @@ mod tests {
         // 300, so holes 0 and 2 have three discontiguous SACKed ranges above them.
         assert_eq!(sb.lost_bytes(), 200);
         assert_eq!(sb.next_lost(), Some(0));
-        sb.on_retransmit(0, TxSnapshot::default());
+        sb.on_retransmit(0, TxSnapshot::default(), 1000);
         assert_eq!(sb.next_lost(), Some(2));
-        sb.on_retransmit(2, TxSnapshot::default());
+        sb.on_retransmit(2, TxSnapshot::default(), 1000);
         assert_eq!(sb.next_lost(), None);
         // Rule (3): hole 4 lies below SACKed data and was not retransmitted.
         assert_eq!(sb.next_unsacked_below_sacked(), Some(4));
+    }
+
+    #[test]
+    fn a_retransmission_is_lost_once_sacks_reach_dupthresh_segments_beyond_it() {
+        let mut sb = board(20);
+        let mut rate = DeliveryRate::default();
+        // Holes 0 and 2, both lost by IsLost; retransmitted when SND.NXT was 600 and 700.
+        sb.on_sack_block(100, 200, &mut rate, 0);
+        sb.on_sack_block(300, 600, &mut rate, 0);
+        sb.update_losses(MSS);
+        assert_eq!(sb.lost_bytes(), 200);
+        assert_eq!(sb.next_lost(), Some(0));
+        sb.on_retransmit(0, TxSnapshot { sent_ns: 1, ..TxSnapshot::default() }, 600);
+        assert_eq!(sb.next_lost(), Some(2));
+        sb.on_retransmit(2, TxSnapshot { sent_ns: 2, ..TxSnapshot::default() }, 700);
+        let pipe = sb.pipe_bytes();
+        // Data sent after the first retransmission is SACKed, but only 2·SMSS beyond it.
+        sb.on_sack_block(600, 800, &mut rate, 0);
+        sb.detect_lost_retransmissions(MSS);
+        assert_eq!(sb.next_lost(), None, "within the reordering allowance");
+        assert_eq!(sb.pipe_bytes(), pipe - 200);
+        // DupThresh segments beyond it: the retransmission of 0 is lost, that of 2 is not yet.
+        sb.on_sack_block(800, 900, &mut rate, 0);
+        sb.detect_lost_retransmissions(MSS);
+        assert_eq!(sb.pipe_bytes(), pipe - 300 - MSS, "a lost retransmission leaves pipe");
+        assert_eq!(sb.next_lost(), Some(0));
+        sb.on_retransmit(0, TxSnapshot { sent_ns: 3, ..TxSnapshot::default() }, 2000);
+        // Hole 2 below HighRxt is found through the lost retransmissions, not the scan.
+        sb.on_sack_block(900, 1000, &mut rate, 0);
+        sb.detect_lost_retransmissions(MSS);
+        assert_eq!(sb.next_lost(), Some(2));
+        sb.on_retransmit(2, TxSnapshot { sent_ns: 4, ..TxSnapshot::default() }, 2000);
+        assert_eq!(sb.next_lost(), None);
+        // The new retransmissions wait for SACKs beyond 2000 + 3·SMSS.
+        sb.on_sack_block(1000, 2000, &mut rate, 0);
+        sb.detect_lost_retransmissions(MSS);
+        assert_eq!(sb.next_lost(), None);
     }
 
     #[test]
@@ -412,7 +513,7 @@ mod tests {
         assert_eq!((sb.pipe_bytes(), sb.lost_bytes()), (0, 400));
         let order: Vec<usize> = std::iter::from_fn(|| {
             let i = sb.next_lost()?;
-            sb.on_retransmit(i, TxSnapshot::default());
+            sb.on_retransmit(i, TxSnapshot::default(), 500);
             Some(i)
         })
         .collect();

@@ -342,6 +342,7 @@ impl Sender {
         }
         if newly_sacked > 0 {
             self.sb.update_losses(self.mss_bytes);
+            self.sb.detect_lost_retransmissions(self.mss_bytes);
         }
         newly_sacked
     }
@@ -547,7 +548,7 @@ impl Sender {
 
     fn retransmit(&mut self, now_ns: u64, i: usize, tmpl: &Template) -> Packet {
         let tx = self.rate.on_send(now_ns, self.sb.pipe_bytes());
-        self.sb.on_retransmit(i, tx);
+        self.sb.on_retransmit(i, tx, self.snd_nxt);
         self.retransmitted_segments += 1;
         let seg = *self.sb.get(i);
         tmpl.packet(seg.start, if seg.fin { TcpFlags::FIN } else { TcpFlags(0) }, seg.payload_bytes())

@@ -70,7 +70,12 @@ pub fn burst_loss(period: u64, burst: u64) -> Filter {
 /// Drops the first transmission of the data segments starting at these stream offsets
 /// (the server's ISS must be given to map sequence numbers to offsets).
 pub fn drop_first_transmission_of(offsets: &[u64], server_iss: u32) -> Filter {
-    let mut pending: Vec<u64> = offsets.to_vec();
+    drop_first_transmissions_of(offsets, 1, server_iss)
+}
+
+/// Drops the first `times` transmissions of the data segments at these stream offsets.
+pub fn drop_first_transmissions_of(offsets: &[u64], times: usize, server_iss: u32) -> Filter {
+    let mut pending: Vec<u64> = offsets.iter().flat_map(|&o| std::iter::repeat_n(o, times)).collect();
     Box::new(move |_, pkt| {
         let h = pkt.tcp_header().expect("tcp");
         if pkt.payload_bytes == 0 {
