@@ -405,7 +405,8 @@ impl Simulation {
         if !scenario.proxy.node.is_empty() {
             let timer = sim.timers.add();
             sim.timer_owners.push(TimerOwner::Proxy);
-            sim.proxy = Some(proxy_site::build(&scenario.proxy, node_index(&scenario.proxy.node), timer)?);
+            let iss_secret = rng::stream(scenario.seed, "proxy/iss-secret").next_u64();
+            sim.proxy = Some(proxy_site::build(&scenario.proxy, node_index(&scenario.proxy.node), timer, iss_secret)?);
             if !sim.cells.is_empty() {
                 sim.events.schedule(0, Event::Telemetry);
             }
@@ -751,14 +752,13 @@ impl Simulation {
             m.window_deliveries = 0;
         }
         if let Some(site) = &self.proxy {
-            for key in site.proxy.flow_keys() {
-                let Some(fs) = site.proxy.flow_stats(self.now_ns, &key) else { continue };
+            for (key, fs) in site.proxy.samples(self.now_ns) {
                 s.proxy_t.push(t);
                 s.proxy_flow.push(key.server.port().wrapping_sub(SERVER_PORT) as u32);
-                s.proxy_fw_bytes.push(fs.fw_bytes);
+                s.proxy_fw_bytes.push(fs.window_bytes);
                 s.proxy_buffered_bytes.push(fs.buffered_bytes);
                 s.proxy_in_flight_bytes.push(fs.in_flight_bytes);
-                s.proxy_rtt_min_ms.push(fs.rtt.min_ns.map_or(f64::NAN, |ns| ns as f64 / 1e6));
+                s.proxy_rtt_min_ms.push(fs.rtt_min_ns.map_or(f64::NAN, |ns| ns as f64 / 1e6));
             }
         }
         let next = self.now_ns + self.sample_step_ns;
@@ -945,21 +945,7 @@ impl Simulation {
                 })
             })
             .collect();
-        let proxy = self.proxy.as_ref().map(|site| {
-            let st = site.proxy.stats();
-            json!({
-                "node": self.scenario.proxy.node,
-                "policy": self.scenario.proxy.policy,
-                "flows_created": st.flows_created,
-                "flows_refused_limit": st.flows_refused_limit,
-                "packets_passed_through": st.packets_passed_through,
-                "buffer_full_drops": st.buffer_full_drops,
-                "segments_forwarded": st.segments_forwarded,
-                "local_retransmissions": st.local_retransmissions,
-                "acks_relayed": st.acks_relayed,
-                "dup_acks_suppressed": st.dup_acks_suppressed,
-            })
-        });
+        let proxy = self.proxy.as_ref().map(|site| site.proxy.summary(&self.scenario.proxy));
         json!({
             "scenario": name,
             "proxy": proxy,

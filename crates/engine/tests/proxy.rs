@@ -39,3 +39,54 @@ fn bad_proxy_settings_are_named() {
     let err = run_file(&scenario("milliproxy"), &opts, &mut |_, _| {}).err().unwrap().to_string();
     assert!(err.contains("proxy.policy") && err.contains("magic") && err.contains("bdp"), "{err}");
 }
+
+#[test]
+fn split_tcp_at_the_edge_acknowledges_early_and_hides_the_radio_from_the_server() {
+    let base = ["duration_s=3"];
+    let without = run("milliproxy", &base);
+    let split = run("milliproxy", &[&base[..], &["proxy.node=pgw", "proxy.kind=split"]].concat());
+    let proxy = &split.summary["proxy"];
+    assert_eq!(proxy["kind"].as_str(), Some("split"));
+    assert_eq!(proxy["flows_created"].as_u64(), Some(1));
+    // Early ACKs: nearly every delivered byte was acknowledged before the UE had it.
+    let delivered = split.summary["flows"][0]["delivered_bytes"].as_u64().unwrap();
+    assert!(delivered > 100_000_000);
+    assert!(proxy["bytes_acked_early"].as_u64().unwrap() > delivered / 2, "{proxy}");
+    // The server only sees the wired path (2 × 10 ms + serialization), not the RLC queue.
+    let rtt = |o: &RunOutput| num(&o.summary["flows"][0]["rtt_ms"]["p95"]);
+    assert!(rtt(&split) < 22.0 && rtt(&split) < rtt(&without), "server RTT p95 {} vs {}", rtt(&split), rtt(&without));
+    let buffered = split.tables.iter().find(|t| t.name == "proxy").expect("proxy table");
+    assert!(buffered.columns.iter().any(|c| c.name == "buffered_bytes"));
+}
+
+#[test]
+fn bad_split_settings_are_named() {
+    for (set, key, allowed) in [("proxy.kind=splice", "kind", "split"), ("proxy.split_cc=vegas", "proxy.split_cc", "cubic")] {
+        let opts = RunOptions { overrides: vec!["proxy.node=pgw".into(), set.into()], ..RunOptions::default() };
+        let err = run_file(&scenario("milliproxy"), &opts, &mut |_, _| {}).err().unwrap().to_string();
+        assert!(err.contains(key) && err.contains(allowed), "{set}: {err}");
+    }
+}
+
+/// Mean of `column` over the rows of `table` with t ≥ `from_s`.
+fn mean_after(out: &RunOutput, table: &str, column: &str, from_s: f64) -> f64 {
+    use millinet_engine::output::ColumnData;
+    let t = out.tables.iter().find(|t| t.name == table).unwrap();
+    let col = |name: &str| &t.columns.iter().find(|c| c.name == name).unwrap().data;
+    let (ColumnData::F64(time), ColumnData::U64(values)) = (col("t"), col(column)) else { panic!("column types") };
+    let picked: Vec<f64> = time.iter().zip(values).filter(|(&t, _)| t >= from_s).map(|(_, &v)| v as f64).collect();
+    picked.iter().sum::<f64>() / picked.len() as f64
+}
+
+#[test]
+fn after_a_capacity_step_from_3_gbit_to_300_mbit_the_proxy_keeps_the_rlc_lower() {
+    let trace = format!("ues.0.trace=\"{}/tests/data/capacity-step.csv\"", env!("CARGO_MANIFEST_DIR"));
+    let base = ["duration_s=4", "flows.0.cc=\"newreno\"", "links.0.delay_s=0.010", &trace];
+    let without = run("e2e-trace", &base);
+    let with = run("e2e-trace", &[&base[..], &["proxy.node=gnb"]].concat());
+    let rlc = |o: &RunOutput| mean_after(o, "ues", "rlc_bytes", 2.0);
+    assert!(rlc(&with) < 0.5 * rlc(&without), "RLC after the step: {} B with the proxy vs {} B without", rlc(&with), rlc(&without));
+    // Both still use the reduced capacity.
+    let goodput = |o: &RunOutput| num(&o.summary["flows"][0]["goodput_bps"]);
+    assert!(goodput(&with) > 0.3 * goodput(&without), "{} vs {}", goodput(&with), goodput(&without));
+}

@@ -8,10 +8,13 @@
 //! original boundaries), `sent` (in flight toward the UE, SACK scoreboard), `ack_relay`
 //! (per-boundary ACKs, window rewrite), `rtt` (RTT_down + RTT_up, windowed minimum),
 //! `telemetry` (D_info / T_info delivery), `policy` (flow-window policies by name).
+//! `split` is the split-TCP baseline (milliproxy.md §5), a different proxy with the same
+//! sans-IO interface, built from two `millinet_transport` connections.
 
 mod ack_relay;
 mod buffer;
 mod config;
+mod deadlines;
 mod flow_table;
 mod handshake;
 mod instance;
@@ -20,6 +23,7 @@ pub mod policy;
 mod proxy;
 mod rtt;
 mod sent;
+mod split;
 mod stats;
 mod telemetry;
 
@@ -30,5 +34,6 @@ pub use instance::FlowStats;
 pub use policy::{FlowWindowPolicy, PolicyInput, PolicySpec};
 pub use proxy::Proxy;
 pub use rtt::RttEstimates;
+pub use split::{SplitConfig, SplitFlowStats, SplitProxy, SplitStats};
 pub use stats::ProxyStats;
 pub use telemetry::Telemetry;

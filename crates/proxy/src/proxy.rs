@@ -1,13 +1,14 @@
 //! The proxy at one node (milliproxy.md §1–2): the flow table with its limits, telemetry
 //! delivery and timers. Sans-IO: packets, telemetry and the time in; packets and a deadline out.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
 use millinet_wire::{Packet, TcpFlags};
 
 use crate::buffer::{LengthOnly, PayloadStore};
 use crate::config::ProxyConfig;
+use crate::deadlines::Deadlines;
 use crate::flow_table::{Direction, FlowKey};
 use crate::instance::{Ctx, FlowStats, Instance};
 use crate::stats::ProxyStats;
@@ -27,7 +28,7 @@ pub struct Proxy<S: PayloadStore = LengthOnly> {
     flows: BTreeMap<FlowKey, Slot<S>>,
     telemetry: TelemetryFeed,
     stats: ProxyStats,
-    rto_deadlines: BTreeSet<(u64, FlowKey)>,
+    rto_deadlines: Deadlines,
     next_idle_sweep_ns: Option<u64>,
 }
 
@@ -39,7 +40,7 @@ impl<S: PayloadStore> Proxy<S> {
             cfg,
             flows: BTreeMap::new(),
             stats: ProxyStats::default(),
-            rto_deadlines: BTreeSet::new(),
+            rto_deadlines: Deadlines::default(),
             next_idle_sweep_ns: None,
         })
     }
@@ -85,11 +86,7 @@ impl<S: PayloadStore> Proxy<S> {
     /// The deadline from `next_timeout_ns` has passed (late or spurious calls are harmless).
     pub fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
         self.apply_due_telemetry(now_ns, out);
-        while let Some(&(deadline, key)) = self.rto_deadlines.first() {
-            if deadline > now_ns {
-                break;
-            }
-            self.rto_deadlines.pop_first();
+        while let Some(key) = self.rto_deadlines.pop_due(now_ns) {
             if let Some(slot) = self.flows.get_mut(&key) {
                 slot.armed_rto_ns = None;
                 let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry: self.telemetry.current(*key.ue.ip()) };
@@ -104,7 +101,7 @@ impl<S: PayloadStore> Proxy<S> {
 
     /// The earliest time `on_timeout` must be called, if any.
     pub fn next_timeout_ns(&self) -> Option<u64> {
-        [self.telemetry.next_due_ns(), self.rto_deadlines.first().map(|&(t, _)| t), self.next_idle_sweep_ns]
+        [self.telemetry.next_due_ns(), self.rto_deadlines.first_ns(), self.next_idle_sweep_ns]
             .into_iter()
             .flatten()
             .min()
@@ -160,28 +157,17 @@ impl<S: PayloadStore> Proxy<S> {
     }
 
     fn remove(&mut self, key: FlowKey) {
-        if let Some(slot) = self.flows.remove(&key) {
+        if let Some(mut slot) = self.flows.remove(&key) {
             self.stats.buffer_bytes -= slot.instance.buffered_bytes();
-            if let Some(t) = slot.armed_rto_ns {
-                self.rto_deadlines.remove(&(t, key));
-            }
+            self.rto_deadlines.rearm(key, &mut slot.armed_rto_ns, None);
         }
         if self.flows.is_empty() {
             self.next_idle_sweep_ns = None;
         }
     }
 
-    fn arm_rto(cfg: &ProxyConfig, deadlines: &mut BTreeSet<(u64, FlowKey)>, key: FlowKey, slot: &mut Slot<S>) {
-        let wanted = slot.instance.rto_deadline_ns(cfg);
-        if wanted != slot.armed_rto_ns {
-            if let Some(t) = slot.armed_rto_ns {
-                deadlines.remove(&(t, key));
-            }
-            if let Some(t) = wanted {
-                deadlines.insert((t, key));
-            }
-            slot.armed_rto_ns = wanted;
-        }
+    fn arm_rto(cfg: &ProxyConfig, deadlines: &mut Deadlines, key: FlowKey, slot: &mut Slot<S>) {
+        deadlines.rearm(key, &mut slot.armed_rto_ns, slot.instance.rto_deadline_ns(cfg));
     }
 
     fn apply_due_telemetry(&mut self, now_ns: u64, out: &mut Vec<Packet>) {

@@ -36,13 +36,24 @@ pub struct Scenario {
     pub proxy: ProxySpec,
 }
 
-/// A milliProxy on a node of the path: the gNB's node (telemetry delay 0) or the
-/// PGW/edge node (`d_info_s` > 0).
+/// Which proxy sits on `proxy.node`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProxyKind {
+    /// milliProxy (milliproxy.md §1–4): end-to-end semantics, flow window from telemetry.
+    Milliproxy,
+    /// The split-TCP baseline (milliproxy.md §5): terminates the connection, early ACKs.
+    Split,
+}
+
+/// A proxy on a node of the path: milliProxy at the gNB's node (telemetry delay 0) or at
+/// the PGW/edge node (`d_info_s` > 0), or the split-TCP baseline at the edge.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ProxySpec {
     /// The node it sits on; "" means no proxy.
     pub node: String,
+    pub kind: ProxyKind,
     /// Flow-window policy: "bdp", "static" or "passthrough" (milliproxy.md §4).
     pub policy: String,
     pub bdp_threshold_bytes: u64,
@@ -60,12 +71,16 @@ pub struct ProxySpec {
     pub rtt_min_window_s: f64,
     /// Hold duplicate ACKs back while repairing a loss toward the UE locally.
     pub suppress_dup_acks_while_repairing: bool,
+    /// Split-TCP: congestion control and MSS of the proxy's own TCP toward the UE.
+    pub split_cc: String,
+    pub split_mss_bytes: u32,
 }
 
 impl Default for ProxySpec {
     fn default() -> Self {
         ProxySpec {
             node: String::new(),
+            kind: ProxyKind::Milliproxy,
             policy: "bdp".to_string(),
             bdp_threshold_bytes: 2_000_000,
             bdp_start_bytes: 400_000_000,
@@ -78,6 +93,8 @@ impl Default for ProxySpec {
             t_info_s: 0.001,
             rtt_min_window_s: 10.0,
             suppress_dup_acks_while_repairing: false,
+            split_cc: "cubic".to_string(),
+            split_mss_bytes: 1400,
         }
     }
 }

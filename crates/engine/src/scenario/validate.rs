@@ -95,15 +95,7 @@ pub fn validate(s: &Scenario) -> Result<(), Issue> {
         }
         match f.kind {
             FlowKind::Tcp => {
-                let known: Vec<&str> = millinet_transport::cc::REGISTRY.iter().map(|entry| entry.0).collect();
-                if !known.contains(&f.cc.as_str()) {
-                    return Err(Issue {
-                        path: p("cc"),
-                        value: format!("{:?}", f.cc),
-                        problem: "unknown congestion control",
-                        allowed: format!("one of {}", known.join(", ")),
-                    });
-                }
+                congestion_control(p("cc"), &f.cc)?;
                 whole(p("mss_bytes"), f.mss_bytes as u64, 100, 65_000)?;
                 whole(p("initial_window_segments"), f.initial_window_segments as u64, 1, 1000)?;
                 range(p("min_rto_s"), f.min_rto_s, 0.001, 60.0, "0.001 to 60 seconds")?;
@@ -119,16 +111,28 @@ pub fn validate(s: &Scenario) -> Result<(), Issue> {
     validate_proxy(s, &names)
 }
 
+fn congestion_control(path: String, name: &str) -> Result<(), Issue> {
+    let known: Vec<&str> = millinet_transport::cc::REGISTRY.iter().map(|entry| entry.0).collect();
+    one_of(path, name, &known, "unknown congestion control")
+}
+
+fn one_of(path: String, value: &str, known: &[&str], problem: &'static str) -> Result<(), Issue> {
+    if known.contains(&value) {
+        return Ok(());
+    }
+    Err(Issue { path, value: format!("{value:?}"), problem, allowed: format!("one of {}", known.join(", ")) })
+}
+
 fn validate_proxy(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
     let p = &s.proxy;
     if p.node.is_empty() {
         return Ok(());
     }
     node("proxy.node".into(), &p.node, names)?;
-    let known: Vec<&str> = millinet_proxy::policy::REGISTRY.iter().map(|entry| entry.0).collect();
-    if !known.contains(&p.policy.as_str()) {
-        return Err(Issue { path: "proxy.policy".into(), value: format!("{:?}", p.policy), problem: "unknown policy", allowed: format!("one of {}", known.join(", ")) });
-    }
+    let policies: Vec<&str> = millinet_proxy::policy::REGISTRY.iter().map(|entry| entry.0).collect();
+    one_of("proxy.policy".into(), &p.policy, &policies, "unknown policy")?;
+    congestion_control("proxy.split_cc".into(), &p.split_cc)?;
+    whole("proxy.split_mss_bytes".into(), p.split_mss_bytes as u64, 100, 65_000)?;
     whole("proxy.mss2_bytes".into(), p.mss2_bytes as u64, 100, 65_000)?;
     whole("proxy.flow_buffer_bytes".into(), p.flow_buffer_bytes, 1500, 1 << 40)?;
     whole("proxy.max_flows".into(), p.max_flows as u64, 1, 1 << 24)?;
