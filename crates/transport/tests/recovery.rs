@@ -92,6 +92,22 @@ fn a_lost_retransmission_is_repaired_without_a_timeout() {
 }
 
 #[test]
+fn sacked_data_beyond_a_stuck_hole_does_not_raise_ssthresh() {
+    // Segment 5 is always dropped: recovery cannot end, new data keeps being SACKed
+    // beyond it until the RTO. FlightSize (SND.NXT − SND.UNA) is then far above cwnd;
+    // RFC 5681 §3.1 allows no more than FlightSize / 2 and the sender uses cwnd / 2.
+    let mut server_cfg = cfg("newreno", true);
+    server_cfg.initial_window_segments = 40;
+    let down = Link::new(10 * MS).with_filter(drop_first_transmissions_of(&[5 * MSS], 100, server_cfg.iss));
+    let mut h = Harness::new(server_cfg, cfg("newreno", true), down, Link::new(10 * MS), 2000 * MSS, false).recording();
+    assert!(h.run_until(60_000 * MS, |h| h.server.stats().rtos == 1));
+    let at_rto = h.server_log.iter().position(|e| e.stats.rtos == 1).expect("an RTO");
+    let (before, after) = (&h.server_log[at_rto - 1].stats, &h.server_log[at_rto].stats);
+    assert!(before.sacked_bytes > 4 * before.cwnd_bytes, "FlightSize ≫ cwnd: {before:?}");
+    assert_eq!(after.ssthresh_bytes, before.cwnd_bytes / 2, "half of cwnd, not of FlightSize");
+}
+
+#[test]
 fn loss_halves_newreno_window_and_cubic_applies_beta() {
     for sack in [false, true] {
         // Segment 0 lost: nothing is acknowledged before recovery, FlightSize = 10 segments.

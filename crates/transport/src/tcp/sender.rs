@@ -381,10 +381,21 @@ impl Sender {
         }
     }
 
+    /// The FlightSize a congestion event reduces from. RFC 5681 §3.1 (RTO) and §3.2 (fast
+    /// retransmit) set ssthresh to *no more than* max(FlightSize / 2, 2·SMSS). SND.NXT −
+    /// SND.UNA exceeds cwnd when SACKed data lies beyond a hole still being repaired (a
+    /// recovery starting right after another, an RTO during recovery): those bytes have
+    /// left the network, so the base is capped at cwnd — as Linux (which reduces cwnd) and
+    /// ns-3 (which reduces pipe) do. Without the cap, HighSpeed's second recovery at
+    /// 100 Mbit/s set ssthresh above the first and above BDP + Q.
+    fn reduction_flight_size(&self) -> u64 {
+        (self.snd_nxt - self.snd_una).min(self.cc.cwnd_bytes())
+    }
+
     /// RFC 6675 §5 step (4) / RFC 6582 §3.2 step 2: once per window of data.
     fn enter_recovery(&mut self, now_ns: u64) {
         self.cc
-            .on_congestion_event(CongestionEvent::FastRetransmit, now_ns, self.snd_nxt - self.snd_una);
+            .on_congestion_event(CongestionEvent::FastRetransmit, now_ns, self.reduction_flight_size());
         self.in_recovery = true;
         self.recovery_point = self.snd_nxt;
         self.partial_acks = 0;
@@ -596,7 +607,7 @@ impl Sender {
         if self.rtt.backoff() == 0 {
             // RFC 5681 §3.1: ssthresh is reduced for the first timeout of a series only
             // (later ones would halve a window that is already one segment).
-            self.cc.on_congestion_event(CongestionEvent::Rto, now_ns, self.snd_nxt - self.snd_una);
+            self.cc.on_congestion_event(CongestionEvent::Rto, now_ns, self.reduction_flight_size());
         }
         if self.timestamps {
             self.eifel_tsval_ms.get_or_insert(ts_now_ms(now_ns));
