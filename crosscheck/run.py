@@ -2,6 +2,7 @@
 
     .venv/bin/python crosscheck/run.py                 # the full case table
     .venv/bin/python crosscheck/run.py --rate 1e8 --cc newreno cubic --out runs/crosscheck
+    .venv/bin/python crosscheck/run.py --cached-only    # ns-3 cases not yet cached: pending rows
 
 Both simulators run on the same parameters (the mapping is printed first); ns-3 cases run in
 the background, at most --jobs at a time, and their results are cached in .cache/crosscheck/
@@ -206,19 +207,27 @@ def ns3_binary() -> Path:
 
 
 def ns3_timeout_s(case: Case) -> float:
-    """A bound on one run's wall time: ns-3 costs about 20 s per simulated second of a
-    1 Gbit/s flow with MSS 1400 on an idle core; twice that on a shared machine."""
-    packets_per_s = case.rate_bps / 8 / (case.mss + 52)
-    return 60 + 40 * case.duration_s * packets_per_s / 86_000
+    """A bound on one run's wall time. ns-3's cost follows the bytes carried more than the
+    packets (3 Gbit/s with MSS 14000 took 511 s for 10 s of NewReno on a shared core, 1 Gbit/s
+    with MSS 1400 about 175 s) and grows several-fold in long SACK recoveries (HighSpeed at
+    1 Gbit/s ran for over 40 min): allow 30 min per simulated GB."""
+    return 120 + 1800 * case.rate_bps * case.duration_s / 8e9
 
 
-def run_ns3(case: Case, binary: Path) -> tuple[dict, pd.DataFrame]:
-    """ns-3's summary and cwnd series for `case`, from the cache when it has them."""
+def ns3_run_dir(case: Case, binary: Path) -> Path:
+    key = hashlib.sha256(json.dumps([binary.name, *ns3_args(case)]).encode()).hexdigest()[:16]
+    return CACHE / "runs" / f"{case.name}-{key}"
+
+
+def run_ns3(case: Case, binary: Path, cached_only: bool = False) -> tuple[dict, pd.DataFrame] | None:
+    """ns-3's summary and cwnd series for `case`, from the cache when it has them (None if
+    it has not and `cached_only`)."""
     args = ns3_args(case)
-    key = hashlib.sha256(json.dumps([binary.name, *args]).encode()).hexdigest()[:16]
-    run_dir = CACHE / "runs" / f"{case.name}-{key}"
+    run_dir = ns3_run_dir(case, binary)
     summary_path, cwnd_path = run_dir / "summary.json", run_dir / "cwnd.csv"
     if not summary_path.exists():
+        if cached_only:
+            return None
         run_dir.mkdir(parents=True, exist_ok=True)
         partial = run_dir / "summary.partial"
         subprocess.run(
@@ -278,7 +287,7 @@ def plot_cwnd(case: Case, ours: pd.DataFrame | None, ns3: pd.DataFrame, out: Pat
 @dataclass
 class Row:
     case: Case
-    ns3: dict
+    ns3: dict | None
     millinet: dict | None
     note: str = ""
     cwnd_nrmsd: float = math.nan
@@ -286,7 +295,7 @@ class Row:
 
     def diff(self, key: str) -> float:
         """millinet relative to ns-3, as a fraction (nan without a millinet result)."""
-        if self.millinet is None:
+        if self.millinet is None or self.ns3 is None:
             return math.nan
         ref = self.ns3[key]
         return (self.millinet[key] - ref) / ref if ref else (0.0 if self.millinet[key] == 0 else math.inf)
@@ -301,18 +310,32 @@ def _millinet_metrics(summary: dict) -> dict:
     }
 
 
-def compare(cases: list[Case], out: Path, jobs: int = 2) -> list[Row]:
+def pending_command(case: Case) -> str:
+    """The command that runs (and caches) the ns-3 side of one case."""
+    return (
+        f"crosscheck/run.py --cc {case.cc} --rate {case.rate_bps:g} --mss {case.mss} "
+        f"--mode {'switch' if case.switching else 'const'} --queue-bdp {case.queue_bdp:g}"
+    )
+
+
+def compare(cases: list[Case], out: Path, jobs: int = 2, cached_only: bool = False) -> list[Row]:
     """Runs every case on both simulators (ns-3 in `jobs` background processes while
-    millinet runs here), writes the cwnd plots into `out` and returns the rows."""
+    millinet runs here), writes the cwnd plots into `out` and returns the rows. With
+    `cached_only`, ns-3 runs nothing: a case without a cached result is a pending row."""
     binary = ns3_binary()
     out.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=jobs) as pool:  # each worker drives one ns-3 process
-        pending: list[Future] = [pool.submit(run_ns3, case, binary) for case in cases]
+        pending: list[Future] = [pool.submit(run_ns3, case, binary, cached_only) for case in cases]
         ours = {case: run_millinet(case) for case in cases}
         rows = []
         for case, future in zip(cases, pending, strict=True):
-            ns3_summary, ns3_cwnd = future.result()
             mine = ours[case]
+            ns3 = future.result()
+            if ns3 is None:
+                note = f"ns-3 pending: `{pending_command(case)}`"
+                rows.append(Row(case, None, None if isinstance(mine, str) else _millinet_metrics(mine[0]), note=note))
+                continue
+            ns3_summary, ns3_cwnd = ns3
             if isinstance(mine, str):
                 row = Row(case, ns3_summary, None, note=mine)
                 plot_cwnd(case, None, ns3_cwnd, out)
@@ -332,6 +355,13 @@ def format_table(rows: list[Row]) -> str:
     ]
     for r in rows:
         ns = r.ns3
+        if ns is None:
+            m = r.millinet or {"goodput_bps": math.nan, "retransmits": "–", "rtos": "–", "rtt_ms_mean": math.nan}
+            lines.append(
+                f"| {r.case.name} | {m['goodput_bps'] / 1e6:.2f} / – | {m['retransmits']} / – | {m['rtos']} / – "
+                f"| {m['rtt_ms_mean']:.2f} / – | {r.note} |"
+            )
+            continue
         if r.millinet is None:
             lines.append(
                 f"| {r.case.name} | – / {ns['goodput_bps'] / 1e6:.2f} | – / {ns['retransmits']} | – / {ns['rtos']} "
@@ -357,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queue-bdp", nargs="+", type=float, help="only these queue sizes (in BDP)")
     parser.add_argument("--duration", type=float, help="override every case's duration (s)")
     parser.add_argument("--jobs", type=int, default=2, help="ns-3 processes at once (default 2)")
+    parser.add_argument("--cached-only", action="store_true", help="run no ns-3: uncached cases are listed as pending")
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "crosscheck", help="plots and table.md")
     args = parser.parse_args(argv)
 
@@ -374,7 +405,7 @@ def main(argv: list[str] | None = None) -> int:
     print_mapping()
     print(f"\n{len(cases)} cases; ns-3 results cached in {CACHE}\n")
     try:
-        rows = compare(cases, args.out, jobs=args.jobs)
+        rows = compare(cases, args.out, jobs=args.jobs, cached_only=args.cached_only)
     except Ns3Missing as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
