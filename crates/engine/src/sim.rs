@@ -615,6 +615,13 @@ impl Simulation {
         for mut packet in out.drain(..) {
             packet.meta.uid = self.next_uid;
             self.next_uid += 1;
+            if packet.meta.flow == u32::MAX {
+                // A packet the proxy made itself (split-TCP): the flow is the server port's.
+                let (src_port, dst_port) = packet.ports();
+                let toward_ue = node_of(packet.dst, self.nodes.len()).is_some_and(|d| self.ue_node[d as usize]);
+                let server_port = if toward_ue { src_port } else { dst_port };
+                packet.meta.flow = server_port.wrapping_sub(SERVER_PORT) as u32;
+            }
             if let Some(w) = &mut self.captures[node as usize] {
                 w.write(self.now_ns, &packet);
             }

@@ -55,6 +55,8 @@ fn split_tcp_at_the_edge_acknowledges_early_and_hides_the_radio_from_the_server(
     // The server only sees the wired path (2 × 10 ms + serialization), not the RLC queue.
     let rtt = |o: &RunOutput| num(&o.summary["flows"][0]["rtt_ms"]["p95"]);
     assert!(rtt(&split) < 22.0 && rtt(&split) < rtt(&without), "server RTT p95 {} vs {}", rtt(&split), rtt(&without));
+    // Its own packets toward the UE still count as the flow's: RAN latency per flow.
+    assert!(num(&split.summary["flows"][0]["ran_latency_ms"]["mean"]) > 0.0);
     let buffered = split.tables.iter().find(|t| t.name == "proxy").expect("proxy table");
     assert!(buffered.columns.iter().any(|c| c.name == "buffered_bytes"));
 }

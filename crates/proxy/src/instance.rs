@@ -403,7 +403,7 @@ impl<S: PayloadStore> Instance<S> {
     /// Relays the UE's segment: first one pure ACK per original boundary below its
     /// cumulative ACK, then the segment itself; all with the window set to FW.
     fn relay(&mut self, now_ns: u64, mut packet: Packet, advanced_from: Option<u64>, space: SeqSpace, ctx: &mut Ctx, out: &mut Vec<Packet>) {
-        let window = window_field(self.fw_bytes, self.handshake.ue_window_shift(), self.ue_window_field);
+        let window = self.relayed_window_field(ctx.cfg);
         let Some(hdr) = packet.tcp_header_mut() else { return };
         hdr.window = window;
         let (ue_seq, ue_ack, tsval) = (hdr.seq, hdr.ack, hdr.options.timestamps.map(|t| t.tsval));
@@ -439,6 +439,14 @@ impl<S: PayloadStore> Instance<S> {
 
     // ---- flow window -------------------------------------------------------------------
 
+    /// The window field of relayed ACKs: FW, but never more than the flow buffer. Every
+    /// byte the server sends stays buffered until the UE acknowledges it, and a relayed
+    /// ACK never passes the UE's, so a window within the buffer keeps the server from
+    /// overrunning it (a window above it would turn the excess into drops and losses).
+    fn relayed_window_field(&self, cfg: &ProxyConfig) -> u16 {
+        window_field(self.fw_bytes.min(cfg.flow_buffer_bytes), self.handshake.ue_window_shift(), self.ue_window_field)
+    }
+
     fn refresh_fw(&mut self, now_ns: u64, ctx: &mut Ctx) {
         let input = PolicyInput {
             now_ns,
@@ -456,7 +464,7 @@ impl<S: PayloadStore> Instance<S> {
     pub fn on_tick(&mut self, now_ns: u64, ctx: &mut Ctx, out: &mut Vec<Packet>) {
         self.refresh_fw(now_ns, ctx);
         if let Some(mut update) = self.last_relayed.filter(|_| self.last_relayed_window == 0) {
-            let window = window_field(self.fw_bytes, self.handshake.ue_window_shift(), self.ue_window_field);
+            let window = self.relayed_window_field(ctx.cfg);
             if window > 0 {
                 if let Some(h) = update.tcp_header_mut() {
                     h.window = window;

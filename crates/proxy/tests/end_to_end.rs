@@ -109,3 +109,20 @@ fn fin_exchange_removes_the_instance() {
     assert_eq!(sim.proxy.stats().flows_closed, 1);
     assert_eq!(sim.proxy.stats().buffer_bytes, 0);
 }
+
+#[test]
+fn a_flow_window_above_the_buffer_is_capped_so_the_server_never_overruns_it() {
+    // FW 4 MB, buffer 300 kB, UE hop 50 Mbit/s: an uncapped window lets the server's slow
+    // start overrun the buffer and lose segments.
+    let bytes = 10_000_000;
+    let mut setup = Setup::new(bytes);
+    setup.ue_link_rate_bps = Some(50_000_000);
+    setup.proxy = ProxyConfig { flow_buffer_bytes: 300_000, policy: PolicySpec::new("static").with("fw_bytes", 4e6), ..ProxyConfig::default() };
+    let mut sim = Sim::new(setup);
+    sim.run(60_000 * MS, bytes);
+    assert_eq!(sim.delivered, bytes);
+    assert_eq!(sim.proxy.stats().buffer_full_drops, 0, "{:?}", sim.proxy.stats());
+    assert_eq!(sim.server.stats().retransmitted_segments, 0);
+    let key = sim.proxy.flow_keys().next().unwrap();
+    assert!(sim.proxy.flow_stats(sim.now_ns, &key).unwrap().last_relayed_window_bytes <= 300_000);
+}
