@@ -193,10 +193,11 @@ SwitchRate(NetDeviceContainer bottleneck, DataRate a, DataRate b, bool toB, Time
 }
 
 NetDeviceContainer
-MakeLink(Ptr<Node> a, Ptr<Node> b, double rateBps, double delayS, uint64_t queueBytes)
+MakeLink(Ptr<Node> a, Ptr<Node> b, double rateBps, double delayS, uint64_t queueBytes, uint16_t mtuBytes)
 {
     PointToPointHelper p2p;
     p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(static_cast<uint64_t>(rateBps))));
+    p2p.SetDeviceAttribute("Mtu", UintegerValue(mtuBytes));
     p2p.SetChannelAttribute("Delay", TimeValue(Seconds(delayS)));
     p2p.SetQueue("ns3::DropTailQueue<Packet>",
                  "MaxSize",
@@ -282,12 +283,15 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(cc == "TcpBbr"));
     g_stats.timestamps = timestamps;
 
+    // A segment is one IP packet, as in millinet: the links' MTU (1500 by default) is raised
+    // to MSS + 20 IP + 32 TCP bytes when that is larger, so that ns-3 does not fragment.
+    uint16_t mtuBytes = static_cast<uint16_t>(std::max<uint32_t>(1500, mss + 52));
     NodeContainer nodes;
     nodes.Create(3); // server, router, client
     NetDeviceContainer access =
-        MakeLink(nodes.Get(0), nodes.Get(1), accessRateBps, accessDelayS, accessQueueBytes);
+        MakeLink(nodes.Get(0), nodes.Get(1), accessRateBps, accessDelayS, accessQueueBytes, mtuBytes);
     NetDeviceContainer bottleneck =
-        MakeLink(nodes.Get(1), nodes.Get(2), rateBps, bottleneckDelayS, queueBytes);
+        MakeLink(nodes.Get(1), nodes.Get(2), rateBps, bottleneckDelayS, queueBytes, mtuBytes);
 
     InternetStackHelper stack;
     stack.Install(nodes);
