@@ -27,7 +27,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build test demo bench crosscheck
+.PHONY: deps venv build test demo study bench crosscheck
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -59,11 +59,15 @@ test: deps build
 	if [ $$status -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$status
 
-# The flagship experiment: TCP over the milliProxy study's mmWave route (the study with
-# and without the proxy replaces it when the proxy lands), then its plot.
+# The flagship experiment: the milliProxy study, quick variant (under two minutes): TCP over
+# the mmWave route without a proxy, with milliProxy at the gNB and at the edge, and split-TCP,
+# paired on the same seeds; table on the terminal, page in runs/demo/index.html.
 demo: build
-	$(BIN)/millinet run milliproxy --out runs/demo
-	$(BIN)/millinet plot runs/demo
+	$(BIN)/millinet study milliproxy --quick --out runs/demo
+
+# The full milliProxy study (scenarios.md §1, 50 paired seeds per point; about an hour on 2 cores).
+study: build
+	$(BIN)/millinet study milliproxy --out runs/study-milliproxy
 
 bench: build
 	@if [ -f bench/run.sh ]; then bash bench/run.sh; else echo "bench/run.sh not present yet"; fi

@@ -202,11 +202,22 @@ def from_5gophers(trace_in: Path, out: Path, carrier: str, gaps: str) -> None:
     _write(out, _core.capacity_csv_from_5gophers(trace_in, carrier, gaps))
 
 
+def engine_options(command):
+    """--engine, --address and --workers: where a sweep's runs execute."""
+    for option in reversed(
+        [
+            click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True, help="Process pool on this machine, or a Ray cluster."),
+            click.option("--address", help="Address of an existing Ray cluster [default: start a local one]."),
+            click.option("--workers", type=click.IntRange(min=1), help="Worker processes (local) or CPUs of the local Ray cluster [default: all cores]."),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
 @cli.command(name="sweep")
 @click.argument("sweep_file", metavar="SWEEP")
-@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True, help="Process pool on this machine, or a Ray cluster.")
-@click.option("--address", help="Address of an existing Ray cluster [default: start a local one].")
-@click.option("--workers", type=click.IntRange(min=1), help="Worker processes (local) or CPUs of the local Ray cluster [default: all cores].")
+@engine_options
 @click.option("--out", "store", type=click.Path(path_type=Path), help="Result store [default: runs/sweeps/<sweep>].")
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True, help="Tries again a run whose worker died, this many times.")
 @set_option
@@ -235,3 +246,29 @@ def report_command(store: Path, out: Path | None, run_key: str | None) -> None:
 
     page = write_report(store, out, run_key)
     click.echo(f"wrote {page} and {page.with_name('report.md')}")
+
+
+@cli.command(name="study")
+@click.argument("name", type=click.Choice(["milliproxy"]))
+@click.option("--runs", type=click.IntRange(min=1), help="Paired seeds per point [default: 50; --quick: 3].")
+@click.option("--quick", is_flag=True, help="The short variant (4 points, 4 s runs, under two minutes).")
+@click.option("--cwnd-growth", type=click.Choice(["cwnd-limited", "always"]), help="How the servers' cwnd grows [default: the scenario's, cwnd-limited].")
+@click.option("--out", type=click.Path(path_type=Path), help="Study directory [default: runs/study-NAME, -quick appended for --quick].")
+@engine_options
+@click.option("--quiet", is_flag=True, help="No progress bar and no table.")
+def study_command(name: str, runs: int | None, quick: bool, cwnd_growth: str | None, out: Path | None, engine: str, address: str | None, workers: int | None, quiet: bool) -> None:
+    """Runs the study NAME (scenarios.md): its sweep into OUT/store, then the table, plots,
+    summary.json and a self-contained index.html in OUT. Runs already in the store are reused."""
+    from millinet.studies import STUDIES  # pandas, matplotlib and the engines
+
+    out = out or Path("runs") / (f"study-{name}" + ("-quick" if quick else ""))
+    result = STUDIES[name].run(out, runs=runs, quick=quick, cwnd_growth=cwnd_growth, engine=engine, workers=workers, address=address, quiet=quiet)
+    if not quiet:
+        table = Table(box=box.SIMPLE_HEAD, title=f"{name} study: {result.summary['runs']} runs ({result.summary['cwnd_growth']} cwnd growth)")
+        for column in result.table.columns:
+            table.add_column(column, justify="left" if column in ("cc", "proxy") else "right")
+        for row in result.table.itertuples(index=False):
+            table.add_row(*(str(cell) for cell in row))
+        # Piped output (logs, CI) gets a width that fits the table; a terminal its own.
+        Console(width=None if sys.stdout.isatty() else 150).print(table)
+        click.echo(f"wrote {out / 'summary.json'}, {out / 'table.md'}, {out / 'index.html'} and {out / 'plots'}")

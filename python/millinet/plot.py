@@ -26,6 +26,10 @@ class Panel:
     unit: str
     lines: tuple[Line, ...]
     scale: float = 1.0  # multiplies the columns into `unit`
+    # The y axis ends a little above this quantile of the drawn values, so that a few
+    # extreme ones (milliProxy's 400 MB FW before its first RTT estimate) leave the rest
+    # readable; the clipped values run off the top of the panel.
+    y_quantile: float = 1.0
 
 
 # Drawn top to bottom with the lines whose table and column the run has; add a panel with a line here.
@@ -36,7 +40,7 @@ PANELS = [
     Panel("MB", (Line("flows", "cwnd_bytes", "cwnd"),), 1e-6),
     Panel("ms", (Line("flows", "srtt_ms", "srtt"),)),
     Panel("MB", (Line("ues", "rlc_bytes", "RLC occupancy"),), 1e-6),
-    Panel("MB", (Line("proxy", "fw_bytes", "proxy FW"), Line("proxy", "buffered_bytes", "proxy buffer")), 1e-6),
+    Panel("MB", (Line("proxy", "fw_bytes", "proxy FW"), Line("proxy", "buffered_bytes", "proxy buffer")), 1e-6, y_quantile=0.98),
     Panel("ms", (Line("ues", "ran_latency_ms", "RAN latency"),)),
     Panel("MB", (Line("queues", "bytes", "queue"),), 1e-6),
 ]
@@ -97,16 +101,21 @@ def _series_names(summary_path: Path) -> dict[str, dict[int, str]]:
 
 def _draw(ax, tables, panel: Panel, lines: list[Line], names, bin_s: float) -> str:
     """Draws one panel; returns its title (the names of its lines)."""
+    drawn = []
     for line in lines:
         for label, rows in _groups(tables[line.table], names):
-            binned = _binned(rows, line.column, bin_s)
+            binned = _binned(rows, line.column, bin_s) * panel.scale
             label = f"{line.name} {label}".strip() if len(lines) > 1 else label
-            ax.plot(binned.index, binned * panel.scale, linewidth=0.8, label=label or None)
+            ax.plot(binned.index, binned, linewidth=0.8, label=label or None)
+            drawn.append(binned.to_numpy(float))
     title = " / ".join(line.name for line in lines)
     ax.set_ylabel(f"{title}\n({panel.unit})")
     ax.grid(True, alpha=0.3)
     if ax.dataLim.y0 >= 0:
         ax.set_ylim(bottom=0)
+    values = np.concatenate(drawn) if drawn else np.array([])
+    if panel.y_quantile < 1 and np.isfinite(values).any():
+        ax.set_ylim(top=1.1 * np.nanquantile(values, panel.y_quantile))
     if ax.get_legend_handles_labels()[1]:
         ax.legend(loc="upper right", fontsize="small")
     return title

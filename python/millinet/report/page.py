@@ -74,9 +74,9 @@ def write_report(store: str | Path, out: str | Path | None = None, run: str | No
     out.mkdir(parents=True, exist_ok=True)
     counts = frame["status"].value_counts().to_dict()
     heading = f"Sweep {meta['sweep']}: {len(frame)} runs, " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-    (out / "report.md").write_text(_markdown(heading, tables))
+    (out / "report.md").write_text(markdown_page(heading, tables))
     page = out / "report.html"
-    page.write_text(_html(heading, tables, images))
+    page.write_text(html_page(heading, tables, images))
     return page
 
 
@@ -164,8 +164,8 @@ def _chosen_run(frame: pd.DataFrame, run: str | None) -> str | None:
     return run
 
 
-def _markdown(heading: str, tables: dict[str, pd.DataFrame]) -> str:
-    parts = [f"# {heading}\n"]
+def markdown_page(heading: str, tables: dict[str, pd.DataFrame], notes: tuple[str, ...] = ()) -> str:
+    parts = [f"# {heading}\n", *(f"{note}\n" for note in notes)]
     for title, table in tables.items():
         cells = table.astype(object).where(table.notna(), "-").astype(str)
         rows = [list(table.columns), ["---"] * len(table.columns), *cells.to_numpy().tolist()]
@@ -179,8 +179,9 @@ th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
 img{max-width:100%;display:block;margin-bottom:1.5em}"""
 
 
-def _html(heading: str, tables: dict[str, pd.DataFrame], images: dict[str, bytes]) -> str:
-    body = [f"<h1>{html.escape(heading)}</h1>"]
+def html_page(heading: str, tables: dict[str, pd.DataFrame], images: dict[str, bytes], notes: tuple[str, ...] = ()) -> str:
+    """A self-contained page: the heading, paragraphs of `notes`, the tables, the PNGs inline."""
+    body = [f"<h1>{html.escape(heading)}</h1>", *(f"<p>{html.escape(note)}</p>" for note in notes)]
     for title, table in tables.items():
         body.append(f"<h2>{html.escape(title)}</h2>" + table.to_html(index=False, na_rep="-", border=0))
     body.append("<h2>Plots</h2>")

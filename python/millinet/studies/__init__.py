@@ -1,0 +1,8 @@
+"""Studies: a shipped sweep plus the analysis, table, plots and page of one classic
+experiment of the field. `millinet study NAME` runs one."""
+
+from millinet.studies import milliproxy
+
+STUDIES = {"milliproxy": milliproxy}
+
+__all__ = ["STUDIES", "milliproxy"]
