@@ -312,8 +312,10 @@ impl Scoreboard {
     /// is lost once the highest SACKed byte lies DupThresh·SMSS beyond SND.NXT at the time
     /// it was sent (the reordering allowance of RFC 6675 IsLost). It no longer counts in
     /// pipe and NextSeg retransmits it again. Without this only the RTO repairs it.
-    pub fn detect_lost_retransmissions(&mut self, mss_bytes: u64) {
-        let Some(highest) = self.highest_sacked_end() else { return };
+    /// Returns the latest send time of the retransmissions found lost, if any.
+    pub fn detect_lost_retransmissions(&mut self, mss_bytes: u64) -> Option<u64> {
+        let highest = self.highest_sacked_end()?;
+        let mut latest_lost_ns = None;
         while let Some(&rtx) = self.rtx_in_flight.front() {
             if highest < rtx.snd_nxt + DUP_THRESH * mss_bytes {
                 break;
@@ -327,8 +329,10 @@ impl Scoreboard {
                     s.rtx_in_pipe = false;
                 });
                 self.relost.push_back(rtx.start);
+                latest_lost_ns = Some(rtx.sent_ns);
             }
         }
+        latest_lost_ns
     }
 
     /// The oldest retransmission found lost that still needs retransmitting.
@@ -483,24 +487,24 @@ mod tests {
         let pipe = sb.pipe_bytes();
         // Data sent after the first retransmission is SACKed, but only 2·SMSS beyond it.
         sb.on_sack_block(600, 800, &mut rate, 0);
-        sb.detect_lost_retransmissions(MSS);
+        assert_eq!(sb.detect_lost_retransmissions(MSS), None);
         assert_eq!(sb.next_lost(), None, "within the reordering allowance");
         assert_eq!(sb.pipe_bytes(), pipe - 200);
         // DupThresh segments beyond it: the retransmission of 0 is lost, that of 2 is not yet.
         sb.on_sack_block(800, 900, &mut rate, 0);
-        sb.detect_lost_retransmissions(MSS);
+        assert_eq!(sb.detect_lost_retransmissions(MSS), Some(1), "sent at 1 ns");
         assert_eq!(sb.pipe_bytes(), pipe - 300 - MSS, "a lost retransmission leaves pipe");
         assert_eq!(sb.next_lost(), Some(0));
         sb.on_retransmit(0, TxSnapshot { sent_ns: 3, ..TxSnapshot::default() }, 2000);
         // Hole 2 below HighRxt is found through the lost retransmissions, not the scan.
         sb.on_sack_block(900, 1000, &mut rate, 0);
-        sb.detect_lost_retransmissions(MSS);
+        assert_eq!(sb.detect_lost_retransmissions(MSS), Some(2));
         assert_eq!(sb.next_lost(), Some(2));
         sb.on_retransmit(2, TxSnapshot { sent_ns: 4, ..TxSnapshot::default() }, 2000);
         assert_eq!(sb.next_lost(), None);
         // The new retransmissions wait for SACKs beyond 2000 + 3·SMSS.
         sb.on_sack_block(1000, 2000, &mut rate, 0);
-        sb.detect_lost_retransmissions(MSS);
+        assert_eq!(sb.detect_lost_retransmissions(MSS), None);
         assert_eq!(sb.next_lost(), None);
     }
 

@@ -94,6 +94,8 @@ pub(crate) struct Sender {
     pacing_release_ns: u64,
     /// TSval (ms) of the first retransmission of the current timeout series (RFC 3522).
     eifel_tsval_ms: Option<u64>,
+    /// When cwnd and ssthresh were last lowered (recovery, RTO, lost retransmission).
+    window_reduced_ns: u64,
     /// Linux `tcp_cwnd_validate`: per window of data, the largest pipe and whether cwnd
     /// was filled.
     cwnd_usage_end: u64,
@@ -148,6 +150,7 @@ impl Sender {
             persist_backoff: 0,
             pacing_release_ns: 0,
             eifel_tsval_ms: None,
+            window_reduced_ns: 0,
             cwnd_usage_end: data_start,
             max_pipe_in_window: 0,
             cwnd_limited_in_window: false,
@@ -342,9 +345,29 @@ impl Sender {
         }
         if newly_sacked > 0 {
             self.sb.update_losses(self.mss_bytes);
-            self.sb.detect_lost_retransmissions(self.mss_bytes);
+            if let Some(sent_ns) = self.sb.detect_lost_retransmissions(self.mss_bytes) {
+                self.on_lost_retransmission(now_ns, sent_ns);
+            }
         }
         newly_sacked
+    }
+
+    /// RFC 5681 §4.3: the loss of a retransmission is a second indication of congestion,
+    /// so cwnd and ssthresh are lowered again (RFC 8985 §9.3 requires this response of a
+    /// sender that detects lost retransmissions) — once per reduction: only a
+    /// retransmission sent after the last reduction counts, so the retransmissions sent
+    /// under the lowered window decide whether it was enough. Data sent so far belongs to
+    /// this episode (RecoveryPoint = HighData). Without it, a recovery window above the
+    /// path's capacity (HighSpeed's b(w) = 0.22 after a slow-start overshoot) kept losing
+    /// a share of every round's retransmissions until the episode ended.
+    fn on_lost_retransmission(&mut self, now_ns: u64, sent_ns: u64) {
+        if sent_ns < self.window_reduced_ns {
+            return;
+        }
+        self.cc
+            .on_congestion_event(CongestionEvent::FastRetransmit, now_ns, self.reduction_flight_size());
+        self.window_reduced_ns = now_ns;
+        self.recovery_point = self.snd_nxt;
     }
 
     /// Entering, continuing and leaving fast recovery.
@@ -398,6 +421,7 @@ impl Sender {
             .on_congestion_event(CongestionEvent::FastRetransmit, now_ns, self.reduction_flight_size());
         self.in_recovery = true;
         self.recovery_point = self.snd_nxt;
+        self.window_reduced_ns = now_ns;
         self.partial_acks = 0;
         self.fast_retransmits += 1;
         // RFC 6675 §5 step (4.3): the first unacknowledged segment is retransmitted.
@@ -604,6 +628,7 @@ impl Sender {
             return 0;
         }
         self.rtos += 1;
+        self.window_reduced_ns = now_ns;
         if self.rtt.backoff() == 0 {
             // RFC 5681 §3.1: ssthresh is reduced for the first timeout of a series only
             // (later ones would halve a window that is already one segment).
