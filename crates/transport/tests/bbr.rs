@@ -67,6 +67,7 @@ impl Fluid {
             srtt_ns: rtt_ns as u64,
             min_rtt_ns: self.base_rtt_ns,
             bytes_in_flight: in_flight as u64,
+            lost_bytes: 0,
             cwnd_limited: true,
             in_recovery: false,
             delivered_total_bytes: self.delivered_bytes,
@@ -192,6 +193,44 @@ fn model_isolated_loss_leaves_cwnd_and_pacing_alone() {
     );
 }
 
+#[test]
+fn model_recovery_sets_cwnd_to_what_is_in_flight_conserves_packets_for_a_round_and_restores() {
+    let mut cc = new_bbr();
+    let mut path = Fluid::new(PAYLOAD_RATE_BPS, RTT_NS);
+    while path.now_ns < 3_000 * MS {
+        path.step(&mut cc);
+    }
+    let (cwnd, d0) = (cc.cwnd_bytes(), path.delivered_bytes);
+    let ack = |delivered_total_bytes: u64, bytes_in_flight: u64, lost_bytes: u64| AckSample {
+        now_ns: path.now_ns,
+        srtt_ns: RTT_NS,
+        min_rtt_ns: RTT_NS,
+        bytes_in_flight,
+        lost_bytes,
+        cwnd_limited: true,
+        in_recovery: true,
+        delivered_total_bytes,
+        ..AckSample::default()
+    };
+    // Draft §4.2.3.4 BBROnEnterFastRecovery: in flight + what this ACK delivered.
+    cc.on_congestion_event(CongestionEvent::FastRetransmit, path.now_ns, cwnd);
+    cc.on_ack(&ack(d0 + MSS, 100 * MSS, 0));
+    assert_eq!(cc.cwnd_bytes(), 101 * MSS);
+    // BBRModulateCwndForRecovery: losses come off, packet conservation keeps in flight +
+    // delivered: max(101 − 10, 95 + 1) segments.
+    cc.on_ack(&ack(d0 + 2 * MSS, 95 * MSS, 10 * MSS));
+    assert_eq!(cc.cwnd_bytes(), 96 * MSS);
+    cc.on_ack(&ack(d0 + 3 * MSS, 80 * MSS, 20 * MSS));
+    assert_eq!(cc.cwnd_bytes(), 81 * MSS, "conservation: in flight + delivered");
+    // One round later (the 100 segments in flight at entry delivered) cwnd grows again by
+    // the bytes delivered, toward its target ...
+    cc.on_ack(&ack(d0 + 103 * MSS, 50 * MSS, 0));
+    assert_eq!(cc.cwnd_bytes(), 181 * MSS);
+    // ... and BBRRestoreCwnd brings back the cwnd from before recovery.
+    cc.on_recovery_exit(path.now_ns);
+    assert_eq!(cc.cwnd_bytes(), cwnd);
+}
+
 /// Measurements of a bulk BBR transfer over 100 Mbit/s, 20 ms, `queue_packets` of buffer.
 struct Run {
     goodput_bps: f64,
@@ -202,6 +241,7 @@ struct Run {
     pacing_over_cwnd_rate: Vec<f64>,
     cwnd_before_loss: u64,
     min_cwnd_in_recovery: u64,
+    cwnd_at_end: u64,
     fast_retransmits: u64,
     queue_drops: u64,
     /// Largest deviation of `pacing_over_cwnd_rate` from the nearest gain × 0.99.
@@ -239,6 +279,7 @@ fn bulk(queue_packets: usize, duration_ns: u64, lose_offset: Option<u64>) -> Run
         pacing_over_cwnd_rate: Vec::new(),
         cwnd_before_loss: 0,
         min_cwnd_in_recovery: u64::MAX,
+        cwnd_at_end: 0,
         fast_retransmits: 0,
         queue_drops: 0,
         worst_gain_mismatch: 0.0,
@@ -265,6 +306,7 @@ fn bulk(queue_packets: usize, duration_ns: u64, lose_offset: Option<u64>) -> Run
             run.min_cwnd_in_recovery = run.min_cwnd_in_recovery.min(s.cwnd_bytes);
         }
         run.fast_retransmits = s.fast_retransmits;
+        run.cwnd_at_end = s.cwnd_bytes;
         if t > STEADY_FROM_NS {
             let q = h.down.queued_packets(t);
             queue_sum += q as u64;
@@ -341,20 +383,26 @@ fn bbr_fills_the_bottleneck_with_a_small_standing_queue() {
 }
 
 #[test]
-fn an_isolated_loss_does_not_reduce_bbr_cwnd() {
+fn an_isolated_loss_conserves_packets_in_recovery_then_restores_bbr_cwnd() {
     // Segment 40 000 leaves at about 5 s, in PROBE_BW.
     let offset = 40_000 * MSS;
     let run = bulk(10 * BDP_PACKETS, 7_000 * MS, Some(offset));
     eprintln!(
-        "isolated loss: cwnd before {} B, min during recovery {} B, fast retransmits {}",
-        run.cwnd_before_loss, run.min_cwnd_in_recovery, run.fast_retransmits
+        "isolated loss: cwnd before {} B, min during recovery {} B, at the end {} B, fast retransmits {}",
+        run.cwnd_before_loss, run.min_cwnd_in_recovery, run.cwnd_at_end, run.fast_retransmits
     );
     assert_eq!(run.fast_retransmits, 1);
     assert!(run.min_cwnd_in_recovery != u64::MAX, "recovery was observed");
+    // Draft §4.2.3.4: on entering recovery cwnd drops to what is in flight — about one BDP,
+    // as BBR paces at BtlBw — rather than to a fraction of itself, so sending goes on at
+    // the same rate (cwnd was 2·BDP) ...
+    let bdp_bytes = BDP_PACKETS as u64 * MSS;
     assert!(
-        run.min_cwnd_in_recovery >= run.cwnd_before_loss,
-        "cwnd {} → {}",
+        (bdp_bytes * 8 / 10..run.cwnd_before_loss).contains(&run.min_cwnd_in_recovery),
+        "cwnd {} → {} (BDP {bdp_bytes})",
         run.cwnd_before_loss,
         run.min_cwnd_in_recovery
     );
+    // ... and the cwnd from before recovery is restored when it ends.
+    assert!(run.cwnd_at_end >= run.cwnd_before_loss * 95 / 100, "{} vs {}", run.cwnd_at_end, run.cwnd_before_loss);
 }

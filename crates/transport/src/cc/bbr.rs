@@ -2,8 +2,10 @@
 //! Linux tcp_bbr.c). A model of the path — bottleneck bandwidth BtlBw (windowed max of the
 //! delivery rate over 10 round trips) and round-trip propagation time RTprop (windowed min
 //! RTT over 10 s) — sets the pacing rate (pacing_gain × BtlBw) and cwnd (cwnd_gain × BDP
-//! plus a quantum allowance). Losses do not shrink the model: an isolated loss leaves cwnd
-//! alone (the optional packet-conservation step of draft §4.2.3.4 is not modelled).
+//! plus a quantum allowance). Losses do not shrink the model; in fast recovery cwnd follows
+//! draft §4.2.3.4 (as Linux `bbr_set_cwnd_to_recover_or_restore` and ns-3 do): it drops to
+//! what is in flight, loses the bytes deemed lost, is held by packet conservation for one
+//! round, and is restored to its value before recovery when recovery ends.
 //!
 //! Choices where the draft leaves freedom or the sender differs from Linux:
 //! - Deterministic PROBE_BW start (draft §4.3.4.4 draws it at random): the cycle starts at
@@ -120,7 +122,13 @@ pub struct Bbr {
     /// Draft §4.3.5 PROBE_RTT bookkeeping.
     probe_rtt_done_ns: Option<u64>,
     probe_rtt_round_done: bool,
+    /// Draft §4.2.3.4 BBRSaveCwnd (before loss recovery or PROBE_RTT), restored after.
     prior_cwnd_bytes: u64,
+    /// Draft §4.2.3.4 loss recovery: entered on this ACK, in fast recovery, and the
+    /// delivered count that ends packet conservation (one round after entry).
+    entering_recovery: bool,
+    in_recovery: bool,
+    conservation_until_delivered_bytes: Option<u64>,
     probe_rtt_entries: u64,
     /// `prior_delivered_bytes` range whose samples count as application-limited because
     /// their packets were sent during PROBE_RTT (start, end of the marked delivered count).
@@ -163,6 +171,9 @@ impl Bbr {
             probe_rtt_done_ns: None,
             probe_rtt_round_done: false,
             prior_cwnd_bytes: 0,
+            entering_recovery: false,
+            in_recovery: false,
+            conservation_until_delivered_bytes: None,
             probe_rtt_entries: 0,
             probe_rtt_limited: None,
         };
@@ -321,7 +332,7 @@ impl Bbr {
             self.mode = Mode::ProbeRtt;
             self.pacing_gain = 1.0;
             self.cwnd_gain = 1.0;
-            self.prior_cwnd_bytes = self.cwnd_bytes;
+            self.save_cwnd();
             self.probe_rtt_done_ns = None;
             self.probe_rtt_entries += 1;
             self.probe_rtt_limited = Some((ack.delivered_total_bytes, ack.delivered_total_bytes));
@@ -367,16 +378,55 @@ impl Bbr {
         }
     }
 
-    /// Draft §4.2.3.4 BBRSetCwnd (without packet conservation) and §4.2.3.5 for PROBE_RTT.
-    fn set_cwnd(&mut self, delivered_bytes: u64, delivered_total_bytes: u64) {
+    /// Draft §4.2.3.4 BBRSaveCwnd: the cwnd to restore after loss recovery or PROBE_RTT
+    /// (the larger one when they overlap).
+    fn save_cwnd(&mut self) {
+        self.prior_cwnd_bytes = if self.in_recovery || self.mode == Mode::ProbeRtt {
+            self.prior_cwnd_bytes.max(self.cwnd_bytes)
+        } else {
+            self.cwnd_bytes
+        };
+    }
+
+    /// Draft §4.2.3.4 BBRModulateCwndForRecovery, with BBROnEnterFastRecovery on the ACK
+    /// that started recovery. Returns whether packet conservation holds cwnd.
+    fn modulate_cwnd_for_recovery(&mut self, ack: &AckSample, delivered_bytes: u64) -> bool {
+        if ack.lost_bytes > 0 {
+            self.cwnd_bytes = self.cwnd_bytes.saturating_sub(ack.lost_bytes).max(self.mss_bytes);
+        }
+        if std::mem::take(&mut self.entering_recovery) {
+            // In flight, plus at least one segment for the fast retransmit; conservation
+            // lasts until the data in flight now has been delivered (one round).
+            self.cwnd_bytes = ack.bytes_in_flight + delivered_bytes.max(self.mss_bytes);
+            self.conservation_until_delivered_bytes = Some(ack.delivered_total_bytes + ack.bytes_in_flight);
+        }
+        match self.conservation_until_delivered_bytes {
+            Some(end) if ack.delivered_total_bytes < end => {
+                self.cwnd_bytes = self.cwnd_bytes.max(ack.bytes_in_flight + delivered_bytes);
+                true
+            }
+            _ => {
+                self.conservation_until_delivered_bytes = None;
+                false
+            }
+        }
+    }
+
+    /// Draft §4.2.3.4 BBRSetCwnd and §4.2.3.5 for PROBE_RTT.
+    fn set_cwnd(&mut self, ack: &AckSample, delivered_bytes: u64) {
         let target_bytes = self.inflight_bytes(self.cwnd_gain);
-        if self.filled_pipe {
+        let conserving = self.modulate_cwnd_for_recovery(ack, delivered_bytes);
+        if conserving {
+            // Packet conservation: no growth this round.
+        } else if self.filled_pipe {
             self.cwnd_bytes = (self.cwnd_bytes + delivered_bytes).min(target_bytes);
-        } else if self.cwnd_bytes < target_bytes || delivered_total_bytes < self.initial_cwnd_bytes {
+        } else if self.cwnd_bytes < target_bytes || ack.delivered_total_bytes < self.initial_cwnd_bytes {
             self.cwnd_bytes += delivered_bytes;
         }
         let min_pipe_bytes = MIN_PIPE_CWND_SEGMENTS * self.mss_bytes;
-        self.cwnd_bytes = self.cwnd_bytes.max(min_pipe_bytes);
+        if !conserving {
+            self.cwnd_bytes = self.cwnd_bytes.max(min_pipe_bytes);
+        }
         if self.mode == Mode::ProbeRtt {
             self.cwnd_bytes = self.cwnd_bytes.min(min_pipe_bytes);
         }
@@ -401,18 +451,37 @@ impl CongestionControl for Bbr {
         self.check_drain(ack.now_ns, ack.bytes_in_flight);
         self.update_min_rtt_and_probe_rtt(ack);
         self.set_pacing_rate();
-        self.set_cwnd(delivered_bytes, ack.delivered_total_bytes);
+        self.set_cwnd(ack, delivered_bytes);
     }
 
     fn on_congestion_event(&mut self, kind: CongestionEvent, _now_ns: u64, _flight_size_bytes: u64) {
         self.loss_in_phase = true;
-        if kind == CongestionEvent::Rto {
-            // RFC 5681 §3.1 loss window; `set_cwnd` regrows it by the bytes delivered.
-            self.cwnd_bytes = self.mss_bytes;
+        match kind {
+            // Draft §4.2.3.4 BBROnEnterFastRecovery (completed by the ACK's `set_cwnd`); a
+            // further reduction within the episode (a lost retransmission) changes nothing:
+            // the bytes deemed lost already come off cwnd.
+            CongestionEvent::FastRetransmit if !self.in_recovery => {
+                self.save_cwnd();
+                self.in_recovery = true;
+                self.entering_recovery = true;
+            }
+            CongestionEvent::FastRetransmit => {}
+            CongestionEvent::Rto => {
+                // RFC 5681 §3.1 loss window; `set_cwnd` regrows it by the bytes delivered.
+                self.cwnd_bytes = self.mss_bytes;
+                self.in_recovery = false;
+                self.entering_recovery = false;
+                self.conservation_until_delivered_bytes = None;
+            }
         }
     }
 
-    fn on_recovery_exit(&mut self, _now_ns: u64) {}
+    /// Draft §4.2.3.4: packet conservation ends and BBRRestoreCwnd.
+    fn on_recovery_exit(&mut self, _now_ns: u64) {
+        self.in_recovery = false;
+        self.conservation_until_delivered_bytes = None;
+        self.cwnd_bytes = self.cwnd_bytes.max(self.prior_cwnd_bytes);
+    }
 
     fn cwnd_bytes(&self) -> u64 {
         self.cwnd_bytes

@@ -39,6 +39,9 @@ pub struct AckSample {
     pub min_rtt_ns: u64,
     /// Pipe (RFC 6675) after the ACK was processed.
     pub bytes_in_flight: u64,
+    /// Bytes this ACK caused to be deemed lost (RFC 6675 IsLost, the segment retransmitted
+    /// on entering recovery, lost retransmissions).
+    pub lost_bytes: u64,
     /// The sender has been cwnd-limited recently (Linux `tcp_is_cwnd_limited`), or the
     /// connection is configured to grow cwnd on every ACK.
     pub cwnd_limited: bool,

@@ -48,6 +48,11 @@ impl Segment {
         self.len - self.fin as u32
     }
 
+    /// Deemed lost and no retransmission of it in flight: a loss the sender has yet to repair.
+    fn lost_unrepaired(&self) -> bool {
+        self.lost && !self.sacked && !self.rtx_in_pipe
+    }
+
     /// RFC 6675 SetPipe: octets not SACKed count once if not lost, once more if retransmitted.
     fn pipe_contribution(&self) -> u64 {
         if self.sacked {
@@ -82,6 +87,8 @@ pub(crate) struct Scoreboard {
     sacked: RangeSet,
     pipe_bytes: u64,
     lost_bytes: u64,
+    /// Bytes deemed lost so far, cumulative: a retransmission found lost counts again.
+    lost_marked_bytes: u64,
     /// Unsacked segments ending at or below this are lost (RFC 6675 IsLost).
     loss_marker: u64,
     /// RFC 6675 HighRxt: NextSeg looks for lost segments from here on.
@@ -111,6 +118,10 @@ impl Scoreboard {
 
     pub fn lost_bytes(&self) -> u64 {
         self.lost_bytes
+    }
+
+    pub fn lost_marked_bytes(&self) -> u64 {
+        self.lost_marked_bytes
     }
 
     pub fn sacked_bytes(&self) -> u64 {
@@ -145,12 +156,15 @@ impl Scoreboard {
     /// Applies `f` to segment `i`, keeping pipe and lost_bytes consistent.
     fn update(&mut self, i: usize, f: impl FnOnce(&mut Segment)) {
         let seg = &mut self.segs[i];
-        let (pipe_before, lost_before) = (seg.pipe_contribution(), seg.lost && !seg.sacked);
+        let (pipe_before, lost_before, unrepaired_before) = (seg.pipe_contribution(), seg.lost && !seg.sacked, seg.lost_unrepaired());
         f(seg);
         let (pipe_after, lost_after) = (seg.pipe_contribution(), seg.lost && !seg.sacked);
         let len = seg.len as u64;
         self.pipe_bytes = self.pipe_bytes - pipe_before + pipe_after;
         self.lost_bytes = self.lost_bytes - lost_before as u64 * len + lost_after as u64 * len;
+        if !unrepaired_before && seg.lost_unrepaired() {
+            self.lost_marked_bytes += len;
+        }
     }
 
     /// Cumulative ACK up to `ack` (exclusive).
@@ -491,8 +505,10 @@ mod tests {
         assert_eq!(sb.next_lost(), None, "within the reordering allowance");
         assert_eq!(sb.pipe_bytes(), pipe - 200);
         // DupThresh segments beyond it: the retransmission of 0 is lost, that of 2 is not yet.
+        assert_eq!(sb.lost_marked_bytes(), 200);
         sb.on_sack_block(800, 900, &mut rate, 0);
         assert_eq!(sb.detect_lost_retransmissions(MSS), Some(1), "sent at 1 ns");
+        assert_eq!(sb.lost_marked_bytes(), 300, "a lost retransmission is a loss again");
         assert_eq!(sb.pipe_bytes(), pipe - 300 - MSS, "a lost retransmission leaves pipe");
         assert_eq!(sb.next_lost(), Some(0));
         sb.on_retransmit(0, TxSnapshot { sent_ns: 3, ..TxSnapshot::default() }, 2000);

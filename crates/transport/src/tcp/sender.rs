@@ -269,6 +269,7 @@ impl Sender {
             return;
         }
         let window_changed = self.update_window(hdr, ack);
+        let lost_marked_before = self.sb.lost_marked_bytes();
         let newly_acked = ack - self.snd_una;
         let was_in_recovery = self.in_recovery;
         let mut cum = CumAck::default();
@@ -323,6 +324,7 @@ impl Sender {
                 srtt_ns: self.rtt.srtt_ns(),
                 min_rtt_ns: self.rtt.min_rtt_ns(),
                 bytes_in_flight: self.sb.pipe_bytes(),
+                lost_bytes: self.sb.lost_marked_bytes() - lost_marked_before,
                 cwnd_limited,
                 in_recovery: was_in_recovery || self.in_recovery,
                 delivered_total_bytes: self.rate.delivered_bytes(),
