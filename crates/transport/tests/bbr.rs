@@ -229,6 +229,14 @@ fn model_recovery_sets_cwnd_to_what_is_in_flight_conserves_packets_for_a_round_a
     // ... and BBRRestoreCwnd brings back the cwnd from before recovery.
     cc.on_recovery_exit(path.now_ns);
     assert_eq!(cc.cwnd_bytes(), cwnd);
+    // A reduction outside fast recovery (a lost retransmission after an RTO) starts none:
+    // the next recovery is entered afresh.
+    cc.on_congestion_event(CongestionEvent::FastRetransmit, path.now_ns, cwnd);
+    cc.on_ack(&AckSample { in_recovery: false, ..ack(d0 + 104 * MSS, 60 * MSS, 0) });
+    assert_eq!(cc.cwnd_bytes(), cwnd);
+    cc.on_congestion_event(CongestionEvent::FastRetransmit, path.now_ns, cwnd);
+    cc.on_ack(&ack(d0 + 105 * MSS, 70 * MSS, 0));
+    assert_eq!(cc.cwnd_bytes(), 71 * MSS);
 }
 
 /// Measurements of a bulk BBR transfer over 100 Mbit/s, 20 ms, `queue_packets` of buffer.

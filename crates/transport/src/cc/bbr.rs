@@ -391,6 +391,13 @@ impl Bbr {
     /// Draft §4.2.3.4 BBRModulateCwndForRecovery, with BBROnEnterFastRecovery on the ACK
     /// that started recovery. Returns whether packet conservation holds cwnd.
     fn modulate_cwnd_for_recovery(&mut self, ack: &AckSample, delivered_bytes: u64) -> bool {
+        if self.in_recovery && !ack.in_recovery {
+            // The sender is not in fast recovery: the reduction came outside it (a lost
+            // retransmission after an RTO, whose loss window already applies).
+            self.in_recovery = false;
+            self.entering_recovery = false;
+            self.conservation_until_delivered_bytes = None;
+        }
         if ack.lost_bytes > 0 {
             self.cwnd_bytes = self.cwnd_bytes.saturating_sub(ack.lost_bytes).max(self.mss_bytes);
         }
