@@ -1,5 +1,7 @@
 """The Python API: millinet.run, resolve and scenarios."""
 
+import gc
+
 import pandas as pd
 
 import millinet
@@ -38,3 +40,13 @@ def test_dict_overrides_become_toml_literals():
     flow = scenario["flows"][0]
     assert flow["sack"] is False and flow["cc"] == "newreno"
     assert scenario["links"][1]["rate_bps"] == 2e8
+
+
+def test_series_without_out_stream_to_a_private_directory_removed_with_the_result():
+    result = millinet.run("dumbbell", overrides={"duration_s": 0.5, "flows.0.cc": "newreno"})
+    directory = result.series.directory
+    assert sorted(p.name for p in directory.iterdir()) == ["flows.parquet", "goodput.parquet", "queues.parquet"]
+    assert len(result.series["flows"]) == 501
+    del result
+    gc.collect()
+    assert not directory.exists()

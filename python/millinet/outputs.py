@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,10 +43,65 @@ def start_run_dir(out: Path) -> None:
     (out / SUMMARY).unlink(missing_ok=True)
 
 
-def write_run_dir(out: Path, scenario_toml: str, summary: dict, tables: dict[str, pa.Table]) -> None:
+class SeriesWriter:
+    """Appends the engine's chunks of time series to one Parquet file per table in
+    `directory` as the run proceeds (memory stays flat, issue 7). Files are written under
+    temporary names and renamed into place by `close`, so each is whole or absent."""
+
+    def __init__(self, directory: Path, run: str):
+        self.directory = directory
+        self.run = run
+        self._writers: dict[str, pq.ParquetWriter] = {}
+
+    def write(self, chunk: dict[str, dict[str, tuple[str, bytes]]]) -> None:
+        for name, columns in chunk.items():
+            table = arrow_table(columns, self.run)
+            if name not in self._writers:
+                self._writers[name] = pq.ParquetWriter(self._partial(name), table.schema)
+            if table.num_rows:
+                self._writers[name].write_table(table)
+
+    def close(self) -> list[str]:
+        """Finishes every file; returns the table names."""
+        for name, writer in self._writers.items():
+            writer.close()
+            os.replace(self._partial(name), self.directory / f"{name}.parquet")
+        return list(self._writers)
+
+    def abort(self) -> None:
+        for name, writer in self._writers.items():
+            writer.close()
+            self._partial(name).unlink(missing_ok=True)
+
+    def _partial(self, name: str) -> Path:
+        return self.directory / f".{name}.parquet.tmp"
+
+
+class SeriesFiles(Mapping):
+    """Table name -> DataFrame, read from the run's Parquet files on first access."""
+
+    def __init__(self, directory: Path, names: list[str]):
+        self.directory = directory
+        self._names = names
+        self._frames: dict[str, pd.DataFrame] = {}
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self._names:
+            raise KeyError(name)
+        if name not in self._frames:
+            self._frames[name] = pq.read_table(self.directory / f"{name}.parquet").to_pandas()
+        return self._frames[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def write_run_dir(out: Path, scenario_toml: str, summary: dict) -> None:
+    """The run directory's files besides the time series (SeriesWriter): summary.json last."""
     _write_atomic(out / SCENARIO, lambda path: path.write_text(scenario_toml))
-    for name, table in tables.items():
-        _write_atomic(out / f"{name}.parquet", lambda path, table=table: pq.write_table(table, path))
     text = json.dumps(summary, sort_keys=True, indent=2) + "\n"
     _write_atomic(out / SUMMARY, lambda path: path.write_text(text))
 

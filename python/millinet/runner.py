@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
+import tempfile
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,10 +25,11 @@ Overrides = Mapping[str, object] | Iterable[str] | None
 @dataclass(frozen=True)
 class RunResult:
     """The results of one run: `summary` (summary.json as a dict), `series` (table name
-    -> DataFrame with `run` and `t` columns) and `out` (the run directory, if written)."""
+    -> DataFrame with `run` and `t` columns, read from the run's Parquet files when first
+    used) and `out` (the run directory, if written)."""
 
     summary: dict
-    series: dict[str, pd.DataFrame]
+    series: Mapping[str, pd.DataFrame]
     out: Path | None
     run_id: str
     scenario_toml: str
@@ -53,37 +57,44 @@ def run(
     pcap_nodes = list(pcap or [])
     if pcap_nodes and out is None:
         raise ScenarioError("pcap capture needs an output directory (out=...)")
+    path, overrides = scenario_path(scenario), override_list(overrides)
+    # The `run` column of every streamed chunk needs the run's id before the run starts.
+    scenario_toml = _core.resolve(path, overrides, seed)
+    run_id = outputs.run_id(scenario_toml)
     out = Path(out) if out is not None else None
     created = out is not None and not out.exists()
     if out is not None:
         outputs.start_run_dir(out)
+        series_dir = out
+    else:  # the series stream to a private directory, removed with the result
+        series_dir = Path(tempfile.mkdtemp(prefix="millinet-series-"))
+    writer = outputs.SeriesWriter(series_dir, run_id)
     try:
         raw = _core.run(
-            scenario_path(scenario),
+            path,
+            writer.write,
             seed=seed,
-            overrides=override_list(overrides),
+            overrides=overrides,
             pcap_dir=out if pcap_nodes else None,
             pcap_nodes=pcap_nodes,
             progress=progress,
         )
+        names = writer.close()
     except BaseException:
-        if created:  # a rejected run leaves no directory behind (unless the engine wrote into it)
+        writer.abort()
+        if out is None:
+            shutil.rmtree(series_dir, ignore_errors=True)
+        elif created:  # a rejected run leaves no directory behind (unless the engine wrote into it)
             with contextlib.suppress(OSError):
                 out.rmdir()
         raise
-    scenario_toml = raw["scenario_toml"]
-    run_id = outputs.run_id(scenario_toml)
-    tables = {name: outputs.arrow_table(columns, run_id) for name, columns in raw["tables"].items()}
     summary = json.loads(raw["summary_json"])
-    if out is not None:
-        outputs.write_run_dir(out, scenario_toml, summary, tables)
-    return RunResult(
-        summary=summary,
-        series={name: table.to_pandas() for name, table in tables.items()},
-        out=out,
-        run_id=run_id,
-        scenario_toml=scenario_toml,
-    )
+    series = outputs.SeriesFiles(series_dir, names)
+    if out is None:
+        weakref.finalize(series, shutil.rmtree, series_dir, ignore_errors=True)
+    else:
+        outputs.write_run_dir(out, scenario_toml, summary)
+    return RunResult(summary=summary, series=series, out=out, run_id=run_id, scenario_toml=scenario_toml)
 
 
 def override_list(overrides: Overrides) -> list[str]:

@@ -11,6 +11,7 @@ pub mod proxy_site;
 pub mod radio;
 pub mod rng;
 pub mod scenario;
+pub mod series;
 pub mod sim;
 
 use std::path::{Path, PathBuf};
@@ -56,6 +57,12 @@ pub struct RunOutput {
     pub tables: Vec<Table>,
 }
 
+/// A run whose time series went to a sink as it proceeded.
+pub struct StreamedRun {
+    pub summary: serde_json::Value,
+    pub resolved_toml: String,
+}
+
 /// Resolves a scenario file with overrides and returns it as TOML.
 pub fn resolve_file(path: &Path, overrides: &[String], seed: Option<u64>) -> Result<String, Error> {
     let loaded = scenario::load(path, overrides, seed)?;
@@ -66,8 +73,23 @@ fn to_toml(s: &scenario::Scenario) -> Result<String, Error> {
     toml::to_string(s).map_err(|e| Error::Io(format!("cannot write the resolved scenario: {e}")))
 }
 
-/// Runs a scenario file. `progress(sim_time_s, duration_s)` is called now and then.
+/// Runs a scenario file and keeps its whole time series in memory (tests, small runs).
+/// `progress(sim_time_s, duration_s)` is called now and then.
 pub fn run_file(path: &Path, opts: &RunOptions, progress: &mut dyn FnMut(f64, f64)) -> Result<RunOutput, Error> {
+    let mut tables = Vec::new();
+    let run = run_file_streaming(path, opts, progress, &mut |chunk| output::append(&mut tables, chunk))?;
+    Ok(RunOutput { summary: run.summary, resolved_toml: run.resolved_toml, tables })
+}
+
+/// Runs a scenario file, handing its time series to `series` in chunks as the run
+/// proceeds (every chunk holds every table, see `series::Series::take_chunk`), so memory
+/// does not grow with the simulated duration.
+pub fn run_file_streaming(
+    path: &Path,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(f64, f64),
+    series: &mut dyn FnMut(Vec<Table>),
+) -> Result<StreamedRun, Error> {
     let loaded = scenario::load(path, &opts.overrides, opts.seed)?;
     let resolved_toml = to_toml(&loaded.scenario)?;
     let captures: Vec<(String, PathBuf)> = match &opts.pcap_dir {
@@ -76,7 +98,7 @@ pub fn run_file(path: &Path, opts: &RunOptions, progress: &mut dyn FnMut(f64, f6
     };
     let mut sim = sim::Simulation::new(loaded.scenario, &loaded.base_dir, &captures)?;
     let started = std::time::Instant::now();
-    sim.run(progress);
+    sim.run(progress, series);
     let wall_s = started.elapsed().as_secs_f64();
     sim.finish_captures()?;
     let mut summary = sim.summary(&loaded.name);
@@ -87,5 +109,5 @@ pub fn run_file(path: &Path, opts: &RunOptions, progress: &mut dyn FnMut(f64, f6
         "events": events,
         "events_per_s": events as f64 / wall_s.max(1e-9),
     });
-    Ok(RunOutput { summary, resolved_toml, tables: sim.tables() })
+    Ok(StreamedRun { summary, resolved_toml })
 }

@@ -13,11 +13,28 @@ pub struct LogHistogram {
 const MIN_VALUE: f64 = 1_000.0;
 const BIN_RATIO: f64 = 1.001;
 
+/// The bin of `value` in every LogHistogram.
+#[inline]
+pub fn bin_of(value: u64) -> usize {
+    let v = value as f64;
+    if v <= MIN_VALUE {
+        0
+    } else {
+        ((v / MIN_VALUE).ln() / BIN_RATIO.ln()) as usize
+    }
+}
+
 impl LogHistogram {
     #[inline]
     pub fn record(&mut self, value: u64) {
+        self.record_in(bin_of(value), value);
+    }
+
+    /// Records `value` in its `bin_of(value)`, computed once for several histograms
+    /// (the logarithm dominates the cost of a record).
+    #[inline]
+    pub fn record_in(&mut self, bin: usize, value: u64) {
         let v = value as f64;
-        let bin = if v <= MIN_VALUE { 0 } else { ((v / MIN_VALUE).ln() / BIN_RATIO.ln()) as usize };
         if bin >= self.counts.len() {
             self.counts.resize(bin + 1, 0);
         }

@@ -16,13 +16,14 @@ use serde_json::json;
 
 use crate::event::{Event, EventQueue, TimerSlots};
 use crate::link::{Link, LinkParams};
-use crate::metrics::LogHistogram;
+use crate::metrics::{self, LogHistogram};
 use crate::network::{address_of, node_of, shortest_paths, Node, NO_ROUTE};
-use crate::output::{Column, ColumnData, Table};
+use crate::output::Table;
 use crate::pcap::PcapWriter;
 use crate::proxy_site::{self, ProxySite};
 use crate::radio::{self, RadioCell};
 use crate::rng;
+use crate::series::{Goodput, Series, CHUNK_ROWS};
 use crate::scenario::{App, Aqm, CwndGrowthSpec, FlowKind, FlowSpec, NewRenoVariantSpec, Scenario};
 use crate::Error;
 
@@ -125,35 +126,6 @@ struct Flow {
     ran_latency: LogHistogram,
     /// Delivered payload bytes per goodput bin.
     goodput_bins: Vec<u64>,
-}
-
-/// Time series collected at every sampling step.
-#[derive(Default)]
-struct Series {
-    flow_t: Vec<f64>,
-    flow_id: Vec<u32>,
-    cwnd_bytes: Vec<u64>,
-    ssthresh_bytes: Vec<u64>,
-    srtt_ms: Vec<f64>,
-    pacing_rate_bps: Vec<f64>,
-    in_flight_bytes: Vec<u64>,
-    queue_t: Vec<f64>,
-    queue_id: Vec<u32>,
-    queue_bytes: Vec<u64>,
-    queue_packets: Vec<u64>,
-    ue_t: Vec<f64>,
-    ue_id: Vec<u32>,
-    ue_sinr_db: Vec<f64>,
-    ue_rate_bps: Vec<f64>,
-    ue_los: Vec<u32>,
-    ue_rlc_bytes: Vec<u64>,
-    ue_ran_latency_ms: Vec<f64>,
-    proxy_t: Vec<f64>,
-    proxy_flow: Vec<u32>,
-    proxy_fw_bytes: Vec<u64>,
-    proxy_buffered_bytes: Vec<u64>,
-    proxy_in_flight_bytes: Vec<u64>,
-    proxy_rtt_min_ms: Vec<f64>,
 }
 
 /// Per-UE measurements taken every slot.
@@ -432,8 +404,9 @@ impl Simulation {
         self.events.processed()
     }
 
-    /// Runs to the end; `progress(sim_s, total_s)` is called every 2^16 events.
-    pub fn run(&mut self, progress: &mut dyn FnMut(f64, f64)) {
+    /// Runs to the end; `progress(sim_s, total_s)` is called every 2^16 events and
+    /// `series(tables)` with every chunk of the time series (the last one at the end).
+    pub fn run(&mut self, progress: &mut dyn FnMut(f64, f64), series: &mut dyn FnMut(Vec<Table>)) {
         let total_s = self.end_ns as f64 / 1e9;
         while let Some((now_ns, event)) = self.events.pop_until(self.end_ns) {
             self.now_ns = now_ns;
@@ -461,7 +434,12 @@ impl Simulation {
                         }
                     }
                 }
-                Event::Sample => self.sample(),
+                Event::Sample => {
+                    self.sample();
+                    if self.series.rows() >= CHUNK_ROWS {
+                        series(self.take_chunk(false));
+                    }
+                }
                 Event::RateSwitch(l) => {
                     if self.links[l as usize].switch_rate() {
                         let period = self.switching.iter().find(|s| s.0 == l).map(|s| s.1).expect("switching link");
@@ -478,6 +456,7 @@ impl Simulation {
             }
         }
         self.now_ns = self.end_ns;
+        series(self.take_chunk(true));
         progress(total_s, total_s);
     }
 
@@ -581,11 +560,12 @@ impl Simulation {
             let ue = &self.cells[c as usize].ues[d.ue.index()];
             let node = ue.node;
             let m = &mut self.ue_metrics[ue.index];
-            m.ran_latency.record(latency_ns);
+            let bin = metrics::bin_of(latency_ns);
+            m.ran_latency.record_in(bin, latency_ns);
             m.window_latency_ns += latency_ns;
             m.window_deliveries += 1;
             if let Some(f) = self.flows.get_mut(d.packet.meta.flow as usize) {
-                f.ran_latency.record(latency_ns);
+                f.ran_latency.record_in(bin, latency_ns);
             }
             self.arrive(node, d.packet);
         }
@@ -781,73 +761,21 @@ impl Simulation {
         Ok(())
     }
 
-    pub fn tables(&mut self) -> Vec<Table> {
-        let s = std::mem::take(&mut self.series);
-        let bin_s = self.goodput_bin_ns as f64 / 1e9;
-        let (mut gt, mut gf, mut gbps) = (Vec::new(), Vec::new(), Vec::new());
-        for (i, f) in self.flows.iter().enumerate() {
-            for (b, &bytes) in f.goodput_bins.iter().enumerate() {
-                gt.push(b as f64 * bin_s);
-                gf.push(i as u32);
-                gbps.push(bytes as f64 * 8.0 / bin_s);
+    /// The rows sampled since the last chunk, in every table; `last` adds the goodput
+    /// table (binned over the whole run, so complete only at the end).
+    fn take_chunk(&mut self, last: bool) -> Vec<Table> {
+        let mut goodput = Goodput::default();
+        if last {
+            let bin_s = self.goodput_bin_ns as f64 / 1e9;
+            for (i, f) in self.flows.iter().enumerate() {
+                for (b, &bytes) in f.goodput_bins.iter().enumerate() {
+                    goodput.t.push(b as f64 * bin_s);
+                    goodput.flow.push(i as u32);
+                    goodput.goodput_bps.push(bytes as f64 * 8.0 / bin_s);
+                }
             }
         }
-        let col = |name, data| Column { name, data };
-        let mut tables = vec![
-            Table {
-                name: "flows",
-                columns: vec![
-                    col("t", ColumnData::F64(s.flow_t)),
-                    col("flow", ColumnData::U32(s.flow_id)),
-                    col("cwnd_bytes", ColumnData::U64(s.cwnd_bytes)),
-                    col("ssthresh_bytes", ColumnData::U64(s.ssthresh_bytes)),
-                    col("srtt_ms", ColumnData::F64(s.srtt_ms)),
-                    col("pacing_rate_bps", ColumnData::F64(s.pacing_rate_bps)),
-                    col("bytes_in_flight", ColumnData::U64(s.in_flight_bytes)),
-                ],
-            },
-            Table {
-                name: "goodput",
-                columns: vec![col("t", ColumnData::F64(gt)), col("flow", ColumnData::U32(gf)), col("goodput_bps", ColumnData::F64(gbps))],
-            },
-            Table {
-                name: "queues",
-                columns: vec![
-                    col("t", ColumnData::F64(s.queue_t)),
-                    col("queue", ColumnData::U32(s.queue_id)),
-                    col("bytes", ColumnData::U64(s.queue_bytes)),
-                    col("packets", ColumnData::U64(s.queue_packets)),
-                ],
-            },
-        ];
-        if !self.ue_placement.is_empty() {
-            tables.push(Table {
-                name: "ues",
-                columns: vec![
-                    col("t", ColumnData::F64(s.ue_t)),
-                    col("ue", ColumnData::U32(s.ue_id)),
-                    col("sinr_db", ColumnData::F64(s.ue_sinr_db)),
-                    col("rate_bps", ColumnData::F64(s.ue_rate_bps)),
-                    col("los", ColumnData::U32(s.ue_los)),
-                    col("rlc_bytes", ColumnData::U64(s.ue_rlc_bytes)),
-                    col("ran_latency_ms", ColumnData::F64(s.ue_ran_latency_ms)),
-                ],
-            });
-        }
-        if self.proxy.is_some() {
-            tables.push(Table {
-                name: "proxy",
-                columns: vec![
-                    col("t", ColumnData::F64(s.proxy_t)),
-                    col("flow", ColumnData::U32(s.proxy_flow)),
-                    col("fw_bytes", ColumnData::U64(s.proxy_fw_bytes)),
-                    col("buffered_bytes", ColumnData::U64(s.proxy_buffered_bytes)),
-                    col("in_flight_bytes", ColumnData::U64(s.proxy_in_flight_bytes)),
-                    col("rtt_min_ms", ColumnData::F64(s.proxy_rtt_min_ms)),
-                ],
-            });
-        }
-        tables
+        self.series.take_chunk(goodput, !self.ue_placement.is_empty(), self.proxy.is_some())
     }
 
     /// summary.json without the simulator's cost fields (added by the caller).

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 mod trace;
 
-use millinet_engine::{ColumnData, Error, RunOptions};
+use millinet_engine::{ColumnData, Error, RunOptions, Table};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -26,38 +26,10 @@ fn resolve(py: Python<'_>, path: PathBuf, overrides: Vec<String>, seed: Option<u
     py.allow_threads(|| millinet_engine::resolve_file(&path, &overrides, seed)).map_err(to_py_err)
 }
 
-/// Runs a scenario file. Returns a dict with `summary_json` (str), `scenario_toml` (str)
-/// and `tables`: {table: {column: (dtype, little-endian bytes)}} with dtype in
-/// {"f64", "u32", "u64"}. `progress(sim_time_s, duration_s)` is called now and then.
-#[pyfunction]
-#[pyo3(signature = (path, seed=None, overrides=Vec::new(), pcap_dir=None, pcap_nodes=Vec::new(), progress=None))]
-fn run<'py>(
-    py: Python<'py>,
-    path: PathBuf,
-    seed: Option<u64>,
-    overrides: Vec<String>,
-    pcap_dir: Option<PathBuf>,
-    pcap_nodes: Vec<String>,
-    progress: Option<PyObject>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let opts = RunOptions { seed, overrides, pcap_dir, pcap_nodes };
-    let mut callback_error: Option<PyErr> = None;
-    let mut report = |sim_s: f64, total_s: f64| {
-        if let (Some(cb), None) = (&progress, &callback_error) {
-            if let Err(e) = cb.call1(py, (sim_s, total_s)) {
-                callback_error = Some(e);
-            }
-        }
-    };
-    let output = millinet_engine::run_file(&path, &opts, &mut report).map_err(to_py_err)?;
-    if let Some(e) = callback_error {
-        return Err(e);
-    }
+/// One chunk of tables as {table: {column: (dtype, little-endian bytes)}}.
+fn chunk_to_py<'py>(py: Python<'py>, tables: Vec<Table>) -> PyResult<Bound<'py, PyDict>> {
     let result = PyDict::new(py);
-    result.set_item("summary_json", output.summary.to_string())?;
-    result.set_item("scenario_toml", output.resolved_toml)?;
-    let tables = PyDict::new(py);
-    for table in output.tables {
+    for table in tables {
         let columns = PyDict::new(py);
         for column in table.columns {
             let (dtype, bytes): (&str, Vec<u8>) = match column.data {
@@ -67,9 +39,52 @@ fn run<'py>(
             };
             columns.set_item(column.name, (dtype, PyBytes::new(py, &bytes)))?;
         }
-        tables.set_item(table.name, columns)?;
+        result.set_item(table.name, columns)?;
     }
-    result.set_item("tables", tables)?;
+    Ok(result)
+}
+
+/// Runs a scenario file. Returns a dict with `summary_json` (str); `resolve` gives the
+/// resolved scenario of the same arguments. The time series go to `series(chunk)` as the run proceeds, each chunk
+/// {table: {column: (dtype, little-endian bytes)}} with dtype in {"f64", "u32", "u64"}
+/// and every table in every chunk. `progress(sim_time_s, duration_s)` is called now and then.
+#[pyfunction]
+#[pyo3(signature = (path, series, seed=None, overrides=Vec::new(), pcap_dir=None, pcap_nodes=Vec::new(), progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn run<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    series: PyObject,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+    pcap_dir: Option<PathBuf>,
+    pcap_nodes: Vec<String>,
+    progress: Option<PyObject>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let opts = RunOptions { seed, overrides, pcap_dir, pcap_nodes };
+    // The first error a callback raises is re-raised after the run; later calls are skipped.
+    let callback_error: std::cell::RefCell<Option<PyErr>> = std::cell::RefCell::new(None);
+    let mut report = |sim_s: f64, total_s: f64| {
+        if let (Some(cb), None) = (&progress, &*callback_error.borrow()) {
+            if let Err(e) = cb.call1(py, (sim_s, total_s)) {
+                *callback_error.borrow_mut() = Some(e);
+            }
+        }
+    };
+    let mut sink = |tables: Vec<Table>| {
+        if callback_error.borrow().is_some() {
+            return;
+        }
+        if let Err(e) = chunk_to_py(py, tables).and_then(|chunk| series.call1(py, (chunk,))) {
+            *callback_error.borrow_mut() = Some(e);
+        }
+    };
+    let output = millinet_engine::run_file_streaming(&path, &opts, &mut report, &mut sink).map_err(to_py_err)?;
+    if let Some(e) = callback_error.into_inner() {
+        return Err(e);
+    }
+    let result = PyDict::new(py);
+    result.set_item("summary_json", output.summary.to_string())?;
     Ok(result)
 }
 

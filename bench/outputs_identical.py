@@ -1,0 +1,92 @@
+"""Shows that an optimisation left the outputs unchanged (issue 7): runs a fixed set of
+deterministic cases into run directories, then compares two such sets.
+
+    .venv/bin/python bench/outputs_identical.py dump /tmp/before     # on the old build
+    .venv/bin/python bench/outputs_identical.py dump /tmp/after      # on the new build
+    .venv/bin/python bench/outputs_identical.py compare /tmp/before /tmp/after
+
+Compared: summary.json without the simulator's wall-clock fields, and every Parquet
+table (names, columns, dtypes and values; NaN equals NaN). Exits 1 on any difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+import millinet
+from millinet.catalog import scenarios
+
+# The issue's cases at full length, then every shipped scenario briefly.
+FULL_CASES = {
+    "dumbbell": ("dumbbell", []),
+    "milliproxy-cubic": ("milliproxy", ["flows.0.cc=cubic"]),
+    "milliproxy-cubic-gnb": ("milliproxy", ["flows.0.cc=cubic", "proxy.node=gnb"]),
+    "milliproxy-split-pgw": ("milliproxy", ["proxy.node=pgw", "proxy.kind=split", "duration_s=3"]),
+}
+SHORT_DURATION_S = 2.0
+WALL_CLOCK_FIELDS = ("wall_s", "events_per_s")
+
+
+def cases() -> dict[str, tuple[str, list[str]]]:
+    short = {f"{name}-short": (name, [f"duration_s={SHORT_DURATION_S}"]) for name, _ in scenarios()}
+    return {**FULL_CASES, **short}
+
+
+def dump(out: Path) -> None:
+    for name, (scenario, overrides) in cases().items():
+        millinet.run(scenario, overrides=overrides, out=out / name)
+        print(f"{name}: written", flush=True)
+
+
+def comparable_summary(run_dir: Path) -> dict:
+    summary = json.loads((run_dir / "summary.json").read_text())
+    for field in WALL_CLOCK_FIELDS:
+        summary["sim"].pop(field)
+    return summary
+
+
+def differences(a: Path, b: Path) -> list[str]:
+    found = []
+    if comparable_summary(a) != comparable_summary(b):
+        found.append("summary.json")
+    tables_a = sorted(p.name for p in a.glob("*.parquet"))
+    tables_b = sorted(p.name for p in b.glob("*.parquet"))
+    if tables_a != tables_b:
+        return [*found, f"tables {tables_a} vs {tables_b}"]
+    for table in tables_a:
+        ta, tb = pq.read_table(a / table), pq.read_table(b / table)
+        if ta.schema != tb.schema or not ta.to_pandas().equals(tb.to_pandas()):
+            found.append(table)
+    return found
+
+
+def compare(a: Path, b: Path) -> int:
+    failed = 0
+    for name in cases():
+        diff = differences(a / name, b / name)
+        print(f"{name}: {'identical' if not diff else 'DIFFERENT: ' + ', '.join(diff)}")
+        failed += bool(diff)
+    return 1 if failed else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("dump").add_argument("out", type=Path)
+    both = commands.add_parser("compare")
+    both.add_argument("a", type=Path)
+    both.add_argument("b", type=Path)
+    args = parser.parse_args()
+    if args.command == "dump":
+        dump(args.out)
+        return 0
+    return compare(args.a, args.b)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

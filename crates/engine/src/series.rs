@@ -1,0 +1,117 @@
+//! The time series sampled every `outputs.sample_step_s`, handed out in chunks while the
+//! run proceeds: the engine's memory stays flat whatever the duration (issue 7).
+
+use crate::output::{Column, ColumnData, Table};
+
+/// Rows (all tables together) held before they are handed out: under a MB.
+pub const CHUNK_ROWS: usize = 16_384;
+
+/// Columns of the tables sampled at every step, in output order.
+#[derive(Default)]
+pub struct Series {
+    pub flow_t: Vec<f64>,
+    pub flow_id: Vec<u32>,
+    pub cwnd_bytes: Vec<u64>,
+    pub ssthresh_bytes: Vec<u64>,
+    pub srtt_ms: Vec<f64>,
+    pub pacing_rate_bps: Vec<f64>,
+    pub in_flight_bytes: Vec<u64>,
+    pub queue_t: Vec<f64>,
+    pub queue_id: Vec<u32>,
+    pub queue_bytes: Vec<u64>,
+    pub queue_packets: Vec<u64>,
+    pub ue_t: Vec<f64>,
+    pub ue_id: Vec<u32>,
+    pub ue_sinr_db: Vec<f64>,
+    pub ue_rate_bps: Vec<f64>,
+    pub ue_los: Vec<u32>,
+    pub ue_rlc_bytes: Vec<u64>,
+    pub ue_ran_latency_ms: Vec<f64>,
+    pub proxy_t: Vec<f64>,
+    pub proxy_flow: Vec<u32>,
+    pub proxy_fw_bytes: Vec<u64>,
+    pub proxy_buffered_bytes: Vec<u64>,
+    pub proxy_in_flight_bytes: Vec<u64>,
+    pub proxy_rtt_min_ms: Vec<f64>,
+}
+
+/// The goodput table's columns (filled once, at the end of the run).
+#[derive(Default)]
+pub struct Goodput {
+    pub t: Vec<f64>,
+    pub flow: Vec<u32>,
+    pub goodput_bps: Vec<f64>,
+}
+
+impl Series {
+    pub fn rows(&self) -> usize {
+        self.flow_t.len() + self.queue_t.len() + self.ue_t.len() + self.proxy_t.len()
+    }
+
+    /// The rows held so far as one chunk of every table, leaving the series empty. Each
+    /// chunk has the same tables in the same order (flows, goodput, queues, then ues and
+    /// proxy when the run has them), empty ones included, so chunks concatenate.
+    pub fn take_chunk(&mut self, goodput: Goodput, ues: bool, proxy: bool) -> Vec<Table> {
+        let s = std::mem::take(self);
+        let col = |name, data| Column { name, data };
+        let mut tables = vec![
+            Table {
+                name: "flows",
+                columns: vec![
+                    col("t", ColumnData::F64(s.flow_t)),
+                    col("flow", ColumnData::U32(s.flow_id)),
+                    col("cwnd_bytes", ColumnData::U64(s.cwnd_bytes)),
+                    col("ssthresh_bytes", ColumnData::U64(s.ssthresh_bytes)),
+                    col("srtt_ms", ColumnData::F64(s.srtt_ms)),
+                    col("pacing_rate_bps", ColumnData::F64(s.pacing_rate_bps)),
+                    col("bytes_in_flight", ColumnData::U64(s.in_flight_bytes)),
+                ],
+            },
+            Table {
+                name: "goodput",
+                columns: vec![
+                    col("t", ColumnData::F64(goodput.t)),
+                    col("flow", ColumnData::U32(goodput.flow)),
+                    col("goodput_bps", ColumnData::F64(goodput.goodput_bps)),
+                ],
+            },
+            Table {
+                name: "queues",
+                columns: vec![
+                    col("t", ColumnData::F64(s.queue_t)),
+                    col("queue", ColumnData::U32(s.queue_id)),
+                    col("bytes", ColumnData::U64(s.queue_bytes)),
+                    col("packets", ColumnData::U64(s.queue_packets)),
+                ],
+            },
+        ];
+        if ues {
+            tables.push(Table {
+                name: "ues",
+                columns: vec![
+                    col("t", ColumnData::F64(s.ue_t)),
+                    col("ue", ColumnData::U32(s.ue_id)),
+                    col("sinr_db", ColumnData::F64(s.ue_sinr_db)),
+                    col("rate_bps", ColumnData::F64(s.ue_rate_bps)),
+                    col("los", ColumnData::U32(s.ue_los)),
+                    col("rlc_bytes", ColumnData::U64(s.ue_rlc_bytes)),
+                    col("ran_latency_ms", ColumnData::F64(s.ue_ran_latency_ms)),
+                ],
+            });
+        }
+        if proxy {
+            tables.push(Table {
+                name: "proxy",
+                columns: vec![
+                    col("t", ColumnData::F64(s.proxy_t)),
+                    col("flow", ColumnData::U32(s.proxy_flow)),
+                    col("fw_bytes", ColumnData::U64(s.proxy_fw_bytes)),
+                    col("buffered_bytes", ColumnData::U64(s.proxy_buffered_bytes)),
+                    col("in_flight_bytes", ColumnData::U64(s.proxy_in_flight_bytes)),
+                    col("rtt_min_ms", ColumnData::F64(s.proxy_rtt_min_ms)),
+                ],
+            });
+        }
+        tables
+    }
+}
