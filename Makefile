@@ -27,7 +27,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build test demo study bench crosscheck
+.PHONY: deps venv build test demo study bench bench-study crosscheck
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -69,8 +69,14 @@ demo: build
 study: build
 	$(BIN)/millinet study milliproxy --out runs/study-milliproxy
 
-bench: build
-	@if [ -f bench/run.sh ]; then bash bench/run.sh; else echo "bench/run.sh not present yet"; fi
+# Speed against ns-3 on the dumbbell and real time on the milliproxy route (BENCHMARKS.md);
+# ns-3 runs once per rate (about 1-3 minutes each).
+bench: build deps
+	bash bench/run.sh
+
+# The milliProxy study's core grid (800 runs on 2 workers, about ten minutes).
+bench-study: build
+	bash bench/run.sh --study
 
 # millinet against ns-3 on the dumbbell, every case of issue 4 (slow: run it by hand);
 # `make test` runs a subset. Results and plots in runs/crosscheck, see docs/validation.md.

@@ -1,17 +1,44 @@
-"""Speed of the simulator: the dumbbell at 1 and 3 Gbit/s (CUBIC, 10 s) and one UE
-on the milliproxy route (3.2 Gbit/s peak, CUBIC, 10 s, one core).
+"""Speed of the simulator (issue 7), measured side by side on this machine:
 
-Prints the median over several runs of wall time, events per second and simulated
-seconds per wall second (the ratio against real time, measured in the same run),
-with the machine and versions, so the figures can be pasted into BENCHMARKS.md.
+(a) the dumbbell at 1 and 3 Gbit/s (CUBIC, 10 s) against the ns-3 program of the cross-check
+    harness (crosscheck/run.py builds it; both sides get its parameter mapping);
+(b) one UE on the milliproxy route (3.2 Gbit/s peak, CUBIC, 10 s), without and with
+    milliProxy at the gNB: simulated seconds per wall second on one core;
+(c) with --study only (about ten minutes): the milliProxy study's core grid (8 points x
+    50 paired seeds, NewReno, arms none and gnb = 800 runs) on 2 local workers.
+
+millinet figures are medians over --runs runs in one process (wall time of the event loop);
+ns-3 is slow, so it runs once per rate and simulates only the first --ns3-seconds, and the
+ratios compare it with millinet on the same window, in wall seconds and in CPU seconds
+(robust to other jobs sharing the cores). Nothing is cached: every figure is
+measured now. Prints machine, versions and the load average next to each figure.
 """
 
+from __future__ import annotations
+
 import argparse
+import os
 import platform
+import resource
 import statistics
 import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
 
 import millinet
+from millinet._toml import tomllib
+from millinet.sweep import load_sweep, run_sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from crosscheck import run as crosscheck  # noqa: E402
+
+DURATION_S = 10.0
+DUMBBELL_QUEUE_BYTES = 10_000_000
+STUDY_SWEEP = ROOT / "python" / "millinet" / "sweeps" / "milliproxy.toml"
 
 
 def machine() -> str:
@@ -22,28 +49,133 @@ def machine() -> str:
     except (OSError, StopIteration):
         pass
     rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
-    return f"{cpu}; {platform.system()} {platform.release()}; {rustc}; Python {platform.python_version()}"
+    try:
+        ns3 = f"ns-3 {crosscheck.ns3_version()}"
+    except crosscheck.Ns3Missing:
+        ns3 = "ns-3 not installed"
+    return f"{cpu} x {os.cpu_count()}; {platform.system()} {platform.release()}; {rustc}; Python {platform.python_version()}; {ns3}"
+
+
+def load() -> str:
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def dumbbell_case(rate_bps: float) -> crosscheck.Case:
+    """The dumbbell scenario's own bottleneck (10 MB drop-tail, MSS 1400) as a cross-check case."""
+    queue_bdp = DUMBBELL_QUEUE_BYTES / (rate_bps * crosscheck.BASE_RTT_S / 8)
+    return crosscheck.Case("cubic", rate_bps, False, queue_bdp, 1400, DURATION_S)
+
+
+def median_run(runs: int, scenario: str, overrides) -> dict:
+    """The summary of the run with the median wall time."""
+    summaries = sorted((millinet.run(scenario, overrides=overrides).summary for _ in range(runs)), key=lambda s: s["sim"]["wall_s"])
+    return summaries[len(summaries) // 2]
+
+
+def ns3_seconds_taken(case: crosscheck.Case, timeout_s: float) -> tuple[float, float]:
+    """(wall, CPU) seconds of one ns-3 run of `case`, process start and topology included.
+    CPU time is what the comparison uses when other jobs share the cores."""
+    binary = crosscheck.ns3_binary()  # the program is built once; its runs are never cached
+    with tempfile.TemporaryDirectory() as tmp:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        subprocess.run(
+            [str(binary), *crosscheck.ns3_args(case), f"--out={tmp}/summary.json", f"--cwndOut={tmp}/cwnd.csv"],
+            check=True,
+            capture_output=True,
+            timeout=timeout_s,
+        )
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def median_cpu_s(runs: int, scenario: str, overrides) -> float:
+    """Median CPU seconds of this process for one whole millinet.run (scenario build,
+    event loop and outputs included, like the ns-3 side)."""
+    taken = []
+    for _ in range(runs):
+        started = time.process_time()
+        millinet.run(scenario, overrides=overrides)
+        taken.append(time.process_time() - started)
+    return statistics.median(taken)
+
+
+def bench_dumbbell(runs: int, ns3_seconds: float) -> None:
+    print(f"\n(a) dumbbell, CUBIC, cross-check parameters (crosscheck/run.py), {DURATION_S:g} s. ns-3 runs once per rate and "
+          f"simulates only the first {ns3_seconds:g} s,\n    so the ratios compare both on that window (millinet runs it too, "
+          "median of --runs), in wall and in CPU seconds (CPU: robust to other jobs on the cores)")
+    print(f"{'rate':>9} {'wall s':>7} {'events':>11} {'events/s':>9} {'sim s/wall s':>12} | {'first':>5} {'millinet wall/CPU':>17} "
+          f"{'ns-3 wall/CPU':>14} {'ns-3/millinet wall, CPU':>23}  load")
+    for rate_bps in (1e9, 3e9):
+        case = dumbbell_case(rate_bps)
+        summary = median_run(runs, "dumbbell", crosscheck.millinet_overrides(case))
+        wall, events = summary["sim"]["wall_s"], summary["sim"]["events"]
+        figures = f"{rate_bps / 1e9:>4g} Gb/s {wall:7.3f} {events:11d} {events / wall:9.3e} {DURATION_S / wall:12.1f} |"
+        window = replace(case, duration_s=ns3_seconds)
+        ours_wall = median_run(runs, "dumbbell", crosscheck.millinet_overrides(window))["sim"]["wall_s"]
+        ours_cpu = median_cpu_s(runs, "dumbbell", crosscheck.millinet_overrides(window))
+        try:
+            ns3_wall, ns3_cpu = ns3_seconds_taken(window, crosscheck.ns3_timeout_s(case))
+        except crosscheck.Ns3Missing as error:
+            print(f"{figures} ns-3: {error}")
+            continue
+        print(f"{figures} {ns3_seconds:4g}s {ours_wall:8.3f}/{ours_cpu:.3f} {ns3_wall:7.1f}/{ns3_cpu:.1f} "
+              f"{ns3_wall / ours_wall:14.0f}, {ns3_cpu / ours_cpu:.0f}  {load()}", flush=True)
+
+
+def bench_route(runs: int) -> None:
+    print(f"\n(b) milliproxy route, 1 UE (3.2 Gbit/s peak), CUBIC, {DURATION_S:g} s, one core")
+    print(f"{'case':22} {'wall s':>8} {'events':>12} {'events/s':>10} {'sim s / wall s':>15} {'goodput Gbit/s':>15}  load")
+    for label, extra in (("no proxy", []), ("milliProxy at the gNB", ["proxy.node=gnb"])):
+        summary = median_run(runs, "milliproxy", ["flows.0.cc=cubic", f"duration_s={DURATION_S}", *extra])
+        wall, events = summary["sim"]["wall_s"], summary["sim"]["events"]
+        goodput = summary["flows"][0]["goodput_bps"] / 1e9
+        print(f"{label:22} {wall:8.3f} {events:12d} {events / wall:10.3e} {DURATION_S / wall:15.1f} {goodput:15.3f}  {load()}", flush=True)
+
+
+def study_core_sweep(path: Path) -> Path:
+    """The first part of the milliProxy study sweep, NewReno only, arms none and gnb."""
+    doc = tomllib.loads(STUDY_SWEEP.read_text())
+    part = doc["parts"][0]
+    part["grid"]["flows.0.cc"] = ["newreno"]
+    part["arms"] = {arm: part["arms"][arm] for arm in ("none", "gnb")}
+    lines = [f'description = "milliProxy study core grid (bench)"', f'scenario = "{doc["scenario"]}"', f"seeds = {doc['seeds']}",
+             "[[parts]]", "[parts.grid]"]
+    lines += [f'"{key}" = {values!r}'.replace("'", '"') for key, values in part["grid"].items()]
+    lines += ["[parts.arms.none]", "[parts.arms.gnb]"]
+    lines += [f'"{key}" = "{value}"' for key, value in part["arms"]["gnb"].items()]
+    lines += ["[[pairings]]", 'name = "gnb-vs-none"', 'baseline = "none"', 'treatment = "gnb"']
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def bench_study(workers: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        sweep = load_sweep(study_core_sweep(Path(tmp) / "core.toml"))
+        runs = len(sweep.runs())
+        print(f"\n(c) milliProxy study core grid: {runs} runs on {workers} local workers, store in a temporary directory")
+        started = time.perf_counter()
+        run_sweep(sweep, Path(tmp) / "store", engine="local", workers=workers, quiet=True)
+        wall = time.perf_counter() - started
+        print(f"wall {wall:.0f} s ({wall / 60:.1f} min), {workers * wall / runs:.2f} core-s per run  {load()}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--set", action="append", default=[], dest="overrides", metavar="K=V")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5, help="millinet runs per figure (the median is shown)")
+    parser.add_argument("--ns3-seconds", type=float, default=2.0, help="simulated seconds of each ns-3 run")
+    parser.add_argument("--study", action="store_true", help="run only (c), the study grid (about ten minutes)")
+    parser.add_argument("--workers", type=int, default=2, help="local workers for --study")
     args = parser.parse_args()
-
-    cases = [("dumbbell", "dumbbell 1 Gbit/s, CUBIC, 10 s", ["links.1.rate_bps=1e9"]),
-             ("dumbbell", "dumbbell 3 Gbit/s, CUBIC, 10 s", ["links.1.rate_bps=3e9"]),
-             ("milliproxy", "milliproxy route, 1 UE, CUBIC, 10 s", ["flows.0.cc=cubic"])]
+    command = " ".join(["bench/simulator.py", *sys.argv[1:]])
     print(f"machine: {machine()}")
-    print(f"command: make bench  (bench/simulator.py --runs {args.runs})")
-    print(f"{'case':34} {'wall s':>8} {'events':>12} {'events/s':>12} {'sim s / wall s':>15} {'goodput Gbit/s':>15}")
-    for scenario, label, overrides in cases:
-        results = [millinet.run(scenario, overrides=overrides + args.overrides) for _ in range(args.runs)]
-        wall = statistics.median(r.summary["sim"]["wall_s"] for r in results)
-        events = results[0].summary["sim"]["events"]
-        sim_s = results[0].summary["sim"]["sim_time_s"]
-        goodput = results[0].summary["flows"][0]["goodput_bps"] / 1e9
-        print(f"{label:34} {wall:8.3f} {events:12d} {events / wall:12.3e} {sim_s / wall:15.1f} {goodput:15.3f}")
+    print(f"command: {command}   ({load()} at start)")
+    if args.study:
+        bench_study(args.workers)
+        return
+    bench_dumbbell(args.runs, args.ns3_seconds)
+    bench_route(args.runs)
 
 
 if __name__ == "__main__":
