@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
+use millinet_transport::deadline::earliest_ns;
 use millinet_wire::{Packet, TcpFlags};
 
 use crate::buffer::{LengthOnly, PayloadStore};
@@ -101,10 +102,7 @@ impl<S: PayloadStore> Proxy<S> {
 
     /// The earliest time `on_timeout` must be called, if any.
     pub fn next_timeout_ns(&self) -> Option<u64> {
-        [self.telemetry.next_due_ns(), self.rto_deadlines.first_ns(), self.next_idle_sweep_ns]
-            .into_iter()
-            .flatten()
-            .min()
+        earliest_ns(earliest_ns(self.telemetry.next_due_ns(), self.rto_deadlines.first_ns()), self.next_idle_sweep_ns)
     }
 
     pub fn stats(&self) -> &ProxyStats {

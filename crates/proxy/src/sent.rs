@@ -2,7 +2,7 @@
 //! samples (Karn's rule, RFC 6298 §3), and the SACK scoreboard used by local repair
 //! (RFC 2018, RFC 6675).
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug)]
 pub struct SentSeg {
@@ -12,9 +12,13 @@ pub struct SentSeg {
     pub sacked: bool,
 }
 
+/// Outstanding segments sorted by start offset. Segments are forwarded in order and
+/// acknowledged from the front, so a deque with binary search beats a tree (one node per
+/// segment was a quarter of a proxied run's time); only a hole refilled after a server-side
+/// loss is inserted in the middle.
 #[derive(Debug, Default)]
 pub struct SentLog {
-    segs: BTreeMap<u64, SentSeg>,
+    segs: VecDeque<(u64, SentSeg)>,
     in_flight_bytes: u64,
     /// End of the highest outstanding segment the UE has SACKed (0: none).
     highest_sacked_end: u64,
@@ -25,27 +29,36 @@ impl SentLog {
         self.in_flight_bytes
     }
 
+    /// Index of the first segment starting at or after `offset`.
+    fn index_from(&self, offset: u64) -> usize {
+        self.segs.partition_point(|&(start, _)| start < offset)
+    }
+
     pub fn on_sent(&mut self, start: u64, end: u64, now_ns: u64) {
         self.in_flight_bytes += end - start;
-        self.segs.insert(start, SentSeg { end, sent_ns: now_ns, retransmitted: false, sacked: false });
+        let seg = SentSeg { end, sent_ns: now_ns, retransmitted: false, sacked: false };
+        let i = self.index_from(start);
+        self.segs.insert(i, (start, seg));
     }
 
     /// The segment starting at `start`, if it is outstanding.
     pub fn get(&self, start: u64) -> Option<&SentSeg> {
-        self.segs.get(&start)
+        self.segs.get(self.index_from(start)).filter(|(s, _)| *s == start).map(|(_, seg)| seg)
     }
 
     /// The outstanding segment that contains `offset`.
     pub fn containing(&self, offset: u64) -> Option<(u64, SentSeg)> {
-        self.segs.range(..=offset).next_back().filter(|(_, s)| s.end > offset).map(|(&start, &s)| (start, s))
+        let after = self.segs.partition_point(|&(start, _)| start <= offset);
+        after.checked_sub(1).map(|i| self.segs[i]).filter(|(_, s)| s.end > offset)
     }
 
     pub fn first(&self) -> Option<(u64, SentSeg)> {
-        self.segs.first_key_value().map(|(&start, &s)| (start, s))
+        self.segs.front().copied()
     }
 
     pub fn on_retransmitted(&mut self, start: u64, now_ns: u64) {
-        if let Some(s) = self.segs.get_mut(&start) {
+        let i = self.index_from(start);
+        if let Some((_, s)) = self.segs.get_mut(i).filter(|(s, _)| *s == start) {
             s.retransmitted = true;
             s.sacked = false;
             s.sent_ns = now_ns;
@@ -56,18 +69,15 @@ impl SentLog {
     /// fully covered segment, unless it was retransmitted (Karn's rule).
     pub fn on_cum_ack(&mut self, ack: u64, now_ns: u64) -> Option<u64> {
         let mut sample = None;
-        while let Some(entry) = self.segs.first_entry() {
-            let start = *entry.key();
-            let seg = *entry.get();
+        while let Some((start, seg)) = self.segs.front_mut() {
             if seg.end <= ack {
-                entry.remove();
-                self.in_flight_bytes -= seg.end - start;
+                self.in_flight_bytes -= seg.end - *start;
                 sample = (!seg.retransmitted).then(|| now_ns.saturating_sub(seg.sent_ns));
+                self.segs.pop_front();
             } else {
-                if start < ack {
-                    entry.remove();
-                    self.in_flight_bytes -= ack - start;
-                    self.segs.insert(ack, seg);
+                if *start < ack {
+                    self.in_flight_bytes -= ack - *start;
+                    *start = ack;
                 }
                 break;
             }
@@ -77,7 +87,8 @@ impl SentLog {
 
     /// Marks the outstanding segments that lie wholly inside a SACK block.
     pub fn on_sack(&mut self, left: u64, right: u64) {
-        for (_, s) in self.segs.range_mut(left..right) {
+        let from = self.index_from(left);
+        for (_, s) in self.segs.range_mut(from..).take_while(|(start, _)| *start < right) {
             if s.end <= right {
                 s.sacked = true;
                 self.highest_sacked_end = self.highest_sacked_end.max(s.end);
@@ -88,10 +99,12 @@ impl SentLog {
     /// The first outstanding segment at or after `from`, below the highest SACKed byte, that
     /// is neither SACKed nor already retransmitted: a hole the UE reports (RFC 6675 §4).
     pub fn next_hole(&self, from: u64) -> Option<u64> {
+        let below = self.highest_sacked_end.max(from);
         self.segs
-            .range(from..self.highest_sacked_end.max(from))
+            .range(self.index_from(from)..)
+            .take_while(|(start, _)| *start < below)
             .find(|(_, s)| !s.sacked && !s.retransmitted)
-            .map(|(&start, _)| start)
+            .map(|&(start, _)| start)
     }
 }
 
@@ -117,5 +130,23 @@ mod tests {
         assert_eq!(log.on_cum_ack(200, 70), Some(50));
         assert_eq!(log.in_flight_bytes(), 200);
         assert_eq!(log.containing(250).map(|(s, _)| s), Some(200));
+    }
+
+    #[test]
+    fn a_refilled_hole_is_kept_in_order() {
+        let mut log = SentLog::default();
+        log.on_sent(0, 100, 1);
+        log.on_sent(200, 300, 2);
+        // Server-side loss: 100..200 arrives later and is forwarded after 200..300.
+        log.on_sent(100, 200, 3);
+        assert_eq!(log.containing(150).map(|(s, seg)| (s, seg.end)), Some((100, 200)));
+        assert!(log.get(100).is_some() && log.get(150).is_none());
+        log.on_sack(200, 300);
+        assert_eq!(log.next_hole(0), Some(0));
+        assert_eq!(log.next_hole(1), Some(100));
+        // A cumulative ACK inside a segment trims it.
+        assert_eq!(log.on_cum_ack(150, 10), Some(9));
+        assert_eq!(log.first().map(|(s, seg)| (s, seg.end)), Some((150, 200)));
+        assert_eq!(log.in_flight_bytes(), 150);
     }
 }

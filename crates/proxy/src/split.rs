@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddrV4;
 
+use millinet_transport::deadline::earliest_ns;
 use millinet_transport::{TcpConfig, TcpConnection, TcpState};
 use millinet_wire::{Packet, TcpFlags};
 
@@ -132,7 +133,7 @@ impl Split {
     }
 
     fn next_timeout_ns(&self) -> Option<u64> {
-        [self.toward_ue.next_timeout_ns(), self.toward_server.next_timeout_ns()].into_iter().flatten().min()
+        earliest_ns(self.toward_ue.next_timeout_ns(), self.toward_server.next_timeout_ns())
     }
 }
 

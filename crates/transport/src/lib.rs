@@ -4,6 +4,7 @@
 
 pub mod aqm;
 pub mod cc;
+pub mod deadline;
 pub mod tcp;
 pub mod udp;
 

@@ -24,6 +24,7 @@ use std::ops::{Range, RangeInclusive};
 use millinet_wire::{Packet, TcpFlags, TcpHeader, TcpOptions, Timestamps};
 
 use crate::cc;
+use crate::deadline::earliest_ns;
 use options::{negotiate, syn_options, Negotiated};
 use receiver::Receiver;
 use sender::{Sender, Template};
@@ -279,10 +280,7 @@ impl TcpConnection {
         }
         let data_timers = if self.can_send_data() { self.snd.next_timeout_ns() } else { None };
         let ack_timer = if self.synchronized { self.rcv.ack_deadline_ns() } else { None };
-        [self.syn_deadline_ns, self.time_wait_deadline_ns, ack_timer, data_timers]
-            .into_iter()
-            .flatten()
-            .min()
+        earliest_ns(earliest_ns(self.syn_deadline_ns, self.time_wait_deadline_ns), earliest_ns(ack_timer, data_timers))
     }
 
     /// The application appends `bytes` to the send stream (u64::MAX: unlimited, bulk).

@@ -18,6 +18,7 @@ use std::net::Ipv4Addr;
 
 use millinet_wire::{seq, Packet, TcpFlags, TcpHeader};
 
+use crate::deadline::earliest_ns;
 use crate::cc::{AckSample, CcConstructor, CcInit, CongestionControl, CongestionEvent};
 
 use super::options::Negotiated;
@@ -232,7 +233,7 @@ impl Sender {
 
     pub fn next_timeout_ns(&self) -> Option<u64> {
         let pacing = (self.limited_by == LimitedBy::Pacing).then_some(self.pacing_release_ns);
-        [self.rto_deadline_ns, self.persist_deadline_ns, pacing].into_iter().flatten().min()
+        earliest_ns(earliest_ns(self.rto_deadline_ns, self.persist_deadline_ns), pacing)
     }
 
     /// RFC 9293 §3.10.7.4 window update, guarded by SND.WL1/SND.WL2 against old segments.
