@@ -2,9 +2,9 @@
 //! indexed by stream offset, keeping the server's original segment boundaries. In the
 //! simulator payload is a length only; `PayloadStore` is where real bytes live in a daemon.
 
-use std::collections::BTreeMap;
-
 use millinet_wire::{Meta, TcpFlags, Timestamps};
+
+use crate::by_offset::ByOffset;
 
 /// Keeps the payload bytes of buffered segments. The simulator's `LengthOnly` keeps none; a
 /// daemon's store holds the bytes of each buffered range (the daemon hands it the bytes of
@@ -52,7 +52,7 @@ impl Entry {
 
 #[derive(Debug, Default)]
 pub struct SegmentBuffer {
-    entries: BTreeMap<u64, Entry>,
+    entries: ByOffset<Entry>,
     payload_bytes: u64,
 }
 
@@ -65,10 +65,10 @@ impl SegmentBuffer {
     pub fn first_gap(&self, from: u64, to: u64) -> Option<(u64, u64)> {
         let mut cursor = from;
         while cursor < to {
-            match self.entries.range(..=cursor).next_back() {
-                Some((&start, e)) if start + e.seq_len() > cursor => cursor = start + e.seq_len(),
+            match self.entries.at_or_before(cursor) {
+                Some((start, e)) if start + e.seq_len() > cursor => cursor = start + e.seq_len(),
                 _ => {
-                    let end = self.entries.range(cursor..to).next().map_or(to, |(&start, _)| start);
+                    let end = self.entries.from(cursor).next().map_or(to, |(start, _)| start.min(to));
                     return Some((cursor, end));
                 }
             }
@@ -83,7 +83,7 @@ impl SegmentBuffer {
 
     /// Entries from `start` on, in sequence order.
     pub fn from(&self, start: u64) -> impl Iterator<Item = (u64, &Entry)> {
-        self.entries.range(start..).map(|(&s, e)| (s, e))
+        self.entries.from(start)
     }
 
     /// Removes every entry that ends at or below `ack`, calling `released(end)` for each
@@ -91,19 +91,18 @@ impl SegmentBuffer {
     /// keeps its part above `ack`. Returns the payload bytes released.
     pub fn release_through(&mut self, ack: u64, mut released: impl FnMut(u64)) -> u64 {
         let before = self.payload_bytes;
-        while let Some(entry) = self.entries.first_entry() {
-            let start = *entry.key();
-            let end = start + entry.get().seq_len();
+        while let Some((start, entry)) = self.entries.first_mut() {
+            let end = *start + entry.seq_len();
             if end <= ack {
-                self.payload_bytes -= entry.remove().payload_bytes as u64;
+                self.payload_bytes -= entry.payload_bytes as u64;
+                self.entries.pop_first();
                 released(end);
             } else {
-                if start < ack {
-                    let mut rest = entry.remove();
-                    let cut = (ack - start) as u32;
-                    rest.payload_bytes -= cut;
+                if *start < ack {
+                    let cut = (ack - *start) as u32;
+                    entry.payload_bytes -= cut;
                     self.payload_bytes -= cut as u64;
-                    self.entries.insert(ack, rest);
+                    *start = ack;
                 }
                 break;
             }

@@ -13,6 +13,7 @@
 
 mod ack_relay;
 mod buffer;
+mod by_offset;
 mod config;
 mod deadlines;
 mod flow_table;

@@ -2,7 +2,7 @@
 //! samples (Karn's rule, RFC 6298 §3), and the SACK scoreboard used by local repair
 //! (RFC 2018, RFC 6675).
 
-use std::collections::VecDeque;
+use crate::by_offset::ByOffset;
 
 #[derive(Clone, Copy, Debug)]
 pub struct SentSeg {
@@ -12,13 +12,9 @@ pub struct SentSeg {
     pub sacked: bool,
 }
 
-/// Outstanding segments sorted by start offset. Segments are forwarded in order and
-/// acknowledged from the front, so a deque with binary search beats a tree (one node per
-/// segment was a quarter of a proxied run's time); only a hole refilled after a server-side
-/// loss is inserted in the middle.
 #[derive(Debug, Default)]
 pub struct SentLog {
-    segs: VecDeque<(u64, SentSeg)>,
+    segs: ByOffset<SentSeg>,
     in_flight_bytes: u64,
     /// End of the highest outstanding segment the UE has SACKed (0: none).
     highest_sacked_end: u64,
@@ -29,36 +25,27 @@ impl SentLog {
         self.in_flight_bytes
     }
 
-    /// Index of the first segment starting at or after `offset`.
-    fn index_from(&self, offset: u64) -> usize {
-        self.segs.partition_point(|&(start, _)| start < offset)
-    }
-
     pub fn on_sent(&mut self, start: u64, end: u64, now_ns: u64) {
         self.in_flight_bytes += end - start;
-        let seg = SentSeg { end, sent_ns: now_ns, retransmitted: false, sacked: false };
-        let i = self.index_from(start);
-        self.segs.insert(i, (start, seg));
+        self.segs.insert(start, SentSeg { end, sent_ns: now_ns, retransmitted: false, sacked: false });
     }
 
     /// The segment starting at `start`, if it is outstanding.
     pub fn get(&self, start: u64) -> Option<&SentSeg> {
-        self.segs.get(self.index_from(start)).filter(|(s, _)| *s == start).map(|(_, seg)| seg)
+        self.segs.get(start)
     }
 
     /// The outstanding segment that contains `offset`.
     pub fn containing(&self, offset: u64) -> Option<(u64, SentSeg)> {
-        let after = self.segs.partition_point(|&(start, _)| start <= offset);
-        after.checked_sub(1).map(|i| self.segs[i]).filter(|(_, s)| s.end > offset)
+        self.segs.at_or_before(offset).filter(|(_, s)| s.end > offset).map(|(start, &s)| (start, s))
     }
 
     pub fn first(&self) -> Option<(u64, SentSeg)> {
-        self.segs.front().copied()
+        self.segs.first().map(|(start, &s)| (start, s))
     }
 
     pub fn on_retransmitted(&mut self, start: u64, now_ns: u64) {
-        let i = self.index_from(start);
-        if let Some((_, s)) = self.segs.get_mut(i).filter(|(s, _)| *s == start) {
+        if let Some(s) = self.segs.get_mut(start) {
             s.retransmitted = true;
             s.sacked = false;
             s.sent_ns = now_ns;
@@ -69,11 +56,11 @@ impl SentLog {
     /// fully covered segment, unless it was retransmitted (Karn's rule).
     pub fn on_cum_ack(&mut self, ack: u64, now_ns: u64) -> Option<u64> {
         let mut sample = None;
-        while let Some((start, seg)) = self.segs.front_mut() {
+        while let Some((start, seg)) = self.segs.first_mut() {
             if seg.end <= ack {
                 self.in_flight_bytes -= seg.end - *start;
                 sample = (!seg.retransmitted).then(|| now_ns.saturating_sub(seg.sent_ns));
-                self.segs.pop_front();
+                self.segs.pop_first();
             } else {
                 if *start < ack {
                     self.in_flight_bytes -= ack - *start;
@@ -87,8 +74,7 @@ impl SentLog {
 
     /// Marks the outstanding segments that lie wholly inside a SACK block.
     pub fn on_sack(&mut self, left: u64, right: u64) {
-        let from = self.index_from(left);
-        for (_, s) in self.segs.range_mut(from..).take_while(|(start, _)| *start < right) {
+        for (_, s) in self.segs.from_mut(left).take_while(|(start, _)| *start < right) {
             if s.end <= right {
                 s.sacked = true;
                 self.highest_sacked_end = self.highest_sacked_end.max(s.end);
@@ -101,10 +87,10 @@ impl SentLog {
     pub fn next_hole(&self, from: u64) -> Option<u64> {
         let below = self.highest_sacked_end.max(from);
         self.segs
-            .range(self.index_from(from)..)
+            .from(from)
             .take_while(|(start, _)| *start < below)
             .find(|(_, s)| !s.sacked && !s.retransmitted)
-            .map(|&(start, _)| start)
+            .map(|(start, _)| start)
     }
 }
 
