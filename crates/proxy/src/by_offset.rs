@@ -17,9 +17,15 @@ impl<V> Default for ByOffset<V> {
 }
 
 impl<V> ByOffset<V> {
-    /// Index of the first item at or after `offset`.
+    /// Index of the first item at or after `offset`. Most lookups are at the ends (new
+    /// data at the back, cumulative ACKs at the front): those skip the binary search.
     fn index_from(&self, offset: u64) -> usize {
-        self.items.partition_point(|&(start, _)| start < offset)
+        match (self.items.front(), self.items.back()) {
+            (Some(&(first, _)), _) if offset <= first => 0,
+            (_, Some(&(last, _))) if offset > last => self.items.len(),
+            (None, _) | (_, None) => 0,
+            _ => self.items.partition_point(|&(start, _)| start < offset),
+        }
     }
 
     /// Inserts (or replaces) the value at `offset`.
@@ -42,7 +48,10 @@ impl<V> ByOffset<V> {
 
     /// The last item at or before `offset`.
     pub fn at_or_before(&self, offset: u64) -> Option<(u64, &V)> {
-        let after = self.items.partition_point(|&(start, _)| start <= offset);
+        let after = match self.items.back() {
+            Some(&(last, _)) if last <= offset => self.items.len(),
+            _ => self.items.partition_point(|&(start, _)| start <= offset),
+        };
         after.checked_sub(1).map(|i| (self.items[i].0, &self.items[i].1))
     }
 
