@@ -253,6 +253,8 @@ impl<S: PayloadStore> Instance<S> {
         let mut end = start;
         let mut payload_bytes = 0u32;
         let mut latest: Option<Entry> = None;
+        // FIN only if the final constituent carries it.
+        let mut fin = false;
         for (s, e) in self.buffer.from(start) {
             let fits = s + e.seq_len() <= max_end && payload_bytes.saturating_add(e.payload_bytes) <= max_payload;
             if s != end || !(fits || (latest.is_none() && first_always)) {
@@ -260,6 +262,7 @@ impl<S: PayloadStore> Instance<S> {
             }
             end = s + e.seq_len();
             payload_bytes += e.payload_bytes;
+            fin = e.fin;
             if latest.is_none_or(|l| e.arrival > l.arrival) {
                 latest = Some(*e);
             }
@@ -268,7 +271,6 @@ impl<S: PayloadStore> Instance<S> {
             }
         }
         let Some(latest) = latest else { return false };
-        let fin = self.buffer.from(start).take_while(|&(s, _)| s < end).last().is_some_and(|(_, e)| e.fin);
         let mut p = template;
         p.payload_bytes = payload_bytes;
         p.ecn = latest.ecn;
