@@ -16,7 +16,7 @@ import millinet
 from millinet import outputs
 from millinet._core import ScenarioError
 from millinet._toml import tomllib
-from millinet.catalog import scenario_path
+from millinet.catalog import scenario_path, shipped, shipped_path
 from millinet.runner import Overrides, override_list
 
 SWEEP_DIR = Path(__file__).parent.parent / "sweeps"
@@ -131,22 +131,12 @@ def lookup(doc: dict, key: str) -> Scalar | None:
 
 def shipped_sweeps() -> list[tuple[str, str]]:
     """(name, description) of every sweep shipped with millinet, sorted by name."""
-    return [
-        (path.stem, tomllib.loads(path.read_text()).get("description", ""))
-        for path in sorted(SWEEP_DIR.glob("*.toml"), key=lambda path: path.stem)
-    ]
+    return shipped(SWEEP_DIR)
 
 
 def sweep_path(sweep: str | Path) -> Path:
     """The file of a shipped sweep name, or `sweep` itself when it is a path."""
-    path = Path(sweep)
-    if path.suffix == ".toml" or len(path.parts) > 1 or path.exists():
-        return path
-    shipped = SWEEP_DIR / f"{path.name}.toml"
-    if shipped.is_file():
-        return shipped
-    names = ", ".join(name for name, _ in shipped_sweeps())
-    raise ScenarioError(f"unknown sweep {str(sweep)!r}; shipped sweeps: {names}; a path to a .toml file is also accepted")
+    return shipped_path(sweep, SWEEP_DIR, "sweep")
 
 
 def load_sweep(path_or_name: str | Path, overrides: Overrides = None) -> Sweep:
