@@ -136,13 +136,22 @@ impl<S: PayloadStore> Instance<S> {
         self.sent.first().map(|(_, s)| s.sent_ns + rto)
     }
 
+    /// Any packet keeps the flow alive; a RST from either side passes through and ends the
+    /// instance. Returns true when the packet was that RST.
+    fn passed_reset(&mut self, now_ns: u64, packet: &Packet, hdr: &TcpHeader, out: &mut Vec<Packet>) -> bool {
+        self.last_activity_ns = now_ns;
+        let reset = hdr.flags.contains(TcpFlags::RST);
+        if reset {
+            self.reset = true;
+            out.push(*packet);
+        }
+        reset
+    }
+
     // ---- server → UE -------------------------------------------------------------------
 
     pub fn on_server_packet(&mut self, now_ns: u64, packet: Packet, hdr: &TcpHeader, ctx: &mut Ctx, out: &mut Vec<Packet>) {
-        self.last_activity_ns = now_ns;
-        if hdr.flags.contains(TcpFlags::RST) {
-            self.reset = true;
-            out.push(packet);
+        if self.passed_reset(now_ns, &packet, hdr, out) {
             return;
         }
         if hdr.flags.contains(TcpFlags::SYN) {
@@ -305,10 +314,7 @@ impl<S: PayloadStore> Instance<S> {
     // ---- UE → server -------------------------------------------------------------------
 
     pub fn on_ue_packet(&mut self, now_ns: u64, mut packet: Packet, hdr: &TcpHeader, ctx: &mut Ctx, out: &mut Vec<Packet>) {
-        self.last_activity_ns = now_ns;
-        if hdr.flags.contains(TcpFlags::RST) {
-            self.reset = true;
-            out.push(packet);
+        if self.passed_reset(now_ns, &packet, hdr, out) {
             return;
         }
         if hdr.flags.contains(TcpFlags::SYN) {
