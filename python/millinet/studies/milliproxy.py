@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pandas as pd
 
 from millinet import resolve
 from millinet import store as stores
+from millinet._toml import tomllib
 from millinet.report import figures
 from millinet.report.page import html_page, markdown_page
 from millinet.report.stats import aggregate, paired_ratios
