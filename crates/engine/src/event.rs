@@ -5,9 +5,6 @@
 //! TCP RTO) are handled by `TimerSlots`: moving a deadline later costs no heap
 //! operation; the stale heap entry re-queues itself when it surfaces.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
 /// What happens at an instant. Kept small (16 bytes) so heap moves are cheap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -38,27 +35,69 @@ struct Entry {
     event: Event,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
+/// A binary min-heap on `Entry::key`. Hand-written rather than `std`'s `BinaryHeap`
+/// because the latter's sift keeps the moving entry in a stack slot that it writes in
+/// halves and reads whole, a store-forwarding stall on every pop (perf: ~20% of a run);
+/// here the moving entry stays in registers.
+#[derive(Default)]
+struct MinHeap {
+    items: Vec<Entry>,
 }
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+impl MinHeap {
+    #[inline]
+    fn peek_key(&self) -> Option<u128> {
+        self.items.first().map(|e| e.key)
     }
-}
-impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
+
+    #[inline]
+    fn push(&mut self, entry: Entry) {
+        let mut pos = self.items.len();
+        self.items.push(entry);
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            if self.items[parent].key <= entry.key {
+                break;
+            }
+            self.items[pos] = self.items[parent];
+            pos = parent;
+        }
+        self.items[pos] = entry;
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<Entry> {
+        let last = self.items.pop()?;
+        let Some(&top) = self.items.first() else { return Some(last) };
+        let len = self.items.len();
+        let mut pos = 0;
+        loop {
+            let mut child = 2 * pos + 1;
+            if child >= len {
+                break;
+            }
+            if child + 1 < len && self.items[child + 1].key < self.items[child].key {
+                child += 1;
+            }
+            if self.items[child].key >= last.key {
+                break;
+            }
+            self.items[pos] = self.items[child];
+            pos = child;
+        }
+        self.items[pos] = last;
+        Some(top)
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.items.len()
     }
 }
 
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    heap: MinHeap,
     next_sequence: u64,
     processed: u64,
 }
@@ -74,8 +113,7 @@ impl EventQueue {
     /// Removes and returns the earliest event not later than `until_ns`.
     #[inline]
     pub fn pop_until(&mut self, until_ns: u64) -> Option<(u64, Event)> {
-        let head = self.heap.peek()?;
-        let at_ns = (head.key >> 64) as u64;
+        let at_ns = (self.heap.peek_key()? >> 64) as u64;
         if at_ns > until_ns {
             return None;
         }
@@ -167,6 +205,27 @@ mod tests {
             order,
             vec![(3, Event::FlowStart(1)), (3, Event::FlowStart(3)), (5, Event::Sample), (5, Event::FlowStart(2))]
         );
+    }
+
+    /// The heap pops in (time, scheduling order) whatever the interleaving of pushes and pops.
+    #[test]
+    fn pops_match_a_sort_under_interleaved_pushes() {
+        let mut q = EventQueue::default();
+        let (mut state, mut scheduled, mut popped) = (12345u64, vec![], vec![]);
+        for i in 0..5000u32 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let at_ns = (state >> 33) % 64 + popped.last().map_or(0, |&(t, _)| t);
+            q.schedule(at_ns, Event::FlowStart(i));
+            scheduled.push((at_ns, Event::FlowStart(i)));
+            if state & 3 == 0 {
+                popped.extend(q.pop_until(u64::MAX));
+            }
+        }
+        popped.extend(std::iter::from_fn(|| q.pop_until(u64::MAX)));
+        // Every event was scheduled no earlier than anything popped before it, so the pops
+        // are the stable sort of the schedule by time.
+        scheduled.sort_by_key(|&(t, _)| t);
+        assert_eq!(popped, scheduled);
     }
 
     #[test]
