@@ -40,6 +40,9 @@ pub struct Link {
     /// The two rates a switching link alternates between (equal when constant).
     rates_bps: [u64; 2],
     delay_ns: u64,
+    /// The last (wire bytes, serialisation ns) computed at the current rate: nearly every
+    /// packet has one of two sizes, and the division costs more than the rest of `start`.
+    last_serialisation: (u32, u64),
     limit_bytes: u64,
     codel: Option<Codel>,
     queue: VecDeque<Waiting>,
@@ -75,6 +78,7 @@ impl Link {
             rate_bps: p.rate_bps,
             rates_bps: [p.rate_bps, p.switch_rate_bps],
             delay_ns: p.delay_ns,
+            last_serialisation: (0, 0),
             limit_bytes: p.limit_bytes,
             codel: p.codel,
             queue: VecDeque::new(),
@@ -131,7 +135,11 @@ impl Link {
 
     #[inline]
     fn start(&mut self, now_ns: u64, packet: Packet, id: u32, events: &mut EventQueue) {
-        events.schedule(now_ns + transmission_ns(packet.wire_bytes(), self.rate_bps), Event::LinkTransmitted(id));
+        let bytes = packet.wire_bytes();
+        if self.last_serialisation.0 != bytes {
+            self.last_serialisation = (bytes, transmission_ns(bytes, self.rate_bps));
+        }
+        events.schedule(now_ns + self.last_serialisation.1, Event::LinkTransmitted(id));
         self.transmitting = Some(packet);
     }
 
@@ -188,6 +196,7 @@ impl Link {
             return false;
         }
         self.rate_bps = if self.rate_bps == self.rates_bps[0] { self.rates_bps[1] } else { self.rates_bps[0] };
+        self.last_serialisation = (0, 0);
         true
     }
 
