@@ -2,30 +2,79 @@
 //! the back (data arrives and is forwarded in order) and shrink at the front (cumulative
 //! ACKs); only a hole refilled after a loss lands in the middle. Binary search over a
 //! contiguous deque is several times cheaper here than a tree with one node per segment.
+//! Lookups in the middle are mostly near the previous one (the next segment to forward
+//! follows the last one forwarded), so they search outward from it.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 #[derive(Debug)]
 pub(crate) struct ByOffset<V> {
     items: VecDeque<(u64, V)>,
+    /// Items popped from the front so far: `hint - popped` is an index into `items`.
+    popped: usize,
+    /// Where the last middle lookup landed, counted from the first item ever stored. Only
+    /// a starting point: a stale hint costs a few more comparisons, never a wrong answer.
+    hint: Cell<usize>,
 }
 
 impl<V> Default for ByOffset<V> {
     fn default() -> Self {
-        ByOffset { items: VecDeque::new() }
+        ByOffset { items: VecDeque::new(), popped: 0, hint: Cell::new(0) }
     }
 }
 
 impl<V> ByOffset<V> {
     /// Index of the first item at or after `offset`. Most lookups are at the ends (new
-    /// data at the back, cumulative ACKs at the front): those skip the binary search.
+    /// data at the back, cumulative ACKs at the front): those skip the search.
     fn index_from(&self, offset: u64) -> usize {
         match (self.items.front(), self.items.back()) {
             (Some(&(first, _)), _) if offset <= first => 0,
             (_, Some(&(last, _))) if offset > last => self.items.len(),
             (None, _) | (_, None) => 0,
-            _ => self.items.partition_point(|&(start, _)| start < offset),
+            _ => {
+                let i = self.search_near(offset, self.hint.get().wrapping_sub(self.popped).min(self.items.len() - 1));
+                self.hint.set(self.popped.wrapping_add(i));
+                i
+            }
         }
+    }
+
+    /// Index of the first item at or after `offset` (which lies inside the deque), by
+    /// galloping from `near` then bisecting: O(log distance) comparisons.
+    fn search_near(&self, offset: u64, near: usize) -> usize {
+        let below = |i: usize| self.items[i].0 < offset;
+        // Find `lo < hi` with every item before `lo` below offset and `hi` not below.
+        let (mut lo, mut hi) = if below(near) {
+            let (mut lo, mut step) = (near + 1, 1);
+            loop {
+                let probe = near + step;
+                if probe >= self.items.len() || !below(probe) {
+                    break (lo, probe.min(self.items.len()));
+                }
+                lo = probe + 1;
+                step *= 2;
+            }
+        } else {
+            let (mut hi, mut step) = (near, 1);
+            loop {
+                let Some(probe) = near.checked_sub(step) else { break (0, hi) };
+                if below(probe) {
+                    break (probe + 1, hi);
+                }
+                hi = probe;
+                step *= 2;
+            }
+        };
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if below(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 
     /// Inserts (or replaces) the value at `offset`.
@@ -76,7 +125,9 @@ impl<V> ByOffset<V> {
     }
 
     pub fn pop_first(&mut self) -> Option<(u64, V)> {
-        self.items.pop_front()
+        let first = self.items.pop_front()?;
+        self.popped = self.popped.wrapping_add(1);
+        Some(first)
     }
 }
 
@@ -98,5 +149,27 @@ mod tests {
         assert_eq!((m.get(40), m.get(41)), (Some(&80), None));
         assert_eq!(m.pop_first(), Some((10, 20)));
         assert_eq!(m.first().map(|(k, _)| k), Some(20));
+    }
+
+    /// Every lookup agrees with a plain scan, whatever the previous lookup left as hint.
+    #[test]
+    fn lookups_from_any_hint_match_a_scan() {
+        let mut m = ByOffset::default();
+        for k in (0..200u64).map(|i| i * 10) {
+            m.insert(k, ());
+        }
+        let mut keys: Vec<u64> = (0..200u64).map(|i| i * 10).collect();
+        for round in 0..3 {
+            for first in [5u64, 1995, 700, 705, 0, 10, 1990, 1000, 3, 1500, 1505, 20] {
+                for offset in [first, first + 10, first.saturating_sub(7), first * 7 % 2000] {
+                    let expected = keys.iter().position(|&k| k >= offset).unwrap_or(keys.len());
+                    assert_eq!(m.index_from(offset), expected, "offset {offset}, round {round}");
+                }
+            }
+            m.pop_first();
+            keys.remove(0);
+            m.insert(keys[50] + 1, ());
+            keys.insert(51, keys[50] + 1);
+        }
     }
 }
