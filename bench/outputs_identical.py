@@ -24,6 +24,7 @@ from millinet.catalog import scenarios
 # The issue's cases at full length, then every shipped scenario briefly.
 FULL_CASES = {
     "dumbbell": ("dumbbell", []),
+    "dumbbell-codel": ("dumbbell", ["links.1.aqm=codel"]),
     "milliproxy-cubic": ("milliproxy", ["flows.0.cc=cubic"]),
     "milliproxy-cubic-gnb": ("milliproxy", ["flows.0.cc=cubic", "proxy.node=gnb"]),
     "milliproxy-split-pgw": ("milliproxy", ["proxy.node=pgw", "proxy.kind=split", "duration_s=3"]),
@@ -50,10 +51,17 @@ def comparable_summary(run_dir: Path) -> dict:
     return summary
 
 
+def changed_fields(a, b, path: str = "") -> list[str]:
+    """The summary fields that differ, as `path: old -> new`."""
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        return [change for key in a for change in changed_fields(a[key], b[key], f"{path}.{key}" if path else key)]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [change for i, (x, y) in enumerate(zip(a, b)) for change in changed_fields(x, y, f"{path}[{i}]")]
+    return [] if a == b else [f"{path}: {a} -> {b}"]
+
+
 def differences(a: Path, b: Path) -> list[str]:
-    found = []
-    if comparable_summary(a) != comparable_summary(b):
-        found.append("summary.json")
+    found = [f"summary.json {change}" for change in changed_fields(comparable_summary(a), comparable_summary(b))]
     tables_a = sorted(p.name for p in a.glob("*.parquet"))
     tables_b = sorted(p.name for p in b.glob("*.parquet"))
     if tables_a != tables_b:

@@ -4,6 +4,13 @@
 //! in the order they entered, so the pipe is a queue too: only its head has an
 //! arrival event pending, which keeps the event heap as small as the number of
 //! links instead of the number of packets in flight.
+//!
+//! A drop-tail queue decides nothing at dequeue: a packet it accepts leaves at the
+//! end of the transmissions ahead of it, known the moment it arrives. So it goes
+//! straight into the pipe with its arrival time, and the queue's occupancy is
+//! brought up to date lazily (`advance`) from the recorded start times: one event
+//! per packet instead of two. CoDel decides at dequeue, from the state at that
+//! instant, so its queue runs an end-of-transmission event per packet.
 
 use std::collections::VecDeque;
 
@@ -33,6 +40,16 @@ pub struct QueueStats {
     pub byte_ns: u128,
 }
 
+/// Packets that wait for the transmitter.
+enum Queue {
+    /// Accepted packets are already in the pipe; this keeps when each will start
+    /// transmitting and its size, to count what is still queued at a given time.
+    DropTail { starts: VecDeque<(u64, u32)> },
+    /// Packets wait here until the transmitter frees and CoDel lets them through;
+    /// `transmitting` until the end-of-transmission event has run.
+    Codel { codel: Codel, waiting: VecDeque<Waiting>, transmitting: bool },
+}
+
 pub struct Link {
     pub name: String,
     pub to_node: u32,
@@ -44,12 +61,14 @@ pub struct Link {
     /// packet has one of two sizes, and the division costs more than the rest of `start`.
     last_serialisation: (u32, u64),
     limit_bytes: u64,
-    codel: Option<Codel>,
-    queue: VecDeque<Waiting>,
+    queue: Queue,
+    /// Bytes queued as of `last_change_ns`.
     queued_bytes: u64,
     last_change_ns: u64,
-    transmitting: Option<Packet>,
-    /// Packets propagating, with their arrival times.
+    /// Drop-tail: when the transmitter finishes the last packet given to it.
+    busy_until_ns: u64,
+    /// Packets whose departure is decided (for drop-tail, queued ones too), with their
+    /// arrival times at the far end, oldest first.
     pipe: VecDeque<(u64, Packet)>,
     pub stats: QueueStats,
 }
@@ -80,30 +99,49 @@ impl Link {
             delay_ns: p.delay_ns,
             last_serialisation: (0, 0),
             limit_bytes: p.limit_bytes,
-            codel: p.codel,
-            queue: VecDeque::new(),
+            queue: match p.codel {
+                Some(codel) => Queue::Codel { codel, waiting: VecDeque::new(), transmitting: false },
+                None => Queue::DropTail { starts: VecDeque::new() },
+            },
             queued_bytes: 0,
             last_change_ns: 0,
-            transmitting: None,
+            busy_until_ns: 0,
             pipe: VecDeque::new(),
             stats: QueueStats::default(),
         }
     }
 
-    pub fn queued_bytes(&self) -> u64 {
+    /// Bytes waiting for the transmitter at `now_ns` (which never goes back: the queue
+    /// is brought up to that time).
+    pub fn queued_bytes(&mut self, now_ns: u64) -> u64 {
+        self.advance(now_ns);
         self.queued_bytes
     }
 
-    pub fn queued_packets(&self) -> u64 {
-        self.queue.len() as u64
+    /// Packets waiting for the transmitter at `now_ns`.
+    pub fn queued_packets(&mut self, now_ns: u64) -> u64 {
+        self.advance(now_ns);
+        (match &self.queue {
+            Queue::DropTail { starts } => starts.len(),
+            Queue::Codel { waiting, .. } => waiting.len(),
+        }) as u64
     }
 
-    pub fn transmitting_packets(&self) -> u64 {
-        self.transmitting.is_some() as u64
+    /// Packets being serialised at `now_ns` (0 or 1).
+    pub fn transmitting_packets(&self, now_ns: u64) -> u64 {
+        (match &self.queue {
+            Queue::DropTail { .. } => self.busy_until_ns > now_ns,
+            Queue::Codel { transmitting, .. } => *transmitting,
+        }) as u64
     }
 
-    pub fn propagating_packets(&self) -> u64 {
-        self.pipe.len() as u64
+    /// Packets on the wire between the ends at `now_ns`.
+    pub fn propagating_packets(&mut self, now_ns: u64) -> u64 {
+        let queued_in_pipe = match &self.queue {
+            Queue::DropTail { .. } => self.queued_packets(now_ns),
+            Queue::Codel { .. } => 0,
+        };
+        self.pipe.len() as u64 - queued_in_pipe - self.transmitting_packets(now_ns)
     }
 
     fn account(&mut self, now_ns: u64) {
@@ -111,60 +149,88 @@ impl Link {
         self.last_change_ns = now_ns;
     }
 
+    /// Drop-tail: removes from the queue's count the packets that started transmitting
+    /// by `now_ns`, each at its start time (so the occupancy integral is exact).
+    fn advance(&mut self, now_ns: u64) {
+        let Queue::DropTail { starts } = &mut self.queue else { return };
+        while let Some(&(start_ns, bytes)) = starts.front() {
+            if start_ns > now_ns {
+                break;
+            }
+            starts.pop_front();
+            self.stats.byte_ns += self.queued_bytes as u128 * (start_ns - self.last_change_ns) as u128;
+            self.last_change_ns = start_ns;
+            self.queued_bytes -= bytes as u64;
+        }
+    }
+
     /// A packet arrives from the node. Returns false when it is dropped.
     #[inline]
     pub fn enqueue(&mut self, now_ns: u64, packet: Packet, id: u32, events: &mut EventQueue) -> bool {
         self.stats.arrived_packets += 1;
-        if self.transmitting.is_none() {
+        self.advance(now_ns);
+        if self.transmitting_packets(now_ns) == 0 {
             // An idle transmitter means an empty queue: the packet goes straight on the wire.
             self.start(now_ns, packet, id, events);
             return true;
         }
-        let bytes = packet.wire_bytes() as u64;
-        if self.queued_bytes + bytes > self.limit_bytes {
+        let bytes = packet.wire_bytes();
+        if self.queued_bytes + bytes as u64 > self.limit_bytes {
             self.stats.dropped_packets += 1;
-            self.stats.dropped_bytes += bytes;
+            self.stats.dropped_bytes += bytes as u64;
             return false;
         }
         self.account(now_ns);
-        self.queued_bytes += bytes;
+        self.queued_bytes += bytes as u64;
         self.stats.max_bytes = self.stats.max_bytes.max(self.queued_bytes);
-        self.queue.push_back(Waiting { packet, enqueued_ns: now_ns });
+        match &mut self.queue {
+            Queue::DropTail { starts } => {
+                let start_ns = self.busy_until_ns;
+                starts.push_back((start_ns, bytes));
+                self.start(start_ns, packet, id, events);
+            }
+            Queue::Codel { waiting, .. } => waiting.push_back(Waiting { packet, enqueued_ns: now_ns }),
+        }
         true
     }
 
+    /// The transmitter takes `packet` at `start_ns`: it joins the pipe with its arrival
+    /// time. CoDel is told when the transmitter frees, to dequeue the next one then.
     #[inline]
-    fn start(&mut self, now_ns: u64, packet: Packet, id: u32, events: &mut EventQueue) {
+    fn start(&mut self, start_ns: u64, packet: Packet, id: u32, events: &mut EventQueue) {
         let bytes = packet.wire_bytes();
         if self.last_serialisation.0 != bytes {
             self.last_serialisation = (bytes, transmission_ns(bytes, self.rate_bps));
         }
-        events.schedule(now_ns + self.last_serialisation.1, Event::LinkTransmitted(id));
-        self.transmitting = Some(packet);
-    }
-
-    /// The head packet finished serialising: it enters the pipe, and the next
-    /// packet that the AQM lets through starts.
-    #[inline]
-    pub fn on_transmitted(&mut self, now_ns: u64, id: u32, events: &mut EventQueue) {
-        let done = self.transmitting.take().expect("transmission event without a packet");
-        let arrival_ns = now_ns + self.delay_ns;
+        let end_ns = start_ns + self.last_serialisation.1;
+        match &mut self.queue {
+            Queue::DropTail { .. } => self.busy_until_ns = end_ns,
+            Queue::Codel { transmitting, .. } => {
+                *transmitting = true;
+                events.schedule(end_ns, Event::LinkTransmitted(id));
+            }
+        }
+        let arrival_ns = end_ns + self.delay_ns;
         if self.pipe.is_empty() {
             events.schedule(arrival_ns, Event::LinkArrival(id));
         }
-        self.pipe.push_back((arrival_ns, done));
-        if self.queue.is_empty() {
+        self.pipe.push_back((arrival_ns, packet));
+    }
+
+    /// CoDel: the transmitter is free; the next packet that CoDel lets through starts.
+    #[inline]
+    pub fn on_transmitted(&mut self, now_ns: u64, id: u32, events: &mut EventQueue) {
+        let Queue::Codel { transmitting, waiting, .. } = &mut self.queue else { return };
+        *transmitting = false;
+        if waiting.is_empty() {
             return;
         }
         self.account(now_ns);
-        while let Some(w) = self.queue.pop_front() {
+        while let Queue::Codel { codel, waiting, .. } = &mut self.queue {
+            let Some(w) = waiting.pop_front() else { return };
             let bytes = w.packet.wire_bytes() as u64;
             self.queued_bytes -= bytes;
-            let verdict = match &mut self.codel {
-                Some(codel) => codel.on_dequeue(now_ns, now_ns - w.enqueued_ns, self.queued_bytes),
-                None => Verdict::Deliver,
-            };
-            match verdict {
+            match codel.on_dequeue(now_ns, now_ns - w.enqueued_ns, self.queued_bytes) {
                 Verdict::Deliver => {
                     self.start(now_ns, w.packet, id, events);
                     return;
@@ -190,23 +256,117 @@ impl Link {
         packet
     }
 
-    /// Alternates between the two rates; returns false for a constant-rate link.
-    pub fn switch_rate(&mut self) -> bool {
+    /// Alternates between the two rates; returns false for a constant-rate link. A packet
+    /// is serialised at the rate of the moment it starts, so drop-tail packets still
+    /// queued get their departures recomputed at the new rate.
+    pub fn switch_rate(&mut self, now_ns: u64) -> bool {
         if self.rates_bps[0] == self.rates_bps[1] {
             return false;
         }
         self.rate_bps = if self.rate_bps == self.rates_bps[0] { self.rates_bps[1] } else { self.rates_bps[0] };
         self.last_serialisation = (0, 0);
+        self.advance(now_ns);
+        if let Queue::DropTail { starts } = &mut self.queue {
+            // The queued packets are the pipe's last ones; the first starts when the packet
+            // on the wire ends, which the switch does not change.
+            let first_queued = self.pipe.len() - starts.len();
+            let Some(&(mut start_ns, _)) = starts.front() else { return true };
+            for ((queued_start_ns, bytes), (arrival_ns, _)) in starts.iter_mut().zip(self.pipe.range_mut(first_queued..)) {
+                *queued_start_ns = start_ns;
+                start_ns += transmission_ns(*bytes, self.rate_bps);
+                *arrival_ns = start_ns + self.delay_ns;
+            }
+            self.busy_until_ns = start_ns;
+        }
         true
     }
 
     /// Time-average queue occupancy over [0, now].
     pub fn mean_bytes(&mut self, now_ns: u64) -> f64 {
+        self.advance(now_ns);
         self.account(now_ns);
         if now_ns == 0 {
             0.0
         } else {
             self.stats.byte_ns as f64 / now_ns as f64
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::Ipv4Addr;
+
+    use millinet_wire::{Packet, UdpHeader};
+
+    use super::*;
+
+    /// 1000 bytes on the wire: 1000 ns at 8 Gbit/s.
+    fn packet() -> Packet {
+        Packet::udp(Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2), UdpHeader { src_port: 1, dst_port: 2 }, 972)
+    }
+
+    fn link(switch_rate_bps: u64, limit_bytes: u64) -> Link {
+        let p = LinkParams {
+            name: "l".into(),
+            to_node: 1,
+            rate_bps: 8_000_000_000,
+            switch_rate_bps,
+            delay_ns: 10_000,
+            limit_bytes,
+            codel: None,
+        };
+        Link::new(p)
+    }
+
+    /// Runs the link's events; returns the arrival times at the far end.
+    fn arrivals(l: &mut Link, q: &mut EventQueue) -> Vec<u64> {
+        let mut times = vec![];
+        while let Some((now, event)) = q.pop_until(u64::MAX) {
+            match event {
+                Event::LinkArrival(id) => {
+                    l.on_arrival(id, q);
+                    times.push(now);
+                }
+                Event::LinkTransmitted(id) => l.on_transmitted(now, id, q),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        times
+    }
+
+    #[test]
+    fn drop_tail_departures_queue_and_conservation() {
+        let (mut l, mut q) = (link(8_000_000_000, 2000), EventQueue::default());
+        let accepted: Vec<bool> = (0..4).map(|_| l.enqueue(0, packet(), 0, &mut q)).collect();
+        assert_eq!(accepted, [true, true, true, false], "one on the wire, 2000 bytes queued, then full");
+        // Time only moves forward: the queue is looked at in increasing time.
+        assert_eq!((l.queued_bytes(0), l.queued_bytes(999), l.queued_bytes(1000)), (2000, 2000, 1000));
+        // arrived = dropped + queued + transmitting + propagating + delivered, mid-way.
+        let parts = [l.stats.dropped_packets, l.queued_packets(1500), l.transmitting_packets(1500), l.propagating_packets(1500), 0];
+        assert_eq!(parts, [1, 1, 1, 1, 0]);
+        assert_eq!(parts.iter().sum::<u64>(), l.stats.arrived_packets);
+        assert_eq!(l.queued_bytes(2000), 0);
+        assert_eq!(l.mean_bytes(3000), (2000.0 * 1000.0 + 1000.0 * 1000.0) / 3000.0);
+        assert_eq!(arrivals(&mut l, &mut q), [11_000, 12_000, 13_000]);
+        assert_eq!(l.stats.delivered_packets, 3);
+    }
+
+    #[test]
+    fn queued_packets_take_the_rate_of_the_moment_they_start() {
+        // Switch at 500 ns: the packet on the wire keeps 8 Gbit/s, the two queued get 4.
+        let (mut l, mut q) = (link(4_000_000_000, 10_000), EventQueue::default());
+        for _ in 0..3 {
+            l.enqueue(0, packet(), 0, &mut q);
+        }
+        assert!(l.switch_rate(500));
+        assert_eq!(arrivals(&mut l, &mut q), [11_000, 13_000, 15_000]);
+        // Switch at 1000 ns: the second packet started at that instant, at the old rate.
+        let (mut l, mut q) = (link(4_000_000_000, 10_000), EventQueue::default());
+        for _ in 0..3 {
+            l.enqueue(0, packet(), 0, &mut q);
+        }
+        assert!(l.switch_rate(1000));
+        assert_eq!(arrivals(&mut l, &mut q), [11_000, 12_000, 14_000]);
     }
 }

@@ -441,7 +441,7 @@ impl Simulation {
                     }
                 }
                 Event::RateSwitch(l) => {
-                    if self.links[l as usize].switch_rate() {
+                    if self.links[l as usize].switch_rate(now_ns) {
                         let period = self.switching.iter().find(|s| s.0 == l).map(|s| s.1).expect("switching link");
                         self.events.schedule(now_ns + period, Event::RateSwitch(l));
                     }
@@ -714,11 +714,11 @@ impl Simulation {
             s.pacing_rate_bps.push(stats.pacing_rate_bps as f64);
             s.in_flight_bytes.push(stats.bytes_in_flight);
         }
-        for (i, l) in self.links.iter().enumerate() {
+        for (i, l) in self.links.iter_mut().enumerate() {
             s.queue_t.push(t);
             s.queue_id.push(i as u32);
-            s.queue_bytes.push(l.queued_bytes());
-            s.queue_packets.push(l.queued_packets());
+            s.queue_bytes.push(l.queued_bytes(self.now_ns));
+            s.queue_packets.push(l.queued_packets(self.now_ns));
         }
         for (k, &(c, ue)) in self.ue_placement.iter().enumerate() {
             let cell = &self.cells[c];
@@ -833,9 +833,9 @@ impl Simulation {
                     "aqm_dropped_packets": l.stats.aqm_dropped_packets,
                     "max_bytes": l.stats.max_bytes,
                     "mean_bytes": mean,
-                    "queued_packets_at_end": l.queued_packets(),
-                    "transmitting_packets_at_end": l.transmitting_packets(),
-                    "propagating_packets_at_end": l.propagating_packets(),
+                    "queued_packets_at_end": l.queued_packets(end_ns),
+                    "transmitting_packets_at_end": l.transmitting_packets(end_ns),
+                    "propagating_packets_at_end": l.propagating_packets(end_ns),
                 })
             })
             .collect();
