@@ -54,6 +54,10 @@ impl RangeSet {
 
     /// The range containing `x`, if any.
     pub fn containing(&self, x: u64) -> Option<Span> {
+        // Mostly asked with the set empty (no SACKed data) or `x` above every range.
+        if self.spans.back().is_none_or(|last| last.end <= x) {
+            return None;
+        }
         let i = self.spans.partition_point(|s| s.end <= x);
         self.spans.get(i).copied().filter(|s| s.start <= x)
     }
