@@ -3,7 +3,8 @@
 (a) the dumbbell at 1 and 3 Gbit/s (CUBIC, 10 s) against the ns-3 program of the cross-check
     harness (crosscheck/run.py builds it; both sides get its parameter mapping);
 (b) one UE on the milliproxy route (3.2 Gbit/s peak, CUBIC, 10 s), without and with
-    milliProxy at the gNB: simulated seconds per wall second on one core;
+    milliProxy at the gNB: simulated seconds per wall second on one core, and the peak
+    resident memory of one such run at 10 s and at 60 s (a fresh process each);
 (c) with --study only (about ten minutes): the milliProxy study's core grid (8 points x
     50 paired seeds, NewReno, arms none and gnb = 800 runs) on 2 local workers.
 
@@ -134,6 +135,25 @@ def bench_route(runs: int) -> None:
         print(f"{label:22} {wall:8.3f} {events:12d} {events / wall:10.3e} {DURATION_S / wall:15.1f} {goodput:15.3f}  {load()}", flush=True)
 
 
+def peak_rss_mb(duration_s: float, extra: list[str]) -> float:
+    """Peak resident memory of a fresh Python process doing one millinet.run of the route
+    (interpreter, pandas and pyarrow included), in MB."""
+    code = (
+        "import resource, millinet\n"
+        f"millinet.run('milliproxy', overrides={['flows.0.cc=cubic', f'duration_s={duration_s}', *extra]!r})\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    return int(out.split()[-1]) / 1000
+
+
+def bench_memory() -> None:
+    print("\n(memory) peak RSS of one run of (b), a fresh process each: must not grow with the simulated duration")
+    for label, extra in (("no proxy", []), ("milliProxy at the gNB", ["proxy.node=gnb"])):
+        figures = "  ".join(f"{d:g} s: {peak_rss_mb(d, extra):.1f} MB" for d in (DURATION_S, 6 * DURATION_S))
+        print(f"{label:22} {figures}", flush=True)
+
+
 def study_core_sweep(path: Path) -> Path:
     """The first part of the milliProxy study sweep, NewReno only, arms none and gnb."""
     doc = tomllib.loads(STUDY_SWEEP.read_text())
@@ -176,6 +196,7 @@ def main() -> None:
         return
     bench_dumbbell(args.runs, args.ns3_seconds)
     bench_route(args.runs)
+    bench_memory()
 
 
 if __name__ == "__main__":
