@@ -69,12 +69,13 @@ demo: build
 study: build
 	$(BIN)/millinet study milliproxy --out runs/study-milliproxy
 
-# Speed against ns-3 on the dumbbell and real time on the milliproxy route (BENCHMARKS.md);
-# ns-3 runs once per rate (about 1-3 minutes each).
+# Issue 7's figures in one run (BENCHMARKS.md): speed against ns-3 on the dumbbell, real time
+# and memory on the milliproxy route, the study's core grid on 2 cores. About 50 minutes: ns-3
+# runs once per rate, 2 simulated seconds each, about 3 minutes at 1 Gbit/s and 40 at 3.
 bench: build deps
 	bash bench/run.sh
 
-# The milliProxy study's core grid (800 runs on 2 workers, about ten minutes).
+# Only the milliProxy study's core grid (800 runs on 2 workers, about five minutes).
 bench-study: build
 	bash bench/run.sh --study
 

@@ -5,8 +5,8 @@
 (b) one UE on the milliproxy route (3.2 Gbit/s peak, CUBIC, 10 s), without and with
     milliProxy at the gNB: simulated seconds per wall second on one core, and the peak
     resident memory of one such run at 10 s and at 60 s (a fresh process each);
-(c) with --study only (about ten minutes): the milliProxy study's core grid (8 points x
-    50 paired seeds, NewReno, arms none and gnb = 800 runs) on 2 local workers.
+(c) the milliProxy study's core grid (8 points x 50 paired seeds, NewReno, arms none and
+    gnb = 800 runs) on 2 local workers: wall time (about five minutes; --study runs only this).
 
 millinet figures are medians over --runs runs in one process (wall time of the event loop);
 ns-3 is slow, so it runs once per rate and simulates only the first --ns3-seconds, and the
@@ -185,18 +185,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5, help="millinet runs per figure (the median is shown)")
     parser.add_argument("--ns3-seconds", type=float, default=2.0, help="simulated seconds of each ns-3 run")
-    parser.add_argument("--study", action="store_true", help="run only (c), the study grid (about ten minutes)")
-    parser.add_argument("--workers", type=int, default=2, help="local workers for --study")
+    parser.add_argument("--study", action="store_true", help="run only (c), the study grid (about five minutes)")
+    parser.add_argument("--workers", type=int, default=2, help="local workers for (c)")
     args = parser.parse_args()
     command = " ".join(["bench/simulator.py", *sys.argv[1:]])
     print(f"machine: {machine()}")
     print(f"command: {command}   ({load()} at start)")
-    if args.study:
-        bench_study(args.workers)
-        return
-    bench_dumbbell(args.runs, args.ns3_seconds)
-    bench_route(args.runs)
-    bench_memory()
+    if not args.study:
+        bench_dumbbell(args.runs, args.ns3_seconds)
+        bench_route(args.runs)
+        bench_memory()
+    bench_study(args.workers)
 
 
 if __name__ == "__main__":
