@@ -65,7 +65,8 @@ test: deps build
 demo: build
 	$(BIN)/millinet study milliproxy --quick --out runs/demo
 
-# The full milliProxy study (scenarios.md §1, 50 paired seeds per point; about an hour on 2 cores).
+# The full milliProxy study (scenarios.md §1, 3600 runs, 50 paired seeds per point; about half an
+# hour on 2 cores).
 study: build
 	$(BIN)/millinet study milliproxy --out runs/study-milliproxy
 
