@@ -102,3 +102,34 @@ fn saturating_udp_gets_the_bottleneck_rate_and_never_more() {
     assert!(flow["lost_packets"].as_u64().unwrap() > 0);
     assert_conservation(&out.summary);
 }
+
+/// Mean of the `queues` series of queue `id` from `from_s` on.
+fn mean_queue_bytes(out: &millinet_engine::RunOutput, id: u32, from_s: f64) -> f64 {
+    let table = out.tables.iter().find(|t| t.name == "queues").unwrap();
+    let column = |name: &str| &table.columns.iter().find(|c| c.name == name).unwrap().data;
+    let (millinet_engine::ColumnData::F64(t), millinet_engine::ColumnData::U32(queue), millinet_engine::ColumnData::U64(bytes)) =
+        (column("t"), column("queue"), column("bytes"))
+    else {
+        unreachable!()
+    };
+    let kept: Vec<f64> = (0..t.len()).filter(|&i| queue[i] == id && t[i] >= from_s).map(|i| bytes[i] as f64).collect();
+    kept.iter().sum::<f64>() / kept.len() as f64
+}
+
+#[test]
+fn codel_holds_the_standing_queue_near_its_target_where_drop_tail_bloats() {
+    // 10 MB at 1 Gbit/s is 80 ms of buffer. After slow start, drop-tail keeps most of it
+    // full; CoDel (RFC 8289, target 5 ms = 625 kB here) keeps the standing queue below about
+    // its target, by dropping at dequeue, without losing goodput.
+    let args = ["duration_s=4", "links.1.queue_bytes=10000000"];
+    let droptail = run("dumbbell", &args);
+    let codel = run("dumbbell", &[args[0], args[1], "links.1.aqm=codel"]);
+    let bottleneck = 2; // router->client
+    assert_eq!(codel.summary["queues"][bottleneck]["name"], "router->client");
+    let (q_droptail, q_codel) = (mean_queue_bytes(&droptail, bottleneck as u32, 2.0), mean_queue_bytes(&codel, bottleneck as u32, 2.0));
+    assert!(q_droptail > 5e6, "drop-tail standing queue {q_droptail}");
+    assert!(q_codel < 0.8e6, "CoDel standing queue {q_codel}");
+    assert!(codel.summary["queues"][bottleneck]["aqm_dropped_packets"].as_u64().unwrap() > 0);
+    assert!(num(&codel.summary["flows"][0]["goodput_bps"]) > 0.9e9);
+    assert_conservation(&codel.summary);
+}
