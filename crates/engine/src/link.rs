@@ -152,14 +152,10 @@ impl Link {
     /// Drop-tail: removes from the queue's count the packets that started transmitting
     /// by `now_ns`, each at its start time (so the occupancy integral is exact).
     fn advance(&mut self, now_ns: u64) {
-        let Queue::DropTail { starts } = &mut self.queue else { return };
-        while let Some(&(start_ns, bytes)) = starts.front() {
-            if start_ns > now_ns {
-                break;
-            }
+        while let Queue::DropTail { starts } = &mut self.queue {
+            let Some(&(start_ns, bytes)) = starts.front().filter(|&&(start_ns, _)| start_ns <= now_ns) else { break };
             starts.pop_front();
-            self.stats.byte_ns += self.queued_bytes as u128 * (start_ns - self.last_change_ns) as u128;
-            self.last_change_ns = start_ns;
+            self.account(start_ns);
             self.queued_bytes -= bytes as u64;
         }
     }
