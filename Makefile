@@ -71,8 +71,8 @@ study: build
 	$(BIN)/millinet study milliproxy --out runs/study-milliproxy
 
 # Issue 7's figures in one run (BENCHMARKS.md): speed against ns-3 on the dumbbell, real time
-# and memory on the milliproxy route, the study's core grid on 2 cores. About 50 minutes: ns-3
-# runs once per rate, 2 simulated seconds each, about 3 minutes at 1 Gbit/s and 40 at 3.
+# and memory on the milliproxy route, the study's core grid on 2 cores. About 45 minutes: ns-3
+# runs once per rate, 2 simulated seconds each, about 3 minutes at 1 Gbit/s and 30-35 at 3.
 bench: build deps
 	bash bench/run.sh
 
