@@ -1,5 +1,6 @@
 //! The simulation engine: event queue, time, random streams, nodes and links,
-//! the scenario schema and builder, metrics and outputs.
+//! hosts, middleboxes, metrics and outputs. The scenario schema lives in `millinet_scenario`
+//! (re-exported as `scenario`).
 
 pub mod event;
 pub mod link;
@@ -10,12 +11,12 @@ pub mod pcap;
 pub mod proxy_site;
 pub mod radio;
 pub mod rng;
-pub mod scenario;
 pub mod series;
 pub mod sim;
 
 use std::path::{Path, PathBuf};
 
+pub use millinet_scenario as scenario;
 pub use output::{Column, ColumnData, Table};
 pub use serde_json::Value as Json;
 
@@ -36,6 +37,12 @@ impl std::fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+impl From<scenario::ConfigError> for Error {
+    fn from(e: scenario::ConfigError) -> Error {
+        Error::Scenario(e.message().to_string())
+    }
+}
 
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {

@@ -9,7 +9,7 @@ use toml_edit::{DocumentMut, ImDocument, Item, Table, Value};
 
 use super::schema::Scenario;
 use super::validate::validate;
-use crate::Error;
+use crate::ConfigError;
 
 /// A scenario ready to build, and how to name it.
 pub struct Loaded {
@@ -26,16 +26,16 @@ struct Override {
     raw: String,
 }
 
-pub fn load(path: &Path, overrides: &[String], seed: Option<u64>) -> Result<Loaded, Error> {
+pub fn load(path: &Path, overrides: &[String], seed: Option<u64>) -> Result<Loaded, ConfigError> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| Error::Scenario(format!("cannot read scenario file {file}: {}", io_reason(&e))))?;
+    let bytes = std::fs::read(path).map_err(|e| ConfigError::new(format!("cannot read scenario file {file}: {}", io_reason(&e))))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let line = line_of(&String::from_utf8_lossy(e.as_bytes()), e.utf8_error().valid_up_to());
-        Error::Scenario(format!("{file}: line {line}: the file is not UTF-8 text; a scenario is a TOML file"))
+        ConfigError::new(format!("{file}: line {line}: the file is not UTF-8 text; a scenario is a TOML file"))
     })?;
     let original = ImDocument::parse(text.clone()).map_err(|e| {
         let line = e.span().map(|s| line_of(&text, s.start)).unwrap_or(1);
-        Error::Scenario(format!("{file}: line {line}: TOML syntax error: {}", one_line(e.message())))
+        ConfigError::new(format!("{file}: line {line}: TOML syntax error: {}", one_line(e.message())))
     })?;
 
     let mut parsed: Vec<Override> = overrides.iter().map(|o| parse_override(o)).collect::<Result<_, _>>()?;
@@ -65,12 +65,12 @@ pub fn load(path: &Path, overrides: &[String], seed: Option<u64>) -> Result<Load
         let message = plain_message(e.inner().message());
         let key = path.join(".");
         let key = if key.is_empty() { String::new() } else { format!("{key}: ") };
-        Error::Scenario(format!("{}: {key}{message}", where_(&path)))
+        ConfigError::new(format!("{}: {key}{message}", where_(&path)))
     })?;
 
     validate(&scenario).map_err(|issue| {
         let path: Vec<String> = issue.path.split('.').map(str::to_string).collect();
-        Error::Scenario(format!("{}: {} = {}: {}; allowed: {}", where_(&path), issue.path, issue.value, issue.problem, issue.allowed))
+        ConfigError::new(format!("{}: {} = {}: {}; allowed: {}", where_(&path), issue.path, issue.value, issue.problem, issue.allowed))
     })?;
 
     let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -87,8 +87,8 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-fn parse_override(text: &str) -> Result<Override, Error> {
-    let bad = |why: &str| Error::Scenario(format!("--set {text}: {why}; expected KEY=VALUE with a dotted key such as flows.0.cc=newreno"));
+fn parse_override(text: &str) -> Result<Override, ConfigError> {
+    let bad = |why: &str| ConfigError::new(format!("--set {text}: {why}; expected KEY=VALUE with a dotted key such as flows.0.cc=newreno"));
     let (key, raw) = text.split_once('=').ok_or_else(|| bad("no '='"))?;
     let path: Vec<String> = key.trim().split('.').map(|s| s.trim().to_string()).collect();
     if path.iter().any(String::is_empty) {
@@ -103,9 +103,9 @@ fn override_value(raw: &str) -> Value {
     raw.parse::<Value>().unwrap_or_else(|_| Value::from(raw))
 }
 
-fn apply(doc: &mut DocumentMut, o: &Override) -> Result<(), Error> {
+fn apply(doc: &mut DocumentMut, o: &Override) -> Result<(), ConfigError> {
     set_in_table(doc.as_table_mut(), &o.path, override_value(&o.raw), 0)
-        .map_err(|why| Error::Scenario(format!("--set {}={}: {why}", o.path.join("."), o.raw)))
+        .map_err(|why| ConfigError::new(format!("--set {}={}: {why}", o.path.join("."), o.raw)))
 }
 
 /// Sets `path` (starting at `path[depth]`) below `table`. Missing tables are created,
