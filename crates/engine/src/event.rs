@@ -26,6 +26,8 @@ pub enum Event {
     Slot(u32),
     /// The gNBs sample telemetry for the proxy (every T_info).
     Telemetry,
+    /// A planned route change takes effect (index into the network's planned changes).
+    RouteChange(u32),
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -17,7 +17,7 @@ use serde_json::json;
 use crate::event::{Event, EventQueue, TimerSlots};
 use crate::link::{Link, LinkParams};
 use crate::metrics::{self, LogHistogram};
-use crate::network::{address_of, node_of, shortest_paths, Node, NO_ROUTE};
+use crate::network::{Edge, Hop, Network};
 use crate::output::Table;
 use crate::pcap::PcapWriter;
 use crate::proxy_site::{self, ProxySite};
@@ -153,16 +153,17 @@ pub struct Simulation {
     proxy: Option<ProxySite>,
     /// Per node: whether a UE sits there (packets toward it go "from the server").
     ue_node: Vec<bool>,
-    nodes: Vec<Node>,
+    network: Network,
     links: Vec<Link>,
+    /// The node each link leaves from.
+    link_from: Vec<u32>,
     /// Links that alternate their rate, with the switching period.
     switching: Vec<(u32, u64)>,
     endpoints: Vec<Endpoint>,
     flows: Vec<Flow>,
     captures: Vec<Option<PcapWriter>>,
     cells: Vec<RadioCell>,
-    /// Per UE (scenario order): its cell and id there. Radio hop ids in the routing
-    /// table follow the wired links: 2k downlink and 2k + 1 uplink of UE k.
+    /// Per UE (scenario order): its cell and id there.
     ue_placement: Vec<(usize, UeId)>,
     ue_metrics: Vec<UeMetrics>,
     scratch: Vec<Packet>,
@@ -255,33 +256,29 @@ impl Simulation {
             }
         }
         let (cells, ue_placement) = radio::build(&scenario, base_dir, &node_index)?;
-        let mut ends: Vec<(u32, u32)> = links.iter().map(|(from, l)| (*from, l.to_node)).collect();
-        for &(cell, ue) in &ue_placement {
+        let mut edges: Vec<Edge> =
+            links.iter().enumerate().map(|(i, (from, l))| Edge { from: *from, to: l.to_node, hop: Hop::Link(i as u32) }).collect();
+        for (k, &(cell, ue)) in ue_placement.iter().enumerate() {
             let (gnb, ue_node) = (cells[cell].node, cells[cell].ues[ue.index()].node);
-            ends.extend([(gnb, ue_node), (ue_node, gnb)]);
+            edges.push(Edge { from: gnb, to: ue_node, hop: Hop::RadioDownlink(k as u32) });
+            edges.push(Edge { from: ue_node, to: gnb, hop: Hop::RadioUplink(k as u32) });
         }
-        let routes = shortest_paths(scenario.nodes.len(), &ends);
-        let mut nodes: Vec<Node> = scenario
-            .nodes
-            .iter()
-            .zip(routes)
-            .enumerate()
-            .map(|(i, (n, next_link))| Node { name: n.name.clone(), address: address_of(i as u32), next_link, endpoints: Vec::new() })
-            .collect();
+        let mut network = Network::new(scenario.nodes.iter().map(|n| n.name.clone()));
+        network.compute_routes(&edges);
 
         // Every name is checked before any file is created, so a rejected run writes nothing.
         let capture_nodes = pcap
             .iter()
             .map(|(name, _)| {
-                nodes.iter().position(|n| &n.name == name).ok_or_else(|| {
-                    let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+                network.node_by_name(name).ok_or_else(|| {
+                    let known: Vec<&str> = network.nodes.iter().map(|n| n.name.as_str()).collect();
                     Error::Scenario(format!("--pcap {name}: no such node; allowed: {}", known.join(", ")))
                 })
             })
-            .collect::<Result<Vec<usize>, Error>>()?;
-        let mut captures: Vec<Option<PcapWriter>> = (0..nodes.len()).map(|_| None).collect();
+.collect::<Result<Vec<u32>, Error>>()?;
+        let mut captures: Vec<Option<PcapWriter>> = (0..network.nodes.len()).map(|_| None).collect();
         for (&i, (_, path)) in capture_nodes.iter().zip(pcap) {
-            captures[i] = Some(PcapWriter::create(path).map_err(Error::Io)?);
+            captures[i as usize] = Some(PcapWriter::create(path).map_err(Error::Io)?);
         }
 
         let mut sim = Simulation {
@@ -294,7 +291,8 @@ impl Simulation {
             timer_owners: Vec::new(),
             proxy: None,
             ue_node: (0..scenario.nodes.len()).map(|i| scenario.ues.iter().any(|u| node_index(&u.node) == i as u32)).collect(),
-            nodes: Vec::new(),
+            network,
+            link_from: links.iter().map(|(from, _)| *from).collect(),
             links: links.into_iter().map(|(_, l)| l).collect(),
             switching,
             endpoints: Vec::new(),
@@ -311,7 +309,7 @@ impl Simulation {
 
         for (i, spec) in scenario.flows.iter().enumerate() {
             let (src, dst) = (node_index(&spec.src), node_index(&spec.dst));
-            if nodes[src as usize].next_link[dst as usize] == NO_ROUTE || nodes[dst as usize].next_link[src as usize] == NO_ROUTE {
+            if !sim.network.reaches(src, dst) || !sim.network.reaches(dst, src) {
                 return Err(Error::Scenario(format!(
                     "flows.{i}: no path between {:?} and {:?}; allowed: nodes joined by [[links]] in both directions",
                     spec.src, spec.dst
@@ -319,15 +317,15 @@ impl Simulation {
             }
             let flow = i as u32;
             let start_ns = seconds_to_ns(spec.start_s);
-            let sender_addr = SocketAddrV4::new(nodes[src as usize].address, SERVER_PORT + i as u16);
-            let receiver_addr = SocketAddrV4::new(nodes[dst as usize].address, CLIENT_PORT + i as u16);
+            let sender_addr = SocketAddrV4::new(sim.network.address(src), SERVER_PORT + i as u16);
+            let receiver_addr = SocketAddrV4::new(sim.network.address(dst), CLIENT_PORT + i as u16);
             let (sender, receiver) = match spec.kind {
                 FlowKind::Tcp => {
                     let iss = rng::stream(scenario.seed, &format!("flow{i}/sender-iss")).next_u32();
                     let listener = TcpConnection::listen(tcp_config(spec, iss), sender_addr).map_err(|e| Error::Scenario(format!("flows.{i}: {e}")))?;
                     // The receiver connects at the flow's start (Event::FlowStart).
                     sim.events.schedule(start_ns, Event::FlowStart(flow));
-                    (sim.add_endpoint(&mut nodes, src, flow, Role::Sender, Model::Tcp(listener)), u32::MAX)
+                    (sim.add_endpoint(src, flow, Role::Sender, Model::Tcp(listener)), u32::MAX)
                 }
                 FlowKind::Udp => {
                     let source = UdpSource::new(UdpSourceConfig {
@@ -341,8 +339,8 @@ impl Simulation {
                     })
                     .map_err(|e| Error::Scenario(format!("flows.{i}: {e}")))?;
                     let sink = Model::UdpSink { port: receiver_addr.port(), sink: UdpSink::new() };
-                    let sender = sim.add_endpoint(&mut nodes, src, flow, Role::Sender, Model::UdpSource(source));
-                    let receiver = sim.add_endpoint(&mut nodes, dst, flow, Role::Receiver, sink);
+                    let sender = sim.add_endpoint(src, flow, Role::Sender, Model::UdpSource(source));
+                    let receiver = sim.add_endpoint(dst, flow, Role::Receiver, sink);
                     (sender, receiver)
                 }
             };
@@ -362,7 +360,6 @@ impl Simulation {
                 goodput_bins: vec![0; bins],
             });
         }
-        sim.nodes = nodes;
         // UDP sources wait for their first departure.
         for e in 0..sim.endpoints.len() as u32 {
             let ep = &sim.endpoints[e as usize];
@@ -387,13 +384,27 @@ impl Simulation {
         Ok(sim)
     }
 
-    fn add_endpoint(&mut self, nodes: &mut [Node], node: u32, flow: u32, role: Role, model: Model) -> u32 {
+    fn add_endpoint(&mut self, node: u32, flow: u32, role: Role, model: Model) -> u32 {
         let id = self.endpoints.len() as u32;
         let timer = self.timers.add();
         self.timer_owners.push(TimerOwner::Endpoint(id));
         self.endpoints.push(Endpoint { node, flow, role, timer, model });
-        nodes[node as usize].endpoints.push(id);
+        self.network.nodes[node as usize].endpoints.push(id);
         id
+    }
+
+    /// At `at_ns`, node `node` starts sending packets for node `destination` over its link
+    /// to the neighbour `next` (a path change; packets already queued go on as they were).
+    pub fn change_route_at(&mut self, at_ns: u64, node: &str, destination: &str, next: &str) -> Result<(), Error> {
+        let net = &self.network;
+        let find = |name: &str| net.node_by_name(name).ok_or_else(|| Error::Scenario(format!("route change: no node {name:?}")));
+        let (from, to, via) = (find(node)?, find(destination)?, find(next)?);
+        let link = (0..self.links.len() as u32)
+            .find(|&l| self.link_from[l as usize] == from && self.links[l as usize].to_node == via)
+            .ok_or_else(|| Error::Scenario(format!("route change: no link from {node:?} to {next:?}")))?;
+        let change = self.network.plan(from, self.network.address(to), Hop::Link(link)).map_err(|e| Error::Scenario(format!("route change: {e}")))?;
+        self.events.schedule(at_ns, Event::RouteChange(change));
+        Ok(())
     }
 
     pub fn now_ns(&self) -> u64 {
@@ -450,6 +461,7 @@ impl Simulation {
                 Event::AppWrite(f) => self.app_write(f),
                 Event::Slot(c) => self.slot(c),
                 Event::Telemetry => self.telemetry(),
+                Event::RouteChange(change) => self.network.apply_planned(change),
             }
             if self.events.processed() & 0xFFFF == 0 {
                 progress(now_ns as f64 / 1e9, total_s);
@@ -469,14 +481,12 @@ impl Simulation {
             self.scenario.nodes.iter().position(|n| n.name == spec.dst).expect("validated") as u32,
         );
         let iss = rng::stream(self.scenario.seed, &format!("flow{i}/receiver-iss")).next_u32();
-        let local = SocketAddrV4::new(address_of(dst), CLIENT_PORT + f as u16);
-        let remote = SocketAddrV4::new(address_of(src), SERVER_PORT + f as u16);
+        let local = SocketAddrV4::new(self.network.address(dst), CLIENT_PORT + f as u16);
+        let remote = SocketAddrV4::new(self.network.address(src), SERVER_PORT + f as u16);
         let mut out = std::mem::take(&mut self.scratch);
         let conn = TcpConnection::connect(tcp_config(spec, iss), local, remote, self.now_ns, &mut out)
             .expect("configuration validated when the listener was created");
-        let mut nodes = std::mem::take(&mut self.nodes);
-        let receiver = self.add_endpoint(&mut nodes, dst, f, Role::Receiver, Model::Tcp(conn));
-        self.nodes = nodes;
+        let receiver = self.add_endpoint(dst, f, Role::Receiver, Model::Tcp(conn));
         self.flows[i].receiver = receiver;
         self.after_endpoint(receiver, out);
     }
@@ -503,11 +513,10 @@ impl Simulation {
         if let Some(w) = &mut self.captures[node as usize] {
             w.write(self.now_ns, &packet);
         }
-        let n = &self.nodes[node as usize];
-        if packet.dst != n.address {
+        if self.network.node_of(packet.dst) != Some(node) {
             match &mut self.proxy {
                 Some(site) if site.node == node && packet.tcp_header().is_some() => {
-                    let downstream = node_of(packet.dst, self.nodes.len()).is_some_and(|d| self.ue_node[d as usize]);
+                    let downstream = self.network.node_of(packet.dst).is_some_and(|d| self.ue_node[d as usize]);
                     let direction = if downstream { ProxyDirection::FromServer } else { ProxyDirection::FromUe };
                     let mut out = std::mem::take(&mut self.scratch);
                     site.proxy.on_packet(self.now_ns, packet, direction, &mut out);
@@ -519,7 +528,7 @@ impl Simulation {
         }
         let (src_port, dst_port) = packet.ports();
         // Few endpoints per node: a scan beats hashing.
-        let found = n.endpoints.iter().copied().find(|&e| self.endpoints[e as usize].model.accepts(packet.src, src_port, dst_port));
+        let found = self.network.nodes[node as usize].endpoints.iter().copied().find(|&e| self.endpoints[e as usize].model.accepts(packet.src, src_port, dst_port));
         if let Some(e) = found {
             let mut out = std::mem::take(&mut self.scratch);
             self.endpoints[e as usize].model.on_packet(self.now_ns, &packet, &mut out);
@@ -529,25 +538,24 @@ impl Simulation {
 
     #[inline]
     fn forward(&mut self, node: u32, mut packet: Packet) {
-        let Some(dst) = node_of(packet.dst, self.nodes.len()) else { return };
-        let link = self.nodes[node as usize].next_link[dst as usize];
-        if link == NO_ROUTE || packet.ttl == 0 {
+        let Some(dst) = self.network.interface_of(packet.dst) else { return };
+        if packet.ttl == 0 {
             return;
         }
         packet.ttl -= 1;
-        match (link as usize).checked_sub(self.links.len()) {
-            None => {
+        // Drops in an RLC buffer are counted by the RLC entity itself.
+        match self.network.next_hop(node, dst) {
+            Hop::Unreachable => {}
+            Hop::Link(link) => {
                 self.links[link as usize].enqueue(self.now_ns, packet, link, &mut self.events);
             }
-            Some(hop) => {
-                let (cell, ue) = self.ue_placement[hop / 2];
-                let cell = &mut self.cells[cell].cell;
-                // Drops are counted by the RLC entity itself.
-                if hop % 2 == 0 {
-                    cell.enqueue_downlink(self.now_ns, ue, packet);
-                } else {
-                    cell.enqueue_uplink(self.now_ns, ue, packet);
-                }
+            Hop::RadioDownlink(k) => {
+                let (cell, ue) = self.ue_placement[k as usize];
+                self.cells[cell].cell.enqueue_downlink(self.now_ns, ue, packet);
+            }
+            Hop::RadioUplink(k) => {
+                let (cell, ue) = self.ue_placement[k as usize];
+                self.cells[cell].cell.enqueue_uplink(self.now_ns, ue, packet);
             }
         }
     }
@@ -598,7 +606,7 @@ impl Simulation {
             if packet.meta.flow == u32::MAX {
                 // A packet the proxy made itself (split-TCP): the flow is the server port's.
                 let (src_port, dst_port) = packet.ports();
-                let toward_ue = node_of(packet.dst, self.nodes.len()).is_some_and(|d| self.ue_node[d as usize]);
+                let toward_ue = self.network.node_of(packet.dst).is_some_and(|d| self.ue_node[d as usize]);
                 let server_port = if toward_ue { src_port } else { dst_port };
                 packet.meta.flow = server_port.wrapping_sub(SERVER_PORT) as u32;
             }
@@ -624,7 +632,7 @@ impl Simulation {
                 sinr_db: t.sinr_db,
                 outage: t.outage,
             };
-            site.proxy.on_telemetry(self.now_ns, address_of(cell.ues[ue.index()].node), record, &mut out);
+            site.proxy.on_telemetry(self.now_ns, self.network.address(cell.ues[ue.index()].node), record, &mut out);
         }
         let next = self.now_ns + site.t_info_ns;
         self.events.schedule(next, Event::Telemetry);
