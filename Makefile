@@ -27,7 +27,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build test demo study bench bench-study crosscheck
+.PHONY: deps venv build test demo study bench bench-study bench-route crosscheck
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -84,3 +84,9 @@ bench-study: build
 # `make test` runs a subset. Results and plots in runs/crosscheck, see docs/validation.md.
 crosscheck: deps build
 	$(BIN)/python crosscheck/run.py --out runs/crosscheck
+
+# Figure (b) of `make bench` (the milliproxy route with and without milliProxy) for this build
+# against the build of commit REF, runs interleaved in one sitting (a few minutes plus REF's build).
+REF ?= HEAD~1
+bench-route: build
+	bash bench/route_against.sh $(REF)
