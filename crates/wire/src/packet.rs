@@ -29,8 +29,28 @@ pub struct Meta {
     pub ran_entry_ns: u64,
 }
 
-/// One IPv4 packet. Payload is carried as a length; its bytes are implied by
-/// the transport's sequence numbers.
+/// Where a packet's payload bytes are, when it has real ones: a handle the owner of the
+/// packet buffers (a daemon, a test) hands out and resolves. The simulator's packets carry
+/// `PayloadId::NONE`, their bytes implied by the transport's sequence numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PayloadId(pub u32);
+
+impl Default for PayloadId {
+    fn default() -> Self {
+        PayloadId::NONE
+    }
+}
+
+impl PayloadId {
+    pub const NONE: PayloadId = PayloadId(u32::MAX);
+
+    #[inline]
+    pub fn is_none(self) -> bool {
+        self == PayloadId::NONE
+    }
+}
+
+/// One IPv4 packet. Payload is carried as a length, and as bytes only through `payload`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     pub src: Ipv4Addr,
@@ -41,13 +61,25 @@ pub struct Packet {
     pub ecn: u8,
     pub transport: Transport,
     pub payload_bytes: u32,
+    /// The payload's bytes, if someone holds them (`PayloadId::NONE` in the simulator).
+    pub payload: PayloadId,
     pub meta: Meta,
 }
 
 impl Packet {
     /// A packet with default IP fields (TTL 64, no ECN) and no simulator metadata.
     pub fn new(src: Ipv4Addr, dst: Ipv4Addr, transport: Transport, payload_bytes: u32) -> Packet {
-        Packet { src, dst, ip_id: 0, ttl: 64, ecn: 0, transport, payload_bytes, meta: Meta { flow: u32::MAX, ..Meta::default() } }
+        Packet {
+            src,
+            dst,
+            ip_id: 0,
+            ttl: 64,
+            ecn: 0,
+            transport,
+            payload_bytes,
+            payload: PayloadId::NONE,
+            meta: Meta { flow: u32::MAX, ..Meta::default() },
+        }
     }
 
     pub fn tcp(src: Ipv4Addr, dst: Ipv4Addr, header: TcpHeader, payload_bytes: u32) -> Packet {

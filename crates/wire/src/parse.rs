@@ -104,8 +104,8 @@ impl std::error::Error for ParseError {}
 /// header checksum and the TCP/UDP checksum must be right (a UDP checksum of
 /// zero means "none", RFC 768).
 ///
-/// DSCP, the urgent pointer and unknown TCP options are not represented and are
-/// dropped. `wire_bytes()` of the result equals the datagram length when the
+/// DSCP and the urgent pointer are not represented and are dropped; unknown TCP
+/// options are kept as raw bytes (`TcpOptions::raw`). `wire_bytes()` of the result equals the datagram length when the
 /// options were laid out as `emit` (and Linux) lays them out.
 pub fn parse(datagram: &[u8], verify_checksums: bool) -> Result<(Packet, &[u8]), ParseError> {
     let total = ip_total_length(datagram)?;
@@ -231,7 +231,7 @@ fn parse_tcp(seg: &[u8]) -> Result<(TcpHeader, usize), ParseError> {
 
 /// Parses the option bytes per RFC 9293 §3.2: EOL ends the list, NOP is one byte,
 /// every other kind has a length byte counting kind and length. Unknown kinds are
-/// skipped by their length; the known ones must have their fixed length.
+/// kept as raw bytes in wire order; the known ones must have their fixed length.
 fn parse_options(bytes: &[u8]) -> Result<TcpOptions, ParseError> {
     let mut opts = TcpOptions::default();
     let mut at = 0;
@@ -265,7 +265,8 @@ fn parse_options(bytes: &[u8]) -> Result<TcpOptions, ParseError> {
                 }
             }
             (OPT_MSS | OPT_WSCALE | OPT_SACK_PERMITTED | OPT_TIMESTAMPS | OPT_SACK, _) => return Err(malformed),
-            _ => {}
+            // Cannot fail: every option read here lies within the 40 option bytes.
+            _ => opts.raw.push(&bytes[at..at + len]).map_err(|_| malformed)?,
         }
         at += len;
     }
