@@ -1,40 +1,13 @@
 //! Scripted packets: the flow and buffer limits, telemetry timing, the handshake rules.
 
-use std::net::{Ipv4Addr, SocketAddrV4};
+mod common;
 
+use std::net::Ipv4Addr;
+
+use common::scripted::*;
+use common::MS;
 use millinet_proxy::{Direction, FlowKey, HandlingRule, Middlebox, NoPayloads, PolicySpec, Proxy, ProxyConfig, Telemetry};
-use millinet_wire::{Packet, TcpFlags, TcpHeader, TcpOptions, Timestamps};
-
-const MS: u64 = 1_000_000;
-const SERVER: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 1), 80);
-const UE_IP: Ipv4Addr = Ipv4Addr::new(10, 9, 0, 2);
-const SERVER_ISN: u32 = 5000;
-
-fn ue(port: u16) -> SocketAddrV4 {
-    SocketAddrV4::new(UE_IP, port)
-}
-
-fn seg(from: SocketAddrV4, to: SocketAddrV4, seq: u32, ack: u32, flags: TcpFlags, payload: u32, options: TcpOptions) -> Packet {
-    let h = TcpHeader { src_port: from.port(), dst_port: to.port(), seq, ack, flags, window: 1000, options };
-    Packet::tcp(*from.ip(), *to.ip(), h, payload)
-}
-
-fn syn_options(mss: u16) -> TcpOptions {
-    TcpOptions { mss: Some(mss), window_scale: Some(7), sack_permitted: true, timestamps: Some(Timestamps { tsval: 1, tsecr: 0 }), ..TcpOptions::default() }
-}
-
-/// SYN from the UE at `port`, SYN-ACK from the server, ACK from the UE. Returns the outputs.
-fn handshake(proxy: &mut Proxy, now: u64, port: u16) -> Vec<Packet> {
-    let mut out = Vec::new();
-    proxy.on_packet(now, seg(ue(port), SERVER, 100, 0, TcpFlags::SYN, 0, syn_options(20_000)), Direction::FromUe, &mut NoPayloads, &mut out);
-    proxy.on_packet(now, seg(SERVER, ue(port), SERVER_ISN, 101, TcpFlags::SYN | TcpFlags::ACK, 0, syn_options(1400)), Direction::FromServer, &mut NoPayloads, &mut out);
-    proxy.on_packet(now, seg(ue(port), SERVER, 101, SERVER_ISN + 1, TcpFlags::ACK, 0, TcpOptions::default()), Direction::FromUe, &mut NoPayloads, &mut out);
-    out
-}
-
-fn data(port: u16, offset: u32, len: u32) -> Packet {
-    seg(SERVER, ue(port), SERVER_ISN + 1 + offset, 101, TcpFlags::ACK, len, TcpOptions::default())
-}
+use millinet_wire::{TcpFlags, TcpOptions, Timestamps};
 
 #[test]
 fn handshake_clamps_mss_toward_the_server_only() {

@@ -10,6 +10,8 @@
 
 #![allow(dead_code)] // each test file uses a different part of the harness
 
+pub mod scripted;
+
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 
