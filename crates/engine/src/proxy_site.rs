@@ -133,3 +133,84 @@ pub fn build(p: &ProxySpec, node: u32, timer: u32, iss_secret: u64) -> Result<Pr
     let t_info_ns = seconds_to_ns(p.t_info_s).max(1);
     Ok(ProxySite { node, proxy: DelayedTelemetry::new(middlebox, seconds_to_ns(p.d_info_s)), timer, t_info_ns })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use millinet_proxy::{PayloadPool, Summary};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    const UE: Ipv4Addr = Ipv4Addr::new(10, 9, 0, 2);
+
+    /// Records what reaches it, in order.
+    struct Recorder {
+        uses_telemetry: bool,
+        seen: Rc<RefCell<Vec<(u64, &'static str, u64)>>>,
+    }
+
+    impl Middlebox for Recorder {
+        fn on_packet(&mut self, now_ns: u64, _: Packet, _: Direction, _: &mut dyn PayloadPool, _: &mut Vec<Packet>) {
+            self.seen.borrow_mut().push((now_ns, "packet", 0));
+        }
+        fn on_telemetry(&mut self, now_ns: u64, _: Ipv4Addr, record: Telemetry, _: &mut dyn PayloadPool, _: &mut Vec<Packet>) {
+            self.seen.borrow_mut().push((now_ns, "telemetry", record.t_ns));
+        }
+        fn on_timeout(&mut self, now_ns: u64, _: &mut dyn PayloadPool, _: &mut Vec<Packet>) {
+            self.seen.borrow_mut().push((now_ns, "timeout", 0));
+        }
+        fn next_timeout_ns(&self) -> Option<u64> {
+            Some(50)
+        }
+        fn uses_telemetry(&self) -> bool {
+            self.uses_telemetry
+        }
+        fn flow_samples(&self, _: u64) -> Vec<(FlowKey, FlowSample)> {
+            Vec::new()
+        }
+        fn summary(&self) -> Summary {
+            Summary { kind: "recorder", setting: ("none", String::new()), counters: Vec::new() }
+        }
+    }
+
+    fn site(uses_telemetry: bool, delay_ns: u64) -> (DelayedTelemetry, Rc<RefCell<Vec<(u64, &'static str, u64)>>>) {
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        (DelayedTelemetry::new(Box::new(Recorder { uses_telemetry, seen: seen.clone() }), delay_ns), seen)
+    }
+
+    fn record(t_ns: u64) -> Telemetry {
+        Telemetry { t_ns, ..Telemetry::default() }
+    }
+
+    fn packet() -> Packet {
+        Packet::tcp(UE, Ipv4Addr::new(10, 0, 0, 1), Default::default(), 0)
+    }
+
+    #[test]
+    fn records_arrive_d_info_after_their_sample_time_before_anything_else_then() {
+        let (mut p, seen) = site(true, 3);
+        let mut out = Vec::new();
+        p.on_telemetry(10, UE, record(10), &mut out);
+        p.on_telemetry(11, UE, record(11), &mut out);
+        assert_eq!(p.next_timeout_ns(), Some(13), "the first record's arrival, before the middlebox's own 50");
+        p.on_packet(12, packet(), Direction::FromUe, &mut out);
+        // A packet at the arrival time: the record goes first.
+        p.on_packet(13, packet(), Direction::FromUe, &mut out);
+        assert_eq!(p.next_timeout_ns(), Some(14));
+        p.on_timeout(14, &mut out);
+        assert_eq!(p.next_timeout_ns(), Some(50));
+        assert_eq!(*seen.borrow(), [(12, "packet", 0), (13, "telemetry", 10), (13, "packet", 0), (14, "telemetry", 11), (14, "timeout", 0)]);
+    }
+
+    #[test]
+    fn without_delay_a_record_applies_at_once_and_unused_telemetry_is_not_held() {
+        let (mut p, seen) = site(true, 0);
+        p.on_telemetry(10, UE, record(10), &mut Vec::new());
+        assert_eq!(*seen.borrow(), [(10, "telemetry", 10)]);
+        let (mut p, seen) = site(false, 3);
+        p.on_telemetry(10, UE, record(10), &mut Vec::new());
+        p.on_timeout(20, &mut Vec::new());
+        assert_eq!(p.next_timeout_ns(), Some(50), "no deadline for a record nobody reads");
+        assert_eq!(*seen.borrow(), [(20, "timeout", 0)]);
+    }
+}

@@ -94,3 +94,30 @@ impl ProxyConfig {
         self.policy_by_server_port.iter().find(|(p, _)| *p == server_port).map_or(&self.policy, |(_, s)| s)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::PolicyError;
+
+    #[test]
+    fn refusals_are_typed_and_name_field_value_and_range() {
+        let cfg = |f: fn(&mut ProxyConfig)| {
+            let mut c = ProxyConfig::default();
+            f(&mut c);
+            c.validate().err().unwrap()
+        };
+        let e = cfg(|c| c.mss1_bytes = 100);
+        assert_eq!(e, ProxyConfigError::Mss1 { mss1_bytes: 100 });
+        assert_eq!(e.to_string(), "mss1_bytes = 100: allowed 536..=65535");
+        let e = cfg(|c| c.mss2_bytes = 1000);
+        assert_eq!(e.to_string(), "mss2_bytes = 1000: allowed mss1_bytes (1400)..=65535");
+        assert_eq!(cfg(|c| c.idle_timeout_ns = 0), ProxyConfigError::ZeroIdleTimeout);
+        assert_eq!(cfg(|c| c.rtt_min_window_ns = 0), ProxyConfigError::ZeroRttMinWindow);
+        assert_eq!(cfg(|c| c.local_rto_ns = Some(0)).to_string(), "local_rto_ns = 0: must be > 0 (None turns it off)");
+        let e = cfg(|c| c.policy_by_server_port = vec![(443, PolicySpec::new("nope"))]);
+        assert_eq!(e, ProxyConfigError::Policy(PolicyError::UnknownPolicy { policy: "nope".into() }));
+        assert_eq!(e.to_string(), "flow-window policy 'nope': unknown; allowed: bdp, static, passthrough");
+        assert!(ProxyConfig::default().validate().is_ok());
+    }
+}

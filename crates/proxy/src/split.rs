@@ -343,3 +343,21 @@ fn initial_sequence_number(key: &FlowKey, secret: u64, now_ns: u64) -> u32 {
     z ^= z >> 31;
     (z as u32).wrapping_add((now_ns / 4_000) as u32)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_typed_and_keep_the_transport_message() {
+        let small = SplitConfig { buffer_bytes: 1000, ..SplitConfig::default() };
+        let e = small.validate().err().unwrap();
+        assert_eq!(e, SplitConfigError::BufferBelowMss { buffer_bytes: 1000, mss_bytes: 1400 });
+        assert_eq!(e.to_string(), "buffer_bytes = 1000: allowed at least the MSS toward the UE (1400)");
+        let mut bad_cc = SplitConfig::default();
+        bad_cc.downstream.cc = "nope".into();
+        let e = SplitProxy::new(bad_cc.clone()).err().unwrap();
+        let transport = TcpConnection::listen(bad_cc.downstream, SocketAddrV4::new(0.into(), 0)).err().unwrap().to_string();
+        assert_eq!(e, SplitConfigError::Downstream(transport));
+    }
+}
