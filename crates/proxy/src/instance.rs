@@ -211,7 +211,7 @@ impl<S: PayloadStore> Instance<S> {
                     window: hdr.window,
                     flags: TcpFlags(hdr.flags.0 & (TcpFlags::PSH.0 | TcpFlags::ECE.0 | TcpFlags::CWR.0)) | TcpFlags::ACK,
                     timestamps: hdr.options.timestamps,
-                    raw_options: hdr.options.raw,
+                    raw_options: hdr.options.raw(),
                     ecn: packet.ecn,
                     meta: packet.meta,
                 },
@@ -302,7 +302,7 @@ impl<S: PayloadStore> Instance<S> {
             h.ack = latest.ack;
             h.window = latest.window;
             h.flags = if fin { latest.flags | TcpFlags::FIN } else { latest.flags };
-            h.options = TcpOptions { timestamps: latest.timestamps, raw: latest.raw_options, ..TcpOptions::default() };
+            h.options = TcpOptions { timestamps: latest.timestamps, ..TcpOptions::from_raw(&latest.raw_options) };
         }
         out.push(p);
         match self.sent.get(start) {

@@ -36,12 +36,12 @@ fn both_proxies_run_through_one_driver_path() {
 
 /// MPTCP DSS-like option (kind 30, RFC 8684) and an experimental one (kind 253, RFC 6994).
 fn with_unknown(mut p: Packet, option: &[u8]) -> Packet {
-    p.tcp_header_mut().unwrap().options.raw.push(option).unwrap();
+    p.tcp_header_mut().unwrap().options.push_raw(option).unwrap();
     p
 }
 
-fn raw(p: &Packet) -> &[u8] {
-    p.tcp_header().unwrap().options.raw.as_bytes()
+fn raw(p: &Packet) -> Vec<u8> {
+    p.tcp_header().unwrap().options.raw().as_bytes().to_vec()
 }
 
 #[test]
@@ -56,14 +56,14 @@ fn unknown_options_cross_milliproxy_in_both_directions() {
     // Server data toward the UE: the (coalesced) segment carries the option.
     proxy.on_packet(MS, with_unknown(data(4000, 0, 1400), &dss), Direction::FromServer, &mut NoPayloads, &mut out);
     assert_eq!(out.len(), 1);
-    assert_eq!((out[0].payload_bytes, raw(&out[0])), (1400, &dss[..]));
+    assert_eq!((out[0].payload_bytes, raw(&out[0])), (1400, dss.to_vec()));
     out.clear();
 
     // The UE's ACK toward the server: relayed with the option.
     let ack = seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + 1400, TcpFlags::ACK, 0, TcpOptions::default());
     proxy.on_packet(2 * MS, with_unknown(ack, &dss), Direction::FromUe, &mut NoPayloads, &mut out);
     assert_eq!(out.len(), 1);
-    assert_eq!((out[0].dst, raw(&out[0])), (*SERVER.ip(), &dss[..]));
+    assert_eq!((out[0].dst, raw(&out[0])), (*SERVER.ip(), dss.to_vec()));
     out.clear();
 
     // UE data toward the server, and the server's pure ACK of it toward the UE.

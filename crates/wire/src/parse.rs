@@ -258,15 +258,18 @@ fn parse_options(bytes: &[u8]) -> Result<TcpOptions, ParseError> {
             (OPT_TIMESTAMPS, 8) => opts.timestamps = Some(Timestamps { tsval: be32(body, 0), tsecr: be32(body, 4) }),
             // RFC 2018 §3: 8 bytes per block; 40 option bytes leave room for at most 4.
             (OPT_SACK, n) if n >= 8 && n % 8 == 0 && n <= 32 => {
-                opts.sack_count = (n / 8) as u8;
-                opts.sack_blocks = Default::default();
-                for (i, block) in body.chunks_exact(8).enumerate() {
-                    opts.sack_blocks[i] = SackBlock { left: be32(block, 0), right: be32(block, 4) };
+                let mut blocks = [SackBlock::default(); 4];
+                for (slot, block) in blocks.iter_mut().zip(body.chunks_exact(8)) {
+                    *slot = SackBlock { left: be32(block, 0), right: be32(block, 4) };
+                }
+                // Cannot fail: SACK and raw options together lie within the 40 option bytes.
+                if !opts.set_sack(&blocks[..n / 8]) {
+                    return Err(malformed);
                 }
             }
             (OPT_MSS | OPT_WSCALE | OPT_SACK_PERMITTED | OPT_TIMESTAMPS | OPT_SACK, _) => return Err(malformed),
             // Cannot fail: every option read here lies within the 40 option bytes.
-            _ => opts.raw.push(&bytes[at..at + len]).map_err(|_| malformed)?,
+            _ => opts.push_raw(&bytes[at..at + len]).map_err(|_| malformed)?,
         }
         at += len;
     }

@@ -37,10 +37,8 @@ fn options(mss: bool, ws: bool, sack_permitted: bool, ts: bool, sack_count: u8) 
         timestamps: ts.then_some(Timestamps { tsval: 0xdead_beef, tsecr: 7 }),
         ..TcpOptions::default()
     };
-    for i in 0..sack_count as u32 {
-        o.sack_blocks[i as usize] = SackBlock { left: 1000 * i + 1, right: 1000 * i + 500 };
-    }
-    o.sack_count = sack_count;
+    let blocks: Vec<SackBlock> = (0..sack_count as u32).map(|i| SackBlock { left: 1000 * i + 1, right: 1000 * i + 500 }).collect();
+    assert!(o.set_sack(&blocks));
     o
 }
 
@@ -295,11 +293,11 @@ fn unknown_options_are_kept_and_eol_ends_the_list() {
     let o = p.tcp_header().unwrap().options;
     assert_eq!((o.mss, o.window_scale, o.sack_permitted), (Some(1460), None, true));
     assert_eq!(o.timestamps, Some(Timestamps { tsval: 0xdead_beef, tsecr: 7 }));
-    assert_eq!(o.raw.as_bytes(), [30, 4, 0xaa, 0xbb]);
+    assert_eq!(o.raw().as_bytes(), [30, 4, 0xaa, 0xbb]);
     // EOL: whatever follows is padding, even bytes that would be malformed.
     d[56..60].copy_from_slice(&[0, 9, 9, 9]);
     fix_tcp_checksum(&mut d);
-    assert!(parse(&d, true).unwrap().0.tcp_header().unwrap().options.raw.is_empty());
+    assert!(parse(&d, true).unwrap().0.tcp_header().unwrap().options.raw().is_empty());
 }
 
 /// A data segment as Linux lays it out — timestamps, SACK — followed by an MPTCP DSS option
@@ -307,8 +305,8 @@ fn unknown_options_are_kept_and_eol_ends_the_list() {
 /// NOP padding to the word.
 fn segment_with_unknown_options() -> Vec<u8> {
     let mut o = options(false, false, false, true, 1);
-    o.raw.push(&[30, 8, 0x20, 0x01, 0xde, 0xad, 0xbe, 0xef]).unwrap();
-    o.raw.push(&[253, 5, 0x12, 0x34, 0x77]).unwrap();
+    o.push_raw(&[30, 8, 0x20, 0x01, 0xde, 0xad, 0xbe, 0xef]).unwrap();
+    o.push_raw(&[253, 5, 0x12, 0x34, 0x77]).unwrap();
     assert_eq!(o.encoded_bytes(), 12 + 12 + 16, "13 raw bytes padded to 16");
     let p = tcp_packet(o, 6);
     let mut buf = [0u8; 200];
@@ -334,7 +332,7 @@ fn unknown_options_round_trip_byte_identical() {
 
     // Alongside the SYN options too: MSS, SACK-permitted, timestamps, window scale.
     let mut o = options(true, true, true, true, 0);
-    o.raw.push(&[30, 4, 0x00, 0x81]).unwrap(); // MP_CAPABLE v1 without keys, as in a SYN
+    o.push_raw(&[30, 4, 0x00, 0x81]).unwrap(); // MP_CAPABLE v1 without keys, as in a SYN
     let mut syn = tcp_packet(o, 0);
     syn.tcp_header_mut().unwrap().flags = TcpFlags::SYN;
     let mut buf = [0u8; 100];
@@ -374,10 +372,18 @@ fn raw_options_must_be_whole_and_fit() {
     assert_eq!(raw.push(&[254, 3, 0]), Err(millinet_wire::RawOptionError::NoRoom { needed: 3, available: 2 }));
     // SACK blocks get only the room the raw options leave: 40 − 12 (timestamps) − 16 = 12 → 1 block.
     let mut o = options(false, false, false, true, 0);
-    o.raw.push(&[30, 13, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+    o.push_raw(&[30, 13, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
     assert!(o.push_sack(SackBlock { left: 1, right: 2 }));
     assert!(!o.push_sack(SackBlock { left: 3, right: 4 }));
-    assert!(tcp_packet(o, 0).wire_bytes() <= 20 + 60);
+    assert_eq!(tcp_packet(o, 0).wire_bytes(), 20 + 20 + 40, "push_sack fills the option space exactly");
+    // Blocks and raw options share storage: neither overwrites the other, in either order.
+    o.push_raw(&[254, 4, 0xab, 0xcd]).unwrap();
+    assert_eq!(o.sack(), [SackBlock { left: 1, right: 2 }]);
+    assert_eq!(o.raw().as_bytes(), [30, 13, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 254, 4, 0xab, 0xcd]);
+    assert!(o.set_sack(&[SackBlock { left: 5, right: 6 }; 2]));
+    assert_eq!(o.raw().as_bytes()[13..], [254, 4, 0xab, 0xcd]);
+    assert!(!o.set_sack(&[SackBlock { left: 5, right: 6 }; 3]), "24 + 17 bytes exceed the option space");
+    assert_eq!(o.push_raw(&[254, 8, 0, 0, 0, 0, 0, 0]), Err(millinet_wire::RawOptionError::NoRoom { needed: 8, available: 7 }));
 }
 
 #[test]
