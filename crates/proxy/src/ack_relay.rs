@@ -26,7 +26,7 @@ pub fn pure_ack(ue: &Packet, seq: u32, ack: u32, window: u16) -> Packet {
         h.options.sack_count = 0;
     }
     p.payload_bytes = 0;
-    p.payload = PayloadId::NONE;
+    p.meta.payload = PayloadId::NONE;
     p
 }
 

@@ -218,7 +218,7 @@ impl<S: PayloadStore> Instance<S> {
             );
             if S::HOLDS_BYTES {
                 let from = (gap_start - start) as usize;
-                let bytes = ctx.pool.bytes(packet.payload);
+                let bytes = ctx.pool.bytes(packet.meta.payload);
                 self.payload.on_buffered(gap_start, payload_bytes, bytes.get(from..).unwrap_or(&[]));
             }
             ctx.stats.buffer_bytes += payload_bytes as u64;
@@ -289,14 +289,14 @@ impl<S: PayloadStore> Instance<S> {
         let Some(latest) = latest else { return false };
         let mut p = template;
         p.payload_bytes = payload_bytes;
-        p.payload = PayloadId::NONE;
+        p.ecn = latest.ecn;
+        p.meta = latest.meta;
+        p.meta.payload = PayloadId::NONE;
         if S::HOLDS_BYTES {
             let (id, bytes) = ctx.pool.alloc(payload_bytes as usize);
             self.payload.read(start, bytes);
-            p.payload = id;
+            p.meta.payload = id;
         }
-        p.ecn = latest.ecn;
-        p.meta = latest.meta;
         if let Some(h) = p.tcp_header_mut() {
             h.seq = space.wire(start);
             h.ack = latest.ack;

@@ -138,7 +138,7 @@ fn coalesced_segments_carry_exactly_the_servers_bytes() {
     let mut offset = 0u64;
     for (i, &len) in sizes.iter().enumerate() {
         let mut p = data(4000, offset as u32, len);
-        p.payload = pool.add((offset..offset + len as u64).map(stream_byte).collect());
+        p.meta.payload = pool.add((offset..offset + len as u64).map(stream_byte).collect());
         proxy.on_packet((2 + i as u64) * MS, p, Direction::FromServer, &mut pool, &mut out);
         offset += len as u64;
     }
@@ -150,7 +150,7 @@ fn coalesced_segments_carry_exactly_the_servers_bytes() {
     assert!(toward_ue.iter().any(|p| p.payload_bytes > 1400), "nothing was coalesced");
     for p in toward_ue {
         let start = p.tcp_header().unwrap().seq.wrapping_sub(SERVER_ISN + 1) as u64;
-        let bytes = pool.bytes(p.payload);
+        let bytes = pool.bytes(p.meta.payload);
         let expected: Vec<u8> = (start..start + p.payload_bytes as u64).map(stream_byte).collect();
         assert_eq!(bytes, expected, "segment at {start} (+{})", p.payload_bytes);
         let mut datagram = vec![0u8; 70_000];

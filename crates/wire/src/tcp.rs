@@ -177,8 +177,14 @@ impl TcpOptions {
     /// (RFC 2018 §3), at most 4 blocks.
     #[inline]
     pub fn push_sack(&mut self, block: SackBlock) -> bool {
-        let used = if self.timestamps.is_some() { 12 } else { 0 } + self.raw_encoded_bytes() as usize;
-        let limit = ((MAX_TCP_OPTION_BYTES - used.min(MAX_TCP_OPTION_BYTES)).saturating_sub(4) / 8).min(MAX_SACK_BLOCKS);
+        let ts_bytes = if self.timestamps.is_some() { 12 } else { 0 };
+        let limit = if self.area.raw_len == 0 {
+            // The common case, without the arithmetic: 3 blocks beside timestamps, else 4.
+            if ts_bytes > 0 { 3 } else { MAX_SACK_BLOCKS }
+        } else {
+            let used = ts_bytes + self.raw_encoded_bytes() as usize;
+            ((MAX_TCP_OPTION_BYTES - used.min(MAX_TCP_OPTION_BYTES)).saturating_sub(4) / 8).min(MAX_SACK_BLOCKS)
+        };
         if (self.sack_count as usize) < limit {
             self.area.blocks[self.sack_count as usize] = block;
             self.sack_count += 1;
