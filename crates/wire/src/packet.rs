@@ -23,7 +23,7 @@ pub enum Transport {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Meta {
     /// The payload's bytes, if someone holds them (`PayloadId::NONE` in the simulator). Here
-    /// rather than in `Packet` because it fills this struct's padding: `Packet` stays 120
+    /// rather than in `Packet` because it fills this struct's padding: `Packet` stays 112
     /// bytes, which keeps its moves, and those of the structs that hold one, inline.
     pub payload: PayloadId,
     /// Unique per run, assigned by the engine when the packet enters the network.

@@ -56,6 +56,12 @@ pub enum ParseError {
         offset: usize,
         kind: u8,
     },
+    /// More unmodelled option bytes than a `TcpOptions` holds beside its SACK blocks (32 bytes,
+    /// `OPTION_AREA_BYTES`); `offset` is the option that did not fit.
+    UnknownTcpOptionsTooLong {
+        offset: usize,
+        kind: u8,
+    },
     /// The UDP length field disagrees with the IPv4 payload length (RFC 768).
     BadUdpLength {
         udp_length: u16,
@@ -88,6 +94,9 @@ impl std::fmt::Display for ParseError {
             }
             ParseError::MalformedTcpOption { offset, kind } => {
                 write!(f, "malformed TCP option of kind {kind} at header offset {offset}")
+            }
+            ParseError::UnknownTcpOptionsTooLong { offset, kind } => {
+                write!(f, "TCP option of kind {kind} at header offset {offset}: unmodelled options beyond the 32 bytes kept")
             }
             ParseError::BadUdpLength { udp_length, ip_payload } => {
                 write!(f, "UDP length {udp_length} but the IPv4 payload is {ip_payload} bytes")
@@ -268,8 +277,9 @@ fn parse_options(bytes: &[u8]) -> Result<TcpOptions, ParseError> {
                 }
             }
             (OPT_MSS | OPT_WSCALE | OPT_SACK_PERMITTED | OPT_TIMESTAMPS | OPT_SACK, _) => return Err(malformed),
-            // Cannot fail: every option read here lies within the 40 option bytes.
-            _ => opts.push_raw(&bytes[at..at + len]).map_err(|_| malformed)?,
+            _ => opts
+                .push_raw(&bytes[at..at + len])
+                .map_err(|_| ParseError::UnknownTcpOptionsTooLong { offset: TCP_HDR + at, kind })?,
         }
         at += len;
     }

@@ -362,12 +362,35 @@ fn malformed_unknown_option_lengths_are_typed_errors() {
 }
 
 #[test]
+fn unknown_options_beyond_what_a_packet_keeps_are_a_typed_error() {
+    // No known options: 36 bytes of experimental options (RFC 6994) fit the wire's 40 but not
+    // the 32 a TcpOptions keeps; the second one is refused, by offset.
+    let mut d = valid_syn();
+    d[32] = 0xf0; // data offset 15 words: 40 option bytes
+    d.truncate(40);
+    d.extend_from_slice(&[253, 20]);
+    d.extend_from_slice(&[7; 18]);
+    d.extend_from_slice(&[254, 16]);
+    d.extend_from_slice(&[7; 14]);
+    d.extend_from_slice(&[0; 4]);
+    let total = d.len() as u16;
+    d[2..4].copy_from_slice(&total.to_be_bytes());
+    d[10..12].fill(0);
+    let ip_sum = internet_checksum(&d[..20]);
+    d[10..12].copy_from_slice(&ip_sum.to_be_bytes());
+    fix_tcp_checksum(&mut d);
+    let e = parse(&d, true).map(|_| ());
+    assert_eq!(e, Err(ParseError::UnknownTcpOptionsTooLong { offset: 40, kind: 254 }));
+    assert_eq!(e.unwrap_err().to_string(), "TCP option of kind 254 at header offset 40: unmodelled options beyond the 32 bytes kept");
+}
+
+#[test]
 fn raw_options_must_be_whole_and_fit() {
     let mut raw = millinet_wire::RawOptions::default();
     assert_eq!(raw.push(&[30, 4, 0]), Err(millinet_wire::RawOptionError::NotOneOption { bytes: 3 }));
     assert_eq!(raw.push(&[30]), Err(millinet_wire::RawOptionError::NotOneOption { bytes: 1 }));
-    let mut big = [253u8; 38];
-    big[1] = 38;
+    let mut big = [253u8; 30];
+    big[1] = 30;
     raw.push(&big).unwrap();
     assert_eq!(raw.push(&[254, 3, 0]), Err(millinet_wire::RawOptionError::NoRoom { needed: 3, available: 2 }));
     // SACK blocks get only the room the raw options leave: 40 − 12 (timestamps) − 16 = 12 → 1 block.
@@ -380,9 +403,10 @@ fn raw_options_must_be_whole_and_fit() {
     o.push_raw(&[254, 4, 0xab, 0xcd]).unwrap();
     assert_eq!(o.sack(), [SackBlock { left: 1, right: 2 }]);
     assert_eq!(o.raw().as_bytes(), [30, 13, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 254, 4, 0xab, 0xcd]);
-    assert!(o.set_sack(&[SackBlock { left: 5, right: 6 }; 2]));
+    assert!(o.set_sack(&[SackBlock { left: 5, right: 6 }]));
     assert_eq!(o.raw().as_bytes()[13..], [254, 4, 0xab, 0xcd]);
-    assert!(!o.set_sack(&[SackBlock { left: 5, right: 6 }; 3]), "24 + 17 bytes exceed the option space");
+    assert!(!o.set_sack(&[SackBlock { left: 5, right: 6 }; 2]), "16 + 17 bytes exceed the 32 kept");
+    assert_eq!(o.sack(), [SackBlock { left: 5, right: 6 }]);
     assert_eq!(o.push_raw(&[254, 8, 0, 0, 0, 0, 0, 0]), Err(millinet_wire::RawOptionError::NoRoom { needed: 8, available: 7 }));
 }
 
