@@ -1,13 +1,18 @@
-//! The proxy placed on a node, built from the scenario's `[proxy]` table: milliProxy or
-//! the split-TCP baseline. It is fed every TCP packet crossing that node, plus (milliProxy)
-//! the gNB's telemetry every T_info.
+//! The proxy placed on a node, built from the scenario's `[proxy]` table: milliProxy or the
+//! split-TCP baseline, driven through the one `Middlebox` interface. It is fed every TCP
+//! packet crossing that node and, when it uses them, the gNB's telemetry records, each
+//! D_info after the gNB sampled it (milliproxy.md §1, §3).
 
+use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 
-use millinet_proxy::{Direction, FlowKey, HandlingRule, PolicySpec, Proxy, ProxyConfig, SplitConfig, SplitProxy, Telemetry};
+use millinet_proxy::{
+    Direction, FlowKey, FlowSample, HandlingRule, Middlebox, NoPayloads, PolicySpec, Proxy, ProxyConfig, SplitConfig, SplitProxy,
+};
+use millinet_transport::deadline::earliest_ns;
 use millinet_transport::TcpConfig;
-use millinet_wire::Packet;
-use serde_json::{json, Value};
+use millinet_wire::{Packet, Telemetry};
+use serde_json::{Map, Value};
 
 use crate::scenario::{ProxyKind, ProxySpec};
 use crate::sim::seconds_to_ns;
@@ -15,117 +20,75 @@ use crate::Error;
 
 pub struct ProxySite {
     pub node: u32,
-    pub proxy: PathProxy,
+    pub proxy: DelayedTelemetry,
     pub timer: u32,
     pub t_info_ns: u64,
 }
 
-/// Either proxy, behind the one sans-IO interface the engine drives.
-pub enum PathProxy {
-    Milli(Proxy),
-    Split(SplitProxy),
+/// The middlebox with the telemetry on its way to it: a record sampled at t is handed over at
+/// t + D_info. Held records count as deadlines, and every call into the middlebox first hands
+/// over those due, so a record takes effect before anything else the middlebox sees at or
+/// after its arrival time.
+pub struct DelayedTelemetry {
+    middlebox: Box<dyn Middlebox>,
+    /// D_info: 0 at the gNB, a few ms at the edge.
+    delay_ns: u64,
+    /// (arrival time, UE, record), in arrival order: records are sampled in time order.
+    in_transit: VecDeque<(u64, Ipv4Addr, Telemetry)>,
 }
 
-/// One flow's state for the `proxy` time series.
-pub struct FlowSample {
-    /// milliProxy: the flow window; split-TCP: the receive window offered to the server.
-    pub window_bytes: u64,
-    pub buffered_bytes: u64,
-    pub in_flight_bytes: u64,
-    pub rtt_min_ns: Option<u64>,
-}
+impl DelayedTelemetry {
+    pub fn new(middlebox: Box<dyn Middlebox>, delay_ns: u64) -> DelayedTelemetry {
+        DelayedTelemetry { middlebox, delay_ns, in_transit: VecDeque::new() }
+    }
 
-impl PathProxy {
     pub fn on_packet(&mut self, now_ns: u64, packet: Packet, direction: Direction, out: &mut Vec<Packet>) {
-        match self {
-            PathProxy::Milli(p) => p.on_packet(now_ns, packet, direction, out),
-            PathProxy::Split(p) => p.on_packet(now_ns, packet, direction, out),
-        }
+        self.hand_over_due(now_ns, out);
+        self.middlebox.on_packet(now_ns, packet, direction, &mut NoPayloads, out);
     }
 
     pub fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        match self {
-            PathProxy::Milli(p) => p.on_timeout(now_ns, out),
-            PathProxy::Split(p) => p.on_timeout(now_ns, out),
-        }
+        self.hand_over_due(now_ns, out);
+        self.middlebox.on_timeout(now_ns, &mut NoPayloads, out);
     }
 
     pub fn next_timeout_ns(&self) -> Option<u64> {
-        match self {
-            PathProxy::Milli(p) => p.next_timeout_ns(),
-            PathProxy::Split(p) => p.next_timeout_ns(),
-        }
+        earliest_ns(self.middlebox.next_timeout_ns(), self.in_transit.front().map(|&(at_ns, _, _)| at_ns))
     }
 
-    /// The split-TCP baseline uses no telemetry.
+    /// A record the gNB sampled at `record.t_ns` (now, or earlier).
     pub fn on_telemetry(&mut self, now_ns: u64, ue: Ipv4Addr, record: Telemetry, out: &mut Vec<Packet>) {
-        if let PathProxy::Milli(p) = self {
-            p.on_telemetry(now_ns, ue, record, out);
+        if !self.middlebox.uses_telemetry() {
+            return;
         }
+        self.in_transit.push_back((record.t_ns + self.delay_ns, ue, record));
+        self.hand_over_due(now_ns, out);
     }
 
     pub fn samples(&self, now_ns: u64) -> Vec<(FlowKey, FlowSample)> {
-        match self {
-            PathProxy::Milli(p) => p
-                .flow_keys()
-                .filter_map(|key| p.flow_stats(now_ns, &key).map(|fs| (key, fs)))
-                .map(|(key, fs)| {
-                    let sample = FlowSample {
-                        window_bytes: fs.fw_bytes,
-                        buffered_bytes: fs.buffered_bytes,
-                        in_flight_bytes: fs.in_flight_bytes,
-                        rtt_min_ns: fs.rtt.min_ns,
-                    };
-                    (key, sample)
-                })
-                .collect(),
-            PathProxy::Split(p) => p
-                .flow_keys()
-                .filter_map(|key| p.flow_stats(&key).map(|fs| (key, fs)))
-                .map(|(key, fs)| {
-                    let sample = FlowSample {
-                        window_bytes: fs.free_bytes,
-                        buffered_bytes: fs.buffered_bytes,
-                        in_flight_bytes: fs.in_flight_bytes,
-                        rtt_min_ns: None,
-                    };
-                    (key, sample)
-                })
-                .collect(),
-        }
+        self.middlebox.flow_samples(now_ns)
     }
 
-    /// The counters of summary.json's `proxy` object.
+    /// summary.json's `proxy` object: the node, the middlebox's kind and setting, its counters.
     pub fn summary(&self, spec: &ProxySpec) -> Value {
-        match self {
-            PathProxy::Milli(p) => {
-                let st = p.stats();
-                json!({
-                    "node": spec.node,
-                    "kind": "milliproxy",
-                    "policy": spec.policy,
-                    "flows_created": st.flows_created,
-                    "flows_refused_limit": st.flows_refused_limit,
-                    "packets_passed_through": st.packets_passed_through,
-                    "buffer_full_drops": st.buffer_full_drops,
-                    "segments_forwarded": st.segments_forwarded,
-                    "local_retransmissions": st.local_retransmissions,
-                    "acks_relayed": st.acks_relayed,
-                    "dup_acks_suppressed": st.dup_acks_suppressed,
-                })
+        let s = self.middlebox.summary();
+        let mut m = Map::new();
+        m.insert("node".into(), spec.node.clone().into());
+        m.insert("kind".into(), s.kind.into());
+        m.insert(s.setting.0.into(), s.setting.1.into());
+        for (name, value) in s.counters {
+            m.insert(name.into(), value.into());
+        }
+        Value::Object(m)
+    }
+
+    fn hand_over_due(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        while let Some(&(at_ns, ue, record)) = self.in_transit.front() {
+            if at_ns > now_ns {
+                return;
             }
-            PathProxy::Split(p) => {
-                let st = p.stats();
-                json!({
-                    "node": spec.node,
-                    "kind": "split",
-                    "cc": spec.split_cc,
-                    "flows_created": st.flows_created,
-                    "flows_refused_limit": st.flows_refused_limit,
-                    "packets_passed_through": st.packets_passed_through,
-                    "bytes_acked_early": st.bytes_acked_early,
-                })
-            }
+            self.in_transit.pop_front();
+            self.middlebox.on_telemetry(now_ns, ue, record, &mut NoPayloads, out);
         }
     }
 }
@@ -142,28 +105,112 @@ fn policy(p: &ProxySpec) -> PolicySpec {
 /// `iss_secret` seeds the split proxy's initial sequence numbers (from the run's seed).
 pub fn build(p: &ProxySpec, node: u32, timer: u32, iss_secret: u64) -> Result<ProxySite, Error> {
     let rule = if p.server_ports.is_empty() { HandlingRule::All } else { HandlingRule::ServerPorts(p.server_ports.clone()) };
-    let proxy = match p.kind {
-        ProxyKind::Milliproxy => PathProxy::Milli(Proxy::new(ProxyConfig {
-            rule,
-            max_flows: p.max_flows as usize,
-            flow_buffer_bytes: p.flow_buffer_bytes,
-            mss2_bytes: p.mss2_bytes,
-            telemetry_delay_ns: seconds_to_ns(p.d_info_s),
-            telemetry_period_ns: seconds_to_ns(p.t_info_s),
-            rtt_min_window_ns: seconds_to_ns(p.rtt_min_window_s),
-            policy: policy(p),
-            suppress_dup_acks_while_repairing: p.suppress_dup_acks_while_repairing,
-            ..ProxyConfig::default()
-        })
-        .map_err(|e| Error::Scenario(format!("proxy: {e}")))?),
-        ProxyKind::Split => PathProxy::Split(SplitProxy::new(SplitConfig {
-            rule,
-            max_flows: p.max_flows as usize,
-            buffer_bytes: p.flow_buffer_bytes,
-            downstream: TcpConfig { cc: p.split_cc.clone(), mss_bytes: p.split_mss_bytes, ..TcpConfig::default() },
-            iss_secret,
-        })
-        .map_err(|e| Error::Scenario(format!("proxy: {e}")))?),
+    let middlebox: Box<dyn Middlebox> = match p.kind {
+        ProxyKind::Milliproxy => Box::new(
+            Proxy::<millinet_proxy::LengthOnly>::new(ProxyConfig {
+                rule,
+                max_flows: p.max_flows as usize,
+                flow_buffer_bytes: p.flow_buffer_bytes,
+                mss2_bytes: p.mss2_bytes,
+                rtt_min_window_ns: seconds_to_ns(p.rtt_min_window_s),
+                policy: policy(p),
+                suppress_dup_acks_while_repairing: p.suppress_dup_acks_while_repairing,
+                ..ProxyConfig::default()
+            })
+            .map_err(|e| Error::Scenario(format!("proxy: {e}")))?,
+        ),
+        ProxyKind::Split => Box::new(
+            SplitProxy::new(SplitConfig {
+                rule,
+                max_flows: p.max_flows as usize,
+                buffer_bytes: p.flow_buffer_bytes,
+                downstream: TcpConfig { cc: p.split_cc.clone(), mss_bytes: p.split_mss_bytes, ..TcpConfig::default() },
+                iss_secret,
+            })
+            .map_err(|e| Error::Scenario(format!("proxy: {e}")))?,
+        ),
     };
-    Ok(ProxySite { node, proxy, timer, t_info_ns: seconds_to_ns(p.t_info_s).max(1) })
+    let t_info_ns = seconds_to_ns(p.t_info_s).max(1);
+    Ok(ProxySite { node, proxy: DelayedTelemetry::new(middlebox, seconds_to_ns(p.d_info_s)), timer, t_info_ns })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use millinet_proxy::{PayloadPool, Summary};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    const UE: Ipv4Addr = Ipv4Addr::new(10, 9, 0, 2);
+
+    /// Records what reaches it, in order.
+    struct Recorder {
+        uses_telemetry: bool,
+        seen: Rc<RefCell<Vec<(u64, &'static str, u64)>>>,
+    }
+
+    impl Middlebox for Recorder {
+        fn on_packet(&mut self, now_ns: u64, _: Packet, _: Direction, _: &mut dyn PayloadPool, _: &mut Vec<Packet>) {
+            self.seen.borrow_mut().push((now_ns, "packet", 0));
+        }
+        fn on_telemetry(&mut self, now_ns: u64, _: Ipv4Addr, record: Telemetry, _: &mut dyn PayloadPool, _: &mut Vec<Packet>) {
+            self.seen.borrow_mut().push((now_ns, "telemetry", record.t_ns));
+        }
+        fn on_timeout(&mut self, now_ns: u64, _: &mut dyn PayloadPool, _: &mut Vec<Packet>) {
+            self.seen.borrow_mut().push((now_ns, "timeout", 0));
+        }
+        fn next_timeout_ns(&self) -> Option<u64> {
+            Some(50)
+        }
+        fn uses_telemetry(&self) -> bool {
+            self.uses_telemetry
+        }
+        fn flow_samples(&self, _: u64) -> Vec<(FlowKey, FlowSample)> {
+            Vec::new()
+        }
+        fn summary(&self) -> Summary {
+            Summary { kind: "recorder", setting: ("none", String::new()), counters: Vec::new() }
+        }
+    }
+
+    fn site(uses_telemetry: bool, delay_ns: u64) -> (DelayedTelemetry, Rc<RefCell<Vec<(u64, &'static str, u64)>>>) {
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        (DelayedTelemetry::new(Box::new(Recorder { uses_telemetry, seen: seen.clone() }), delay_ns), seen)
+    }
+
+    fn record(t_ns: u64) -> Telemetry {
+        Telemetry { t_ns, ..Telemetry::default() }
+    }
+
+    fn packet() -> Packet {
+        Packet::tcp(UE, Ipv4Addr::new(10, 0, 0, 1), Default::default(), 0)
+    }
+
+    #[test]
+    fn records_arrive_d_info_after_their_sample_time_before_anything_else_then() {
+        let (mut p, seen) = site(true, 3);
+        let mut out = Vec::new();
+        p.on_telemetry(10, UE, record(10), &mut out);
+        p.on_telemetry(11, UE, record(11), &mut out);
+        assert_eq!(p.next_timeout_ns(), Some(13), "the first record's arrival, before the middlebox's own 50");
+        p.on_packet(12, packet(), Direction::FromUe, &mut out);
+        // A packet at the arrival time: the record goes first.
+        p.on_packet(13, packet(), Direction::FromUe, &mut out);
+        assert_eq!(p.next_timeout_ns(), Some(14));
+        p.on_timeout(14, &mut out);
+        assert_eq!(p.next_timeout_ns(), Some(50));
+        assert_eq!(*seen.borrow(), [(12, "packet", 0), (13, "telemetry", 10), (13, "packet", 0), (14, "telemetry", 11), (14, "timeout", 0)]);
+    }
+
+    #[test]
+    fn without_delay_a_record_applies_at_once_and_unused_telemetry_is_not_held() {
+        let (mut p, seen) = site(true, 0);
+        p.on_telemetry(10, UE, record(10), &mut Vec::new());
+        assert_eq!(*seen.borrow(), [(10, "telemetry", 10)]);
+        let (mut p, seen) = site(false, 3);
+        p.on_telemetry(10, UE, record(10), &mut Vec::new());
+        p.on_timeout(20, &mut Vec::new());
+        assert_eq!(p.next_timeout_ns(), Some(50), "no deadline for a record nobody reads");
+        assert_eq!(*seen.borrow(), [(20, "timeout", 0)]);
+    }
 }

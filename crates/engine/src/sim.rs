@@ -625,10 +625,10 @@ impl Simulation {
         for &(c, ue) in &self.ue_placement {
             let cell = &self.cells[c];
             let t = cell.cell.telemetry(self.now_ns, ue);
-            let record = millinet_proxy::Telemetry {
+            let record = millinet_wire::Telemetry {
                 t_ns: t.t_ns,
                 rlc_bytes: t.rlc_bytes,
-                rate_bps: t.rate_bps as u64,
+                rate_bps: t.rate_bps,
                 sinr_db: t.sinr_db,
                 outage: t.outage,
             };

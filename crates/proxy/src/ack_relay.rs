@@ -2,7 +2,7 @@
 //! segment boundary the UE's cumulative ACK covers, never beyond it, with the advertised
 //! window overwritten by FW.
 
-use millinet_wire::{Packet, TcpFlags};
+use millinet_wire::{Packet, PayloadId, TcpFlags};
 
 /// The window field of a relayed ACK: FW in the scale the UE announced in its SYN (the
 /// server believes it talks to the UE, RFC 7323 §2.3), capped at the 16-bit maximum and at
@@ -14,7 +14,8 @@ pub fn window_field(fw_bytes: u64, ue_shift: u8, ue_field: u16) -> u16 {
 }
 
 /// A pure ACK derived from the UE's segment `ue`, acknowledging `ack`: no payload, no SYN/FIN,
-/// no SACK blocks (those ride on the last ACK of a series, the UE's own), sequence number `seq`.
+/// no SACK blocks (those ride on the last ACK of a series, the UE's own), sequence number `seq`;
+/// options the proxy does not model stay as the UE sent them.
 pub fn pure_ack(ue: &Packet, seq: u32, ack: u32, window: u16) -> Packet {
     let mut p = *ue;
     if let Some(h) = p.tcp_header_mut() {
@@ -25,6 +26,7 @@ pub fn pure_ack(ue: &Packet, seq: u32, ack: u32, window: u16) -> Packet {
         h.options.sack_count = 0;
     }
     p.payload_bytes = 0;
+    p.meta.payload = PayloadId::NONE;
     p
 }
 

@@ -1,30 +1,10 @@
 //! The instance's buffer (milliproxy.md §2): server payload not yet acknowledged by the UE,
-//! indexed by stream offset, keeping the server's original segment boundaries. In the
-//! simulator payload is a length only; `PayloadStore` is where real bytes live in a daemon.
+//! indexed by stream offset, keeping the server's original segment boundaries. Payload bytes,
+//! when there are any, are kept beside it in a `PayloadStore` (payload.rs).
 
-use millinet_wire::{Meta, TcpFlags, Timestamps};
+use millinet_wire::{Meta, RawOptions, TcpFlags, Timestamps};
 
 use crate::by_offset::ByOffset;
-
-/// Keeps the payload bytes of buffered segments. The simulator's `LengthOnly` keeps none; a
-/// daemon's store holds the bytes of each buffered range (the daemon hands it the bytes of
-/// the packet it is about to pass to the proxy) and reads outgoing segments' bytes by range.
-pub trait PayloadStore: Default {
-    /// Stream bytes [start, start + len) entered the buffer; `seq` is the wire sequence
-    /// number of `start_offset`.
-    fn on_buffered(&mut self, start_offset: u64, seq: u32, len: u32);
-    /// Stream bytes below `end_offset` left the buffer (acknowledged by the UE).
-    fn on_released(&mut self, end_offset: u64);
-}
-
-/// Payload as a length only (the simulator).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct LengthOnly;
-
-impl PayloadStore for LengthOnly {
-    fn on_buffered(&mut self, _start_offset: u64, _seq: u32, _len: u32) {}
-    fn on_released(&mut self, _end_offset: u64) {}
-}
 
 /// One original server segment (or the part of a retransmission not already held).
 #[derive(Clone, Copy, Debug)]
@@ -38,6 +18,8 @@ pub struct Entry {
     /// PSH, ECE, CWR as the server sent them (FIN is `fin`).
     pub flags: TcpFlags,
     pub timestamps: Option<Timestamps>,
+    /// Options the proxy does not model, forwarded as they came.
+    pub raw_options: RawOptions,
     pub ecn: u8,
     pub meta: Meta,
 }
@@ -124,6 +106,7 @@ mod tests {
             window: 0,
             flags: TcpFlags::default(),
             timestamps: None,
+            raw_options: RawOptions::default(),
             ecn: 0,
             meta: Meta::default(),
         }

@@ -1,5 +1,6 @@
 //! Proxy configuration (milliproxy.md §1–§4) with its defaults and validation.
 
+use crate::error::ProxyConfigError;
 use crate::policy::PolicySpec;
 
 /// Which flows get an instance (milliproxy.md §2).
@@ -33,10 +34,6 @@ pub struct ProxyConfig {
     /// Largest coalesced segment toward the UE.
     pub mss2_bytes: u32,
     pub idle_timeout_ns: u64,
-    /// D_info: telemetry applies this long after its sample time (0 at the gNB, ~3 ms at the edge).
-    pub telemetry_delay_ns: u64,
-    /// T_info: records closer together than this (per UE) are ignored.
-    pub telemetry_period_ns: u64,
     /// Sliding window of RTT_min.
     pub rtt_min_window_ns: u64,
     /// Flow-window policy of every handled flow...
@@ -59,8 +56,6 @@ impl Default for ProxyConfig {
             mss1_bytes: 1400,
             mss2_bytes: 20_000,
             idle_timeout_ns: 60_000_000_000,
-            telemetry_delay_ns: 0,
-            telemetry_period_ns: 1_000_000,
             rtt_min_window_ns: 10_000_000_000,
             policy: PolicySpec::new("bdp"),
             policy_by_server_port: Vec::new(),
@@ -72,21 +67,21 @@ impl Default for ProxyConfig {
 
 impl ProxyConfig {
     /// One clear message naming the field, the value and what is allowed.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ProxyConfigError> {
         if !(536..=65_535).contains(&self.mss1_bytes) {
-            return Err(format!("mss1_bytes = {}: allowed 536..=65535", self.mss1_bytes));
+            return Err(ProxyConfigError::Mss1 { mss1_bytes: self.mss1_bytes });
         }
         if !(self.mss1_bytes..=65_535).contains(&self.mss2_bytes) {
-            return Err(format!("mss2_bytes = {}: allowed mss1_bytes ({})..=65535", self.mss2_bytes, self.mss1_bytes));
+            return Err(ProxyConfigError::Mss2 { mss2_bytes: self.mss2_bytes, mss1_bytes: self.mss1_bytes });
         }
         if self.idle_timeout_ns == 0 {
-            return Err("idle_timeout_ns = 0: must be > 0".to_string());
+            return Err(ProxyConfigError::ZeroIdleTimeout);
         }
         if self.rtt_min_window_ns == 0 {
-            return Err("rtt_min_window_ns = 0: must be > 0".to_string());
+            return Err(ProxyConfigError::ZeroRttMinWindow);
         }
         if self.local_rto_ns == Some(0) {
-            return Err("local_rto_ns = 0: must be > 0 (None turns it off)".to_string());
+            return Err(ProxyConfigError::ZeroLocalRto);
         }
         self.policy.build()?;
         for (_, spec) in &self.policy_by_server_port {
@@ -97,5 +92,32 @@ impl ProxyConfig {
 
     pub fn policy_for(&self, server_port: u16) -> &PolicySpec {
         self.policy_by_server_port.iter().find(|(p, _)| *p == server_port).map_or(&self.policy, |(_, s)| s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::PolicyError;
+
+    #[test]
+    fn refusals_are_typed_and_name_field_value_and_range() {
+        let cfg = |f: fn(&mut ProxyConfig)| {
+            let mut c = ProxyConfig::default();
+            f(&mut c);
+            c.validate().err().unwrap()
+        };
+        let e = cfg(|c| c.mss1_bytes = 100);
+        assert_eq!(e, ProxyConfigError::Mss1 { mss1_bytes: 100 });
+        assert_eq!(e.to_string(), "mss1_bytes = 100: allowed 536..=65535");
+        let e = cfg(|c| c.mss2_bytes = 1000);
+        assert_eq!(e.to_string(), "mss2_bytes = 1000: allowed mss1_bytes (1400)..=65535");
+        assert_eq!(cfg(|c| c.idle_timeout_ns = 0), ProxyConfigError::ZeroIdleTimeout);
+        assert_eq!(cfg(|c| c.rtt_min_window_ns = 0), ProxyConfigError::ZeroRttMinWindow);
+        assert_eq!(cfg(|c| c.local_rto_ns = Some(0)).to_string(), "local_rto_ns = 0: must be > 0 (None turns it off)");
+        let e = cfg(|c| c.policy_by_server_port = vec![(443, PolicySpec::new("nope"))]);
+        assert_eq!(e, ProxyConfigError::Policy(PolicyError::UnknownPolicy { policy: "nope".into() }));
+        assert_eq!(e.to_string(), "flow-window policy 'nope': unknown; allowed: bdp, static, passthrough");
+        assert!(ProxyConfig::default().validate().is_ok());
     }
 }

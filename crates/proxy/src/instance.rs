@@ -1,18 +1,18 @@
 //! One per-flow instance (milliproxy.md §2): buffer, coalescing toward the UE, ACK relay
 //! toward the server, local repair, RTT estimator and the flow window.
 
-use millinet_wire::{seq, Packet, TcpFlags, TcpHeader, TcpOptions};
+use millinet_wire::{seq, Packet, PayloadId, TcpFlags, TcpHeader, TcpOptions, Telemetry};
 
 use crate::ack_relay::{pure_ack, window_field};
-use crate::buffer::{Entry, PayloadStore, SegmentBuffer};
+use crate::buffer::{Entry, SegmentBuffer};
 use crate::config::ProxyConfig;
 use crate::handshake::{clamp_mss_toward_server, Handshake, SynOptions};
 use crate::offsets::SeqSpace;
+use crate::payload::{PayloadPool, PayloadStore};
 use crate::policy::{FlowWindowPolicy, PolicyInput};
 use crate::rtt::{RttEstimates, RttEstimator};
 use crate::sent::SentLog;
 use crate::stats::ProxyStats;
-use crate::telemetry::Telemetry;
 
 /// RFC 5681 §3.2: duplicate ACKs that trigger a retransmission.
 const DUP_ACK_THRESHOLD: u32 = 3;
@@ -23,6 +23,8 @@ pub struct Ctx<'a> {
     pub stats: &'a mut ProxyStats,
     /// The UE's telemetry in force.
     pub telemetry: Option<&'a Telemetry>,
+    /// The driver's packet buffers (used only if the payload store holds bytes).
+    pub pool: &'a mut dyn PayloadPool,
 }
 
 /// Observables of one flow (milliproxy.md §6).
@@ -209,11 +211,16 @@ impl<S: PayloadStore> Instance<S> {
                     window: hdr.window,
                     flags: TcpFlags(hdr.flags.0 & (TcpFlags::PSH.0 | TcpFlags::ECE.0 | TcpFlags::CWR.0)) | TcpFlags::ACK,
                     timestamps: hdr.options.timestamps,
+                    raw_options: hdr.options.raw(),
                     ecn: packet.ecn,
                     meta: packet.meta,
                 },
             );
-            self.payload.on_buffered(gap_start, space.wire(gap_start), payload_bytes);
+            if S::HOLDS_BYTES {
+                let from = (gap_start - start) as usize;
+                let bytes = ctx.pool.bytes(packet.meta.payload);
+                self.payload.on_buffered(gap_start, payload_bytes, bytes.get(from..).unwrap_or(&[]));
+            }
             ctx.stats.buffer_bytes += payload_bytes as u64;
             ctx.stats.server_segments_buffered += 1;
             if gap_start < self.snd_nxt {
@@ -253,9 +260,9 @@ impl<S: PayloadStore> Instance<S> {
 
     /// Sends the original segments starting at `start` that are contiguous, end at or below
     /// `max_end` and total at most `max_payload` bytes, as one segment: their exact
-    /// concatenation. Header rule: ACK number, window, timestamps, PSH/ECE/CWR and ECN come
-    /// from the constituent that arrived last from the server; FIN only if the final
-    /// constituent carries it. Returns false if nothing fit.
+    /// concatenation. Header rule: ACK number, window, timestamps, unmodelled options,
+    /// PSH/ECE/CWR and ECN come from the constituent that arrived last from the server; FIN
+    /// only if the final constituent carries it. Returns false if nothing fit.
     #[allow(clippy::too_many_arguments)]
     fn send_segment(&mut self, now_ns: u64, start: u64, max_end: u64, max_payload: u32, first_always: bool, ctx: &mut Ctx, out: &mut Vec<Packet>) -> bool {
         let (Some(template), Some(space)) = (self.downlink_template, self.space) else { return false };
@@ -284,12 +291,18 @@ impl<S: PayloadStore> Instance<S> {
         p.payload_bytes = payload_bytes;
         p.ecn = latest.ecn;
         p.meta = latest.meta;
+        p.meta.payload = PayloadId::NONE;
+        if S::HOLDS_BYTES {
+            let (id, bytes) = ctx.pool.alloc(payload_bytes as usize);
+            self.payload.read(start, bytes);
+            p.meta.payload = id;
+        }
         if let Some(h) = p.tcp_header_mut() {
             h.seq = space.wire(start);
             h.ack = latest.ack;
             h.window = latest.window;
             h.flags = if fin { latest.flags | TcpFlags::FIN } else { latest.flags };
-            h.options = TcpOptions { timestamps: latest.timestamps, ..TcpOptions::default() };
+            h.options = TcpOptions { timestamps: latest.timestamps, ..TcpOptions::from_raw(&latest.raw_options) };
         }
         out.push(p);
         match self.sent.get(start) {

@@ -1,19 +1,20 @@
-//! The proxy at one node (milliproxy.md §1–2): the flow table with its limits, telemetry
-//! delivery and timers. Sans-IO: packets, telemetry and the time in; packets and a deadline out.
+//! The proxy at one node (milliproxy.md §1–2): the flow table with its limits, the telemetry
+//! in force per UE and timers. Sans-IO, driven through `Middlebox`.
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
 use millinet_transport::deadline::earliest_ns;
-use millinet_wire::{Packet, TcpFlags};
+use millinet_wire::{Packet, TcpFlags, Telemetry};
 
-use crate::buffer::{LengthOnly, PayloadStore};
 use crate::config::ProxyConfig;
 use crate::deadlines::Deadlines;
+use crate::error::ProxyConfigError;
 use crate::flow_table::{Direction, FlowKey};
 use crate::instance::{Ctx, FlowStats, Instance};
+use crate::middlebox::{FlowSample, Middlebox, Summary};
+use crate::payload::{LengthOnly, PayloadPool, PayloadStore};
 use crate::stats::ProxyStats;
-use crate::telemetry::{Telemetry, TelemetryFeed};
 
 /// Idle flows are looked for at most this often (removal happens within this of the timeout).
 const IDLE_SWEEP_MIN_INTERVAL_NS: u64 = 1_000_000_000;
@@ -27,82 +28,24 @@ struct Slot<S: PayloadStore> {
 pub struct Proxy<S: PayloadStore = LengthOnly> {
     cfg: ProxyConfig,
     flows: BTreeMap<FlowKey, Slot<S>>,
-    telemetry: TelemetryFeed,
+    /// The record in force per UE.
+    telemetry: BTreeMap<Ipv4Addr, Telemetry>,
     stats: ProxyStats,
     rto_deadlines: Deadlines,
     next_idle_sweep_ns: Option<u64>,
 }
 
 impl<S: PayloadStore> Proxy<S> {
-    pub fn new(cfg: ProxyConfig) -> Result<Proxy<S>, String> {
+    pub fn new(cfg: ProxyConfig) -> Result<Proxy<S>, ProxyConfigError> {
         cfg.validate()?;
         Ok(Proxy {
-            telemetry: TelemetryFeed::new(cfg.telemetry_delay_ns, cfg.telemetry_period_ns),
+            telemetry: BTreeMap::new(),
             cfg,
             flows: BTreeMap::new(),
             stats: ProxyStats::default(),
             rto_deadlines: Deadlines::default(),
             next_idle_sweep_ns: None,
         })
-    }
-
-    /// A packet crossing the proxy's node in `direction`. Whatever must leave the node
-    /// (the packet itself, coalesced segments, relayed ACKs, local retransmissions) is
-    /// appended to `out`: packets from the server go on toward the UE, from the UE toward
-    /// the server; the direction of each output is that of its destination address.
-    pub fn on_packet(&mut self, now_ns: u64, packet: Packet, direction: Direction, out: &mut Vec<Packet>) {
-        self.apply_due_telemetry(now_ns, out);
-        let Some(hdr) = packet.tcp_header().copied() else {
-            self.pass(packet, out);
-            return;
-        };
-        let key = FlowKey::of(&packet, direction);
-        if !self.flows.contains_key(&key) && !self.try_create(now_ns, key, &hdr.flags) {
-            self.pass(packet, out);
-            return;
-        }
-        let Some(slot) = self.flows.get_mut(&key) else { return };
-        let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry: self.telemetry.current(*key.ue.ip()) };
-        match direction {
-            Direction::FromServer => slot.instance.on_server_packet(now_ns, packet, &hdr, &mut ctx, out),
-            Direction::FromUe => slot.instance.on_ue_packet(now_ns, packet, &hdr, &mut ctx, out),
-        }
-        if slot.instance.finished() {
-            self.stats.flows_closed += 1;
-            self.remove(key);
-        } else {
-            Self::arm_rto(&self.cfg, &mut self.rto_deadlines, key, slot);
-        }
-    }
-
-    /// A telemetry record of UE `ue`, delivered when the gNB sampled it (`record.t_ns`); it
-    /// takes effect D_info later (`telemetry_delay_ns`), via `on_timeout` if not right now.
-    pub fn on_telemetry(&mut self, now_ns: u64, ue: Ipv4Addr, record: Telemetry, out: &mut Vec<Packet>) {
-        if self.telemetry.offer(ue, record) {
-            self.stats.telemetry_accepted += 1;
-        }
-        self.apply_due_telemetry(now_ns, out);
-    }
-
-    /// The deadline from `next_timeout_ns` has passed (late or spurious calls are harmless).
-    pub fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        self.apply_due_telemetry(now_ns, out);
-        while let Some(key) = self.rto_deadlines.pop_due(now_ns) {
-            if let Some(slot) = self.flows.get_mut(&key) {
-                slot.armed_rto_ns = None;
-                let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry: self.telemetry.current(*key.ue.ip()) };
-                slot.instance.on_tick(now_ns, &mut ctx, out);
-                Self::arm_rto(&self.cfg, &mut self.rto_deadlines, key, slot);
-            }
-        }
-        if self.next_idle_sweep_ns.is_some_and(|t| t <= now_ns) {
-            self.sweep_idle(now_ns);
-        }
-    }
-
-    /// The earliest time `on_timeout` must be called, if any.
-    pub fn next_timeout_ns(&self) -> Option<u64> {
-        earliest_ns(earliest_ns(self.telemetry.next_due_ns(), self.rto_deadlines.first_ns()), self.next_idle_sweep_ns)
     }
 
     pub fn stats(&self) -> &ProxyStats {
@@ -168,18 +111,6 @@ impl<S: PayloadStore> Proxy<S> {
         deadlines.rearm(key, &mut slot.armed_rto_ns, slot.instance.rto_deadline_ns(cfg));
     }
 
-    fn apply_due_telemetry(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        while let Some(ue) = self.telemetry.apply_next_due(now_ns) {
-            self.stats.telemetry_applied += 1;
-            let telemetry = self.telemetry.current(ue);
-            for (&key, slot) in self.flows.range_mut(FlowKey::range_of_ue(ue)) {
-                let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry };
-                slot.instance.on_tick(now_ns, &mut ctx, out);
-                Self::arm_rto(&self.cfg, &mut self.rto_deadlines, key, slot);
-            }
-        }
-    }
-
     /// Removes flows idle for `idle_timeout_ns` (O(flows), at most once per second).
     fn sweep_idle(&mut self, now_ns: u64) {
         let idle = self.cfg.idle_timeout_ns;
@@ -195,5 +126,102 @@ impl<S: PayloadStore> Proxy<S> {
             .map(|s| s.instance.last_activity_ns + idle)
             .min()
             .map(|t| t.max(now_ns + IDLE_SWEEP_MIN_INTERVAL_NS));
+    }
+}
+
+impl<S: PayloadStore> Middlebox for Proxy<S> {
+    /// The packet itself when it passes, coalesced segments and local retransmissions toward
+    /// the UE, relayed ACKs toward the server.
+    fn on_packet(&mut self, now_ns: u64, packet: Packet, direction: Direction, pool: &mut dyn PayloadPool, out: &mut Vec<Packet>) {
+        let Some(hdr) = packet.tcp_header().copied() else {
+            self.pass(packet, out);
+            return;
+        };
+        let key = FlowKey::of(&packet, direction);
+        if !self.flows.contains_key(&key) && !self.try_create(now_ns, key, &hdr.flags) {
+            self.pass(packet, out);
+            return;
+        }
+        let Some(slot) = self.flows.get_mut(&key) else { return };
+        let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry: self.telemetry.get(key.ue.ip()), pool };
+        match direction {
+            Direction::FromServer => slot.instance.on_server_packet(now_ns, packet, &hdr, &mut ctx, out),
+            Direction::FromUe => slot.instance.on_ue_packet(now_ns, packet, &hdr, &mut ctx, out),
+        }
+        if slot.instance.finished() {
+            self.stats.flows_closed += 1;
+            self.remove(key);
+        } else {
+            Self::arm_rto(&self.cfg, &mut self.rto_deadlines, key, slot);
+        }
+    }
+
+    /// Every flow of the UE recomputes FW at once and forwards what it allows.
+    fn on_telemetry(&mut self, now_ns: u64, ue: Ipv4Addr, record: Telemetry, pool: &mut dyn PayloadPool, out: &mut Vec<Packet>) {
+        self.stats.telemetry_applied += 1;
+        self.telemetry.insert(ue, record);
+        let telemetry = self.telemetry.get(&ue);
+        for (&key, slot) in self.flows.range_mut(FlowKey::range_of_ue(ue)) {
+            let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry, pool: &mut *pool };
+            slot.instance.on_tick(now_ns, &mut ctx, out);
+            Self::arm_rto(&self.cfg, &mut self.rto_deadlines, key, slot);
+        }
+    }
+
+    fn on_timeout(&mut self, now_ns: u64, pool: &mut dyn PayloadPool, out: &mut Vec<Packet>) {
+        while let Some(key) = self.rto_deadlines.pop_due(now_ns) {
+            if let Some(slot) = self.flows.get_mut(&key) {
+                slot.armed_rto_ns = None;
+                let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry: self.telemetry.get(key.ue.ip()), pool: &mut *pool };
+                slot.instance.on_tick(now_ns, &mut ctx, out);
+                Self::arm_rto(&self.cfg, &mut self.rto_deadlines, key, slot);
+            }
+        }
+        if self.next_idle_sweep_ns.is_some_and(|t| t <= now_ns) {
+            self.sweep_idle(now_ns);
+        }
+    }
+
+    /// The optional local RTO and the idle sweep.
+    fn next_timeout_ns(&self) -> Option<u64> {
+        earliest_ns(self.rto_deadlines.first_ns(), self.next_idle_sweep_ns)
+    }
+
+    fn uses_telemetry(&self) -> bool {
+        true
+    }
+
+    fn flow_samples(&self, now_ns: u64) -> Vec<(FlowKey, FlowSample)> {
+        self.flows
+            .iter()
+            .map(|(&key, slot)| {
+                let fs = slot.instance.stats(now_ns);
+                let sample = FlowSample {
+                    window_bytes: fs.fw_bytes,
+                    buffered_bytes: fs.buffered_bytes,
+                    in_flight_bytes: fs.in_flight_bytes,
+                    rtt_min_ns: fs.rtt.min_ns,
+                };
+                (key, sample)
+            })
+            .collect()
+    }
+
+    fn summary(&self) -> Summary {
+        let st = &self.stats;
+        Summary {
+            kind: "milliproxy",
+            setting: ("policy", self.cfg.policy.name.clone()),
+            counters: vec![
+                ("flows_created", st.flows_created),
+                ("flows_refused_limit", st.flows_refused_limit),
+                ("packets_passed_through", st.packets_passed_through),
+                ("buffer_full_drops", st.buffer_full_drops),
+                ("segments_forwarded", st.segments_forwarded),
+                ("local_retransmissions", st.local_retransmissions),
+                ("acks_relayed", st.acks_relayed),
+                ("dup_acks_suppressed", st.dup_acks_suppressed),
+            ],
+        }
     }
 }

@@ -6,19 +6,22 @@
 //! TCP (congestion control and MSS of its choosing). Transparent: toward the UE it speaks
 //! with the server's address, toward the server with the UE's.
 //!
-//! Sans-IO like `Proxy`: packets and the time in, packets and a deadline out. Both halves
+//! Sans-IO like `Proxy`, driven through the same `Middlebox` interface. Both halves
 //! are the project's own `TcpConnection`, driven exactly as an endpoint would drive it.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddrV4;
+use std::net::{Ipv4Addr, SocketAddrV4};
 
 use millinet_transport::deadline::earliest_ns;
 use millinet_transport::{TcpConfig, TcpConnection, TcpState};
-use millinet_wire::{Packet, TcpFlags};
+use millinet_wire::{Packet, TcpFlags, Telemetry};
 
 use crate::config::HandlingRule;
+use crate::error::SplitConfigError;
 use crate::deadlines::Deadlines;
 use crate::flow_table::{Direction, FlowKey};
+use crate::middlebox::{FlowSample, Middlebox, Summary};
+use crate::payload::PayloadPool;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct SplitConfig {
@@ -47,11 +50,13 @@ impl Default for SplitConfig {
 
 impl SplitConfig {
     /// One clear message naming the field, the value and what is allowed.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SplitConfigError> {
         if self.buffer_bytes < self.downstream.mss_bytes as u64 {
-            return Err(format!("buffer_bytes = {}: allowed at least the MSS toward the UE ({})", self.buffer_bytes, self.downstream.mss_bytes));
+            return Err(SplitConfigError::BufferBelowMss { buffer_bytes: self.buffer_bytes, mss_bytes: self.downstream.mss_bytes });
         }
-        TcpConnection::listen(self.downstream.clone(), SocketAddrV4::new(0.into(), 0)).map(|_| ())
+        TcpConnection::listen(self.downstream.clone(), SocketAddrV4::new(0.into(), 0))
+            .map(|_| ())
+            .map_err(|e| SplitConfigError::Downstream(e.to_string()))
     }
 }
 
@@ -145,52 +150,9 @@ pub struct SplitProxy {
 }
 
 impl SplitProxy {
-    pub fn new(cfg: SplitConfig) -> Result<SplitProxy, String> {
+    pub fn new(cfg: SplitConfig) -> Result<SplitProxy, SplitConfigError> {
         cfg.validate()?;
         Ok(SplitProxy { cfg, flows: BTreeMap::new(), deadlines: Deadlines::default(), stats: SplitStats::default() })
-    }
-
-    /// A packet crossing the proxy's node in `direction`; what leaves the node goes to `out`.
-    pub fn on_packet(&mut self, now_ns: u64, packet: Packet, direction: Direction, out: &mut Vec<Packet>) {
-        let Some(hdr) = packet.tcp_header() else {
-            self.pass(packet, out);
-            return;
-        };
-        let key = FlowKey::of(&packet, direction);
-        if !self.flows.contains_key(&key) {
-            let syn = hdr.flags.contains(TcpFlags::SYN) && !hdr.flags.contains(TcpFlags::ACK);
-            if !(syn && direction == Direction::FromUe && self.try_create(now_ns, key, &packet, out)) {
-                self.pass(packet, out);
-            }
-            return;
-        }
-        let Some(split) = self.flows.get_mut(&key) else { return };
-        match direction {
-            Direction::FromUe => split.toward_ue.on_packet(now_ns, &packet, out),
-            Direction::FromServer => {
-                let acked_before = split.toward_server.stats().delivered_bytes;
-                split.toward_server.on_packet(now_ns, &packet, out);
-                let acked_now = split.toward_server.stats().delivered_bytes;
-                let ue_acked = split.toward_ue.stats().acked_bytes;
-                self.stats.bytes_acked_early += acked_now.saturating_sub(acked_before.max(ue_acked));
-            }
-        }
-        self.after(now_ns, key, out);
-    }
-
-    /// The deadline from `next_timeout_ns` has passed (late or spurious calls are harmless).
-    pub fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        while let Some(key) = self.deadlines.pop_due(now_ns) {
-            let Some(split) = self.flows.get_mut(&key) else { continue };
-            split.armed_ns = None;
-            split.toward_ue.on_timeout(now_ns, out);
-            split.toward_server.on_timeout(now_ns, out);
-            self.after(now_ns, key, out);
-        }
-    }
-
-    pub fn next_timeout_ns(&self) -> Option<u64> {
-        self.deadlines.first_ns()
     }
 
     pub fn stats(&self) -> &SplitStats {
@@ -203,14 +165,16 @@ impl SplitProxy {
 
     /// Buffer and in-flight bytes of one flow.
     pub fn flow_stats(&self, key: &FlowKey) -> Option<SplitFlowStats> {
-        self.flows.get(key).map(|s| {
-            let buffered_bytes = s.buffered_bytes();
-            SplitFlowStats {
-                buffered_bytes,
-                free_bytes: self.cfg.buffer_bytes.saturating_sub(buffered_bytes),
-                in_flight_bytes: s.toward_ue.stats().bytes_in_flight,
-            }
-        })
+        self.flows.get(key).map(|s| self.split_stats(s))
+    }
+
+    fn split_stats(&self, s: &Split) -> SplitFlowStats {
+        let buffered_bytes = s.buffered_bytes();
+        SplitFlowStats {
+            buffered_bytes,
+            free_bytes: self.cfg.buffer_bytes.saturating_sub(buffered_bytes),
+            in_flight_bytes: s.toward_ue.stats().bytes_in_flight,
+        }
     }
 
     fn pass(&mut self, packet: Packet, out: &mut Vec<Packet>) {
@@ -280,6 +244,88 @@ impl SplitProxy {
     }
 }
 
+impl Middlebox for SplitProxy {
+    /// Payload bytes are not relayed: the two connections carry lengths only (the transport
+    /// models no bytes), so the proxy's own segments have none; passed packets keep theirs.
+    fn on_packet(&mut self, now_ns: u64, packet: Packet, direction: Direction, _pool: &mut dyn PayloadPool, out: &mut Vec<Packet>) {
+        let Some(hdr) = packet.tcp_header() else {
+            self.pass(packet, out);
+            return;
+        };
+        let key = FlowKey::of(&packet, direction);
+        if !self.flows.contains_key(&key) {
+            let syn = hdr.flags.contains(TcpFlags::SYN) && !hdr.flags.contains(TcpFlags::ACK);
+            if !(syn && direction == Direction::FromUe && self.try_create(now_ns, key, &packet, out)) {
+                self.pass(packet, out);
+            }
+            return;
+        }
+        let Some(split) = self.flows.get_mut(&key) else { return };
+        match direction {
+            Direction::FromUe => split.toward_ue.on_packet(now_ns, &packet, out),
+            Direction::FromServer => {
+                let acked_before = split.toward_server.stats().delivered_bytes;
+                split.toward_server.on_packet(now_ns, &packet, out);
+                let acked_now = split.toward_server.stats().delivered_bytes;
+                let ue_acked = split.toward_ue.stats().acked_bytes;
+                self.stats.bytes_acked_early += acked_now.saturating_sub(acked_before.max(ue_acked));
+            }
+        }
+        self.after(now_ns, key, out);
+    }
+
+    /// The split proxy uses no telemetry.
+    fn on_telemetry(&mut self, _now_ns: u64, _ue: Ipv4Addr, _record: Telemetry, _pool: &mut dyn PayloadPool, _out: &mut Vec<Packet>) {}
+
+    fn on_timeout(&mut self, now_ns: u64, _pool: &mut dyn PayloadPool, out: &mut Vec<Packet>) {
+        while let Some(key) = self.deadlines.pop_due(now_ns) {
+            let Some(split) = self.flows.get_mut(&key) else { continue };
+            split.armed_ns = None;
+            split.toward_ue.on_timeout(now_ns, out);
+            split.toward_server.on_timeout(now_ns, out);
+            self.after(now_ns, key, out);
+        }
+    }
+
+    fn next_timeout_ns(&self) -> Option<u64> {
+        self.deadlines.first_ns()
+    }
+
+    fn uses_telemetry(&self) -> bool {
+        false
+    }
+
+    fn flow_samples(&self, _now_ns: u64) -> Vec<(FlowKey, FlowSample)> {
+        self.flows
+            .iter()
+            .map(|(&key, split)| {
+                let fs = self.split_stats(split);
+                let sample = FlowSample {
+                    window_bytes: fs.free_bytes,
+                    buffered_bytes: fs.buffered_bytes,
+                    in_flight_bytes: fs.in_flight_bytes,
+                    rtt_min_ns: None,
+                };
+                (key, sample)
+            })
+            .collect()
+    }
+
+    fn summary(&self) -> Summary {
+        let st = &self.stats;
+        Summary {
+            kind: "split",
+            setting: ("cc", self.cfg.downstream.cc.clone()),
+            counters: vec![
+                ("flows_created", st.flows_created),
+                ("flows_refused_limit", st.flows_refused_limit),
+                ("packets_passed_through", st.packets_passed_through),
+                ("bytes_acked_early", st.bytes_acked_early),
+            ],
+        }
+    }
+}
+
 /// The peer's FIN has been received: the states that follow it (RFC 9293 §3.3.2), or a
 /// reset.
 fn peer_closed(c: &TcpConnection) -> bool {
@@ -296,4 +342,22 @@ fn initial_sequence_number(key: &FlowKey, secret: u64, now_ns: u64) -> u32 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^= z >> 31;
     (z as u32).wrapping_add((now_ns / 4_000) as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_typed_and_keep_the_transport_message() {
+        let small = SplitConfig { buffer_bytes: 1000, ..SplitConfig::default() };
+        let e = small.validate().err().unwrap();
+        assert_eq!(e, SplitConfigError::BufferBelowMss { buffer_bytes: 1000, mss_bytes: 1400 });
+        assert_eq!(e.to_string(), "buffer_bytes = 1000: allowed at least the MSS toward the UE (1400)");
+        let mut bad_cc = SplitConfig::default();
+        bad_cc.downstream.cc = "nope".into();
+        let e = SplitProxy::new(bad_cc.clone()).err().unwrap();
+        let transport = TcpConnection::listen(bad_cc.downstream, SocketAddrV4::new(0.into(), 0)).err().unwrap().to_string();
+        assert_eq!(e, SplitConfigError::Downstream(transport));
+    }
 }

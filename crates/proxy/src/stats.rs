@@ -21,6 +21,6 @@ pub struct ProxyStats {
     pub local_retransmissions: u64,
     pub acks_relayed: u64,
     pub dup_acks_suppressed: u64,
-    pub telemetry_accepted: u64,
+    /// Telemetry records handed over (each takes effect at once).
     pub telemetry_applied: u64,
 }

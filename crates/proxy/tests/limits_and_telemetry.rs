@@ -1,40 +1,13 @@
 //! Scripted packets: the flow and buffer limits, telemetry timing, the handshake rules.
 
-use std::net::{Ipv4Addr, SocketAddrV4};
+mod common;
 
-use millinet_proxy::{Direction, FlowKey, HandlingRule, PolicySpec, Proxy, ProxyConfig, Telemetry};
-use millinet_wire::{Packet, TcpFlags, TcpHeader, TcpOptions, Timestamps};
+use std::net::Ipv4Addr;
 
-const MS: u64 = 1_000_000;
-const SERVER: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 1), 80);
-const UE_IP: Ipv4Addr = Ipv4Addr::new(10, 9, 0, 2);
-const SERVER_ISN: u32 = 5000;
-
-fn ue(port: u16) -> SocketAddrV4 {
-    SocketAddrV4::new(UE_IP, port)
-}
-
-fn seg(from: SocketAddrV4, to: SocketAddrV4, seq: u32, ack: u32, flags: TcpFlags, payload: u32, options: TcpOptions) -> Packet {
-    let h = TcpHeader { src_port: from.port(), dst_port: to.port(), seq, ack, flags, window: 1000, options };
-    Packet::tcp(*from.ip(), *to.ip(), h, payload)
-}
-
-fn syn_options(mss: u16) -> TcpOptions {
-    TcpOptions { mss: Some(mss), window_scale: Some(7), sack_permitted: true, timestamps: Some(Timestamps { tsval: 1, tsecr: 0 }), ..TcpOptions::default() }
-}
-
-/// SYN from the UE at `port`, SYN-ACK from the server, ACK from the UE. Returns the outputs.
-fn handshake(proxy: &mut Proxy, now: u64, port: u16) -> Vec<Packet> {
-    let mut out = Vec::new();
-    proxy.on_packet(now, seg(ue(port), SERVER, 100, 0, TcpFlags::SYN, 0, syn_options(20_000)), Direction::FromUe, &mut out);
-    proxy.on_packet(now, seg(SERVER, ue(port), SERVER_ISN, 101, TcpFlags::SYN | TcpFlags::ACK, 0, syn_options(1400)), Direction::FromServer, &mut out);
-    proxy.on_packet(now, seg(ue(port), SERVER, 101, SERVER_ISN + 1, TcpFlags::ACK, 0, TcpOptions::default()), Direction::FromUe, &mut out);
-    out
-}
-
-fn data(port: u16, offset: u32, len: u32) -> Packet {
-    seg(SERVER, ue(port), SERVER_ISN + 1 + offset, 101, TcpFlags::ACK, len, TcpOptions::default())
-}
+use common::scripted::*;
+use common::MS;
+use millinet_proxy::{Direction, FlowKey, HandlingRule, Middlebox, NoPayloads, PolicySpec, Proxy, ProxyConfig, Telemetry};
+use millinet_wire::{TcpFlags, TcpOptions, Timestamps};
 
 #[test]
 fn handshake_clamps_mss_toward_the_server_only() {
@@ -57,7 +30,7 @@ fn flow_limit_passes_extra_flows_through_untouched() {
     assert_eq!(out[0].tcp_header().unwrap().options.mss, Some(20_000), "refused flow's SYN untouched");
     let mut out = Vec::new();
     let d = data(4001, 0, 1400);
-    proxy.on_packet(MS, d, Direction::FromServer, &mut out);
+    proxy.on_packet(MS, d, Direction::FromServer, &mut NoPayloads, &mut out);
     assert_eq!(out, [d]);
     assert_eq!(proxy.stats().packets_passed_through, 4);
 }
@@ -79,7 +52,7 @@ fn buffer_limit_drops_and_counts() {
     handshake(&mut proxy, 0, 4000);
     let mut out = Vec::new();
     for i in 0..3 {
-        proxy.on_packet(MS, data(4000, i * 1400, 1400), Direction::FromServer, &mut out);
+        proxy.on_packet(MS, data(4000, i * 1400, 1400), Direction::FromServer, &mut NoPayloads, &mut out);
     }
     assert!(out.is_empty(), "FW = 0 forwards nothing");
     assert_eq!(proxy.stats().buffer_bytes, 2800);
@@ -87,32 +60,32 @@ fn buffer_limit_drops_and_counts() {
 }
 
 #[test]
-fn telemetry_applies_d_info_after_its_sample_time() {
-    let cfg = ProxyConfig { telemetry_delay_ns: 3 * MS, ..ProxyConfig::default() };
-    let mut proxy: Proxy = Proxy::new(cfg).unwrap();
+fn telemetry_takes_effect_when_handed_over() {
+    let mut proxy: Proxy = Proxy::new(ProxyConfig::default()).unwrap();
     handshake(&mut proxy, 0, 4000);
     let key = FlowKey { ue: ue(4000), server: SERVER };
     let mut out = Vec::new();
     // One RTT_down and one RTT_up sample so that bdp has an RTT_min: forward at 1 ms, UE ACK at
     // 11 ms (RTT_down 10 ms), the relayed ACK's TSval 7 echoed by data at 31 ms (RTT_up 20 ms).
-    proxy.on_packet(MS, data(4000, 0, 1400), Direction::FromServer, &mut out);
+    proxy.on_packet(MS, data(4000, 0, 1400), Direction::FromServer, &mut NoPayloads, &mut out);
     let ts = |tsval, tsecr| TcpOptions { timestamps: Some(Timestamps { tsval, tsecr }), ..TcpOptions::default() };
-    proxy.on_packet(11 * MS, seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + 1400, TcpFlags::ACK, 0, ts(7, 1)), Direction::FromUe, &mut out);
+    proxy.on_packet(11 * MS, seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + 1400, TcpFlags::ACK, 0, ts(7, 1)), Direction::FromUe, &mut NoPayloads, &mut out);
     let mut d = data(4000, 1400, 1400);
     d.tcp_header_mut().unwrap().options = ts(2, 7);
-    proxy.on_packet(31 * MS, d, Direction::FromServer, &mut out);
+    proxy.on_packet(31 * MS, d, Direction::FromServer, &mut NoPayloads, &mut out);
     assert_eq!(proxy.flow_stats(31 * MS, &key).unwrap().rtt.min_ns, Some(30 * MS));
     assert_eq!(proxy.flow_stats(31 * MS, &key).unwrap().fw_bytes, 400_000_000, "no telemetry yet: start value");
 
-    let rec = Telemetry { t_ns: 40 * MS, rlc_bytes: 0, rate_bps: 80_000_000, sinr_db: 10.0, outage: false };
-    proxy.on_telemetry(40 * MS, UE_IP, rec, &mut out);
-    assert_eq!(proxy.next_timeout_ns(), Some(43 * MS));
-    proxy.on_timeout(43 * MS - 1, &mut out);
-    assert_eq!(proxy.flow_stats(43 * MS - 1, &key).unwrap().fw_bytes, 400_000_000);
-    proxy.on_timeout(43 * MS, &mut out);
+    // Another UE's record changes nothing here.
+    let rec = Telemetry { t_ns: 37 * MS, rlc_bytes: 0, rate_bps: 80_000_000.0, sinr_db: 10.0, outage: false };
+    proxy.on_telemetry(40 * MS, Ipv4Addr::new(10, 9, 0, 3), rec, &mut NoPayloads, &mut out);
+    assert_eq!(proxy.flow_stats(40 * MS, &key).unwrap().fw_bytes, 400_000_000);
+    // The delay is the driver's: a record sampled at 37 ms applies when it is handed over.
+    proxy.on_telemetry(40 * MS, UE_IP, rec, &mut NoPayloads, &mut out);
     // 30 ms · 80 Mbit/s / 8 = 300 000 bytes.
-    assert_eq!(proxy.flow_stats(43 * MS, &key).unwrap().fw_bytes, 300_000);
-    assert_eq!(proxy.stats().telemetry_applied, 1);
+    assert_eq!(proxy.flow_stats(40 * MS, &key).unwrap().fw_bytes, 300_000);
+    assert_eq!(proxy.stats().telemetry_applied, 2);
+    assert_eq!(proxy.next_timeout_ns(), Some(60_000 * MS), "only the idle sweep: no telemetry is held");
 }
 
 #[test]
@@ -124,17 +97,17 @@ fn per_boundary_acks_and_rst_removes_the_flow() {
     // Three server segments arrive; FW (passthrough = UE window 1000 << 7) lets all go at once,
     // each forwarded as it arrives.
     for i in 0..3 {
-        proxy.on_packet(MS, data(4000, i * 1400, 1400), Direction::FromServer, &mut out);
+        proxy.on_packet(MS, data(4000, i * 1400, 1400), Direction::FromServer, &mut NoPayloads, &mut out);
     }
     assert_eq!(out.len(), 3);
     out.clear();
     // One cumulative UE ACK covering all three: three relayed ACKs, one per boundary.
-    proxy.on_packet(2 * MS, seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + 4200, TcpFlags::ACK, 0, TcpOptions::default()), Direction::FromUe, &mut out);
+    proxy.on_packet(2 * MS, seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + 4200, TcpFlags::ACK, 0, TcpOptions::default()), Direction::FromUe, &mut NoPayloads, &mut out);
     let acks: Vec<u32> = out.iter().map(|p| p.tcp_header().unwrap().ack - SERVER_ISN - 1).collect();
     assert_eq!(acks, [1400, 2800, 4200]);
     assert!(out.iter().all(|p| p.tcp_header().unwrap().window == 1000));
     out.clear();
-    proxy.on_packet(3 * MS, seg(ue(4000), SERVER, 101, 0, TcpFlags::RST, 0, TcpOptions::default()), Direction::FromUe, &mut out);
+    proxy.on_packet(3 * MS, seg(ue(4000), SERVER, 101, 0, TcpFlags::RST, 0, TcpOptions::default()), Direction::FromUe, &mut NoPayloads, &mut out);
     assert_eq!(out.len(), 1);
     assert_eq!(proxy.flow_count(), 0);
     assert_eq!(proxy.stats().flows_closed, 1);
@@ -145,7 +118,7 @@ fn idle_flows_expire() {
     let mut proxy: Proxy = Proxy::new(ProxyConfig::default()).unwrap();
     handshake(&mut proxy, 0, 4000);
     assert_eq!(proxy.next_timeout_ns(), Some(60_000 * MS));
-    proxy.on_timeout(60_000 * MS, &mut Vec::new());
+    proxy.on_timeout(60_000 * MS, &mut NoPayloads, &mut Vec::new());
     assert_eq!(proxy.flow_count(), 0);
     assert_eq!(proxy.stats().flows_idle_expired, 1);
     assert_eq!(proxy.next_timeout_ns(), None);

@@ -246,6 +246,11 @@ fn write_tcp(h: &TcpHeader, out: &mut [u8]) {
             put(&b.right.to_be_bytes());
         }
     }
+    let raw = opts.raw();
+    put(raw.as_bytes());
+    for _ in raw.as_bytes().len()..raw.encoded_bytes() as usize {
+        put(&[OPT_NOP]);
+    }
     debug_assert_eq!(at, out.len(), "options layout disagrees with TcpOptions::encoded_bytes");
 }
 

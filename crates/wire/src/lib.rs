@@ -10,11 +10,16 @@ pub mod emit;
 mod packet;
 pub mod parse;
 mod tcp;
+pub mod telemetry;
 
 pub use emit::{emit, emit_headers, header_bytes, rewrite_tcp_window, EmitError, MAX_HEADER_BYTES};
-pub use packet::{Meta, Packet, Transport, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+pub use packet::{Meta, Packet, PayloadId, Transport, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 pub use parse::{parse, ParseError};
-pub use tcp::{SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps, TCP_HEADER_BYTES};
+pub use tcp::{
+    OptionArea, RawOptionError, RawOptions, SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps, MAX_SACK_BLOCKS, MAX_TCP_OPTION_BYTES,
+    OPTION_AREA_BYTES, TCP_HEADER_BYTES,
+};
+pub use telemetry::Telemetry;
 
 /// Sequence-number arithmetic modulo 2^32 (RFC 9293 §3.4).
 pub mod seq {

@@ -17,10 +17,15 @@ pub enum Transport {
     Udp(UdpHeader),
 }
 
-/// What the simulator knows about a packet that is not on the wire.
-/// Models may read it for measurement only, never for protocol decisions.
+/// What travels with a packet but is not on the wire: where its payload bytes are, and what
+/// the simulator knows about it (models may read the latter for measurement only, never for
+/// protocol decisions).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Meta {
+    /// The payload's bytes, if someone holds them (`PayloadId::NONE` in the simulator). Here
+    /// rather than in `Packet` because it fills this struct's padding: `Packet` stays 112
+    /// bytes, which keeps its moves, and those of the structs that hold one, inline.
+    pub payload: PayloadId,
     /// Unique per run, assigned by the engine when the packet enters the network.
     pub uid: u64,
     /// Index of the scenario flow the packet belongs to (u32::MAX: none).
@@ -29,8 +34,28 @@ pub struct Meta {
     pub ran_entry_ns: u64,
 }
 
-/// One IPv4 packet. Payload is carried as a length; its bytes are implied by
-/// the transport's sequence numbers.
+/// Where a packet's payload bytes are, when it has real ones: a handle the owner of the
+/// packet buffers (a daemon, a test) hands out and resolves. The simulator's packets carry
+/// `PayloadId::NONE`, their bytes implied by the transport's sequence numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PayloadId(pub u32);
+
+impl Default for PayloadId {
+    fn default() -> Self {
+        PayloadId::NONE
+    }
+}
+
+impl PayloadId {
+    pub const NONE: PayloadId = PayloadId(u32::MAX);
+
+    #[inline]
+    pub fn is_none(self) -> bool {
+        self == PayloadId::NONE
+    }
+}
+
+/// One IPv4 packet. Payload is carried as a length, and as bytes only through `meta.payload`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     pub src: Ipv4Addr,
@@ -47,7 +72,16 @@ pub struct Packet {
 impl Packet {
     /// A packet with default IP fields (TTL 64, no ECN) and no simulator metadata.
     pub fn new(src: Ipv4Addr, dst: Ipv4Addr, transport: Transport, payload_bytes: u32) -> Packet {
-        Packet { src, dst, ip_id: 0, ttl: 64, ecn: 0, transport, payload_bytes, meta: Meta { flow: u32::MAX, ..Meta::default() } }
+        Packet {
+            src,
+            dst,
+            ip_id: 0,
+            ttl: 64,
+            ecn: 0,
+            transport,
+            payload_bytes,
+            meta: Meta { flow: u32::MAX, ..Meta::default() },
+        }
     }
 
     pub fn tcp(src: Ipv4Addr, dst: Ipv4Addr, header: TcpHeader, payload_bytes: u32) -> Packet {

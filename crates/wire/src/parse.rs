@@ -56,6 +56,12 @@ pub enum ParseError {
         offset: usize,
         kind: u8,
     },
+    /// More unmodelled option bytes than a `TcpOptions` holds beside its SACK blocks (32 bytes,
+    /// `OPTION_AREA_BYTES`); `offset` is the option that did not fit.
+    UnknownTcpOptionsTooLong {
+        offset: usize,
+        kind: u8,
+    },
     /// The UDP length field disagrees with the IPv4 payload length (RFC 768).
     BadUdpLength {
         udp_length: u16,
@@ -89,6 +95,9 @@ impl std::fmt::Display for ParseError {
             ParseError::MalformedTcpOption { offset, kind } => {
                 write!(f, "malformed TCP option of kind {kind} at header offset {offset}")
             }
+            ParseError::UnknownTcpOptionsTooLong { offset, kind } => {
+                write!(f, "TCP option of kind {kind} at header offset {offset}: unmodelled options beyond the 32 bytes kept")
+            }
             ParseError::BadUdpLength { udp_length, ip_payload } => {
                 write!(f, "UDP length {udp_length} but the IPv4 payload is {ip_payload} bytes")
             }
@@ -104,8 +113,8 @@ impl std::error::Error for ParseError {}
 /// header checksum and the TCP/UDP checksum must be right (a UDP checksum of
 /// zero means "none", RFC 768).
 ///
-/// DSCP, the urgent pointer and unknown TCP options are not represented and are
-/// dropped. `wire_bytes()` of the result equals the datagram length when the
+/// DSCP and the urgent pointer are not represented and are dropped; unknown TCP
+/// options are kept as raw bytes (`TcpOptions::raw`). `wire_bytes()` of the result equals the datagram length when the
 /// options were laid out as `emit` (and Linux) lays them out.
 pub fn parse(datagram: &[u8], verify_checksums: bool) -> Result<(Packet, &[u8]), ParseError> {
     let total = ip_total_length(datagram)?;
@@ -231,7 +240,7 @@ fn parse_tcp(seg: &[u8]) -> Result<(TcpHeader, usize), ParseError> {
 
 /// Parses the option bytes per RFC 9293 §3.2: EOL ends the list, NOP is one byte,
 /// every other kind has a length byte counting kind and length. Unknown kinds are
-/// skipped by their length; the known ones must have their fixed length.
+/// kept as raw bytes in wire order; the known ones must have their fixed length.
 fn parse_options(bytes: &[u8]) -> Result<TcpOptions, ParseError> {
     let mut opts = TcpOptions::default();
     let mut at = 0;
@@ -258,14 +267,19 @@ fn parse_options(bytes: &[u8]) -> Result<TcpOptions, ParseError> {
             (OPT_TIMESTAMPS, 8) => opts.timestamps = Some(Timestamps { tsval: be32(body, 0), tsecr: be32(body, 4) }),
             // RFC 2018 §3: 8 bytes per block; 40 option bytes leave room for at most 4.
             (OPT_SACK, n) if n >= 8 && n % 8 == 0 && n <= 32 => {
-                opts.sack_count = (n / 8) as u8;
-                opts.sack_blocks = Default::default();
-                for (i, block) in body.chunks_exact(8).enumerate() {
-                    opts.sack_blocks[i] = SackBlock { left: be32(block, 0), right: be32(block, 4) };
+                let mut blocks = [SackBlock::default(); 4];
+                for (slot, block) in blocks.iter_mut().zip(body.chunks_exact(8)) {
+                    *slot = SackBlock { left: be32(block, 0), right: be32(block, 4) };
+                }
+                // Cannot fail: SACK and raw options together lie within the 40 option bytes.
+                if !opts.set_sack(&blocks[..n / 8]) {
+                    return Err(malformed);
                 }
             }
             (OPT_MSS | OPT_WSCALE | OPT_SACK_PERMITTED | OPT_TIMESTAMPS | OPT_SACK, _) => return Err(malformed),
-            _ => {}
+            _ => opts
+                .push_raw(&bytes[at..at + len])
+                .map_err(|_| ParseError::UnknownTcpOptionsTooLong { offset: TCP_HDR + at, kind })?,
         }
         at += len;
     }

@@ -37,10 +37,8 @@ fn options(mss: bool, ws: bool, sack_permitted: bool, ts: bool, sack_count: u8) 
         timestamps: ts.then_some(Timestamps { tsval: 0xdead_beef, tsecr: 7 }),
         ..TcpOptions::default()
     };
-    for i in 0..sack_count as u32 {
-        o.sack_blocks[i as usize] = SackBlock { left: 1000 * i + 1, right: 1000 * i + 500 };
-    }
-    o.sack_count = sack_count;
+    let blocks: Vec<SackBlock> = (0..sack_count as u32).map(|i| SackBlock { left: 1000 * i + 1, right: 1000 * i + 500 }).collect();
+    assert!(o.set_sack(&blocks));
     o
 }
 
@@ -286,7 +284,7 @@ fn parse_reports_typed_errors() {
 }
 
 #[test]
-fn unknown_options_are_skipped_and_eol_ends_the_list() {
+fn unknown_options_are_kept_and_eol_ends_the_list() {
     let mut d = valid_syn();
     // Replace the NOP+WS word with an unknown 4-byte option (kind 30, MPTCP).
     d[56..60].copy_from_slice(&[30, 4, 0xaa, 0xbb]);
@@ -295,10 +293,121 @@ fn unknown_options_are_skipped_and_eol_ends_the_list() {
     let o = p.tcp_header().unwrap().options;
     assert_eq!((o.mss, o.window_scale, o.sack_permitted), (Some(1460), None, true));
     assert_eq!(o.timestamps, Some(Timestamps { tsval: 0xdead_beef, tsecr: 7 }));
+    assert_eq!(o.raw().as_bytes(), [30, 4, 0xaa, 0xbb]);
     // EOL: whatever follows is padding, even bytes that would be malformed.
     d[56..60].copy_from_slice(&[0, 9, 9, 9]);
     fix_tcp_checksum(&mut d);
-    assert!(parse(&d, true).is_ok());
+    assert!(parse(&d, true).unwrap().0.tcp_header().unwrap().options.raw().is_empty());
+}
+
+/// A data segment as Linux lays it out — timestamps, SACK — followed by an MPTCP DSS option
+/// (kind 30, RFC 8684 §3.3) and an RFC 6994 experimental option (kind 253, ExID 0x1234), with
+/// NOP padding to the word.
+fn segment_with_unknown_options() -> Vec<u8> {
+    let mut o = options(false, false, false, true, 1);
+    o.push_raw(&[30, 8, 0x20, 0x01, 0xde, 0xad, 0xbe, 0xef]).unwrap();
+    o.push_raw(&[253, 5, 0x12, 0x34, 0x77]).unwrap();
+    assert_eq!(o.encoded_bytes(), 12 + 12 + 16, "13 raw bytes padded to 16");
+    let p = tcp_packet(o, 6);
+    let mut buf = [0u8; 200];
+    let n = emit(&p, b"abcdef", &mut buf).unwrap();
+    buf[..n].to_vec()
+}
+
+#[test]
+fn unknown_options_round_trip_byte_identical() {
+    let d = segment_with_unknown_options();
+    // The options region by hand: NOP NOP TS(10), NOP NOP SACK(10), DSS(8), EXP(5), 3 NOPs.
+    let opts = &d[40..80];
+    assert_eq!(&opts[0..4], [1, 1, 8, 10]);
+    assert_eq!(&opts[12..16], [1, 1, 5, 10]);
+    assert_eq!(&opts[24..37], [30, 8, 0x20, 0x01, 0xde, 0xad, 0xbe, 0xef, 253, 5, 0x12, 0x34, 0x77]);
+    assert_eq!(&opts[37..40], [1, 1, 1]);
+    let (p, payload) = parse(&d, true).unwrap();
+    assert_eq!(payload, b"abcdef");
+    assert_eq!(p.wire_bytes() as usize, d.len());
+    let mut again = [0u8; 200];
+    let n = emit(&p, payload, &mut again).unwrap();
+    assert_eq!(&again[..n], &d[..]);
+
+    // Alongside the SYN options too: MSS, SACK-permitted, timestamps, window scale.
+    let mut o = options(true, true, true, true, 0);
+    o.push_raw(&[30, 4, 0x00, 0x81]).unwrap(); // MP_CAPABLE v1 without keys, as in a SYN
+    let mut syn = tcp_packet(o, 0);
+    syn.tcp_header_mut().unwrap().flags = TcpFlags::SYN;
+    let mut buf = [0u8; 100];
+    let n = emit(&syn, &[], &mut buf).unwrap();
+    let (back, _) = parse(&buf[..n], true).unwrap();
+    assert_eq!(back, syn);
+    let mut again = [0u8; 100];
+    assert_eq!(emit(&back, &[], &mut again), Ok(n));
+    assert_eq!(again[..n], buf[..n]);
+}
+
+#[test]
+fn malformed_unknown_option_lengths_are_typed_errors() {
+    let good = segment_with_unknown_options();
+    // The DSS option's length byte at TCP header offset 20 + 24 + 1.
+    for (len, why) in [(1u8, "below 2"), (0, "zero"), (17, "past the header")] {
+        let mut d = good.clone();
+        d[20 + 45] = len;
+        fix_tcp_checksum(&mut d);
+        assert_eq!(parse(&d, true).map(|_| ()), Err(ParseError::MalformedTcpOption { offset: 44, kind: 30 }), "{why}");
+    }
+    // An unknown kind as the last option byte: its length byte is missing.
+    let mut d = good.clone();
+    d[20 + 59] = 254;
+    fix_tcp_checksum(&mut d);
+    assert_eq!(parse(&d, true).map(|_| ()), Err(ParseError::MalformedTcpOption { offset: 59, kind: 254 }));
+}
+
+#[test]
+fn unknown_options_beyond_what_a_packet_keeps_are_a_typed_error() {
+    // No known options: 36 bytes of experimental options (RFC 6994) fit the wire's 40 but not
+    // the 32 a TcpOptions keeps; the second one is refused, by offset.
+    let mut d = valid_syn();
+    d[32] = 0xf0; // data offset 15 words: 40 option bytes
+    d.truncate(40);
+    d.extend_from_slice(&[253, 20]);
+    d.extend_from_slice(&[7; 18]);
+    d.extend_from_slice(&[254, 16]);
+    d.extend_from_slice(&[7; 14]);
+    d.extend_from_slice(&[0; 4]);
+    let total = d.len() as u16;
+    d[2..4].copy_from_slice(&total.to_be_bytes());
+    d[10..12].fill(0);
+    let ip_sum = internet_checksum(&d[..20]);
+    d[10..12].copy_from_slice(&ip_sum.to_be_bytes());
+    fix_tcp_checksum(&mut d);
+    let e = parse(&d, true).map(|_| ());
+    assert_eq!(e, Err(ParseError::UnknownTcpOptionsTooLong { offset: 40, kind: 254 }));
+    assert_eq!(e.unwrap_err().to_string(), "TCP option of kind 254 at header offset 40: unmodelled options beyond the 32 bytes kept");
+}
+
+#[test]
+fn raw_options_must_be_whole_and_fit() {
+    let mut raw = millinet_wire::RawOptions::default();
+    assert_eq!(raw.push(&[30, 4, 0]), Err(millinet_wire::RawOptionError::NotOneOption { bytes: 3 }));
+    assert_eq!(raw.push(&[30]), Err(millinet_wire::RawOptionError::NotOneOption { bytes: 1 }));
+    let mut big = [253u8; 30];
+    big[1] = 30;
+    raw.push(&big).unwrap();
+    assert_eq!(raw.push(&[254, 3, 0]), Err(millinet_wire::RawOptionError::NoRoom { needed: 3, available: 2 }));
+    // SACK blocks get only the room the raw options leave: 40 − 12 (timestamps) − 16 = 12 → 1 block.
+    let mut o = options(false, false, false, true, 0);
+    o.push_raw(&[30, 13, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+    assert!(o.push_sack(SackBlock { left: 1, right: 2 }));
+    assert!(!o.push_sack(SackBlock { left: 3, right: 4 }));
+    assert_eq!(tcp_packet(o, 0).wire_bytes(), 20 + 20 + 40, "push_sack fills the option space exactly");
+    // Blocks and raw options share storage: neither overwrites the other, in either order.
+    o.push_raw(&[254, 4, 0xab, 0xcd]).unwrap();
+    assert_eq!(o.sack(), [SackBlock { left: 1, right: 2 }]);
+    assert_eq!(o.raw().as_bytes(), [30, 13, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 254, 4, 0xab, 0xcd]);
+    assert!(o.set_sack(&[SackBlock { left: 5, right: 6 }]));
+    assert_eq!(o.raw().as_bytes()[13..], [254, 4, 0xab, 0xcd]);
+    assert!(!o.set_sack(&[SackBlock { left: 5, right: 6 }; 2]), "16 + 17 bytes exceed the 32 kept");
+    assert_eq!(o.sack(), [SackBlock { left: 5, right: 6 }]);
+    assert_eq!(o.push_raw(&[254, 8, 0, 0, 0, 0, 0, 0]), Err(millinet_wire::RawOptionError::NoRoom { needed: 8, available: 7 }));
 }
 
 #[test]

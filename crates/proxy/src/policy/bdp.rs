@@ -3,6 +3,7 @@
 //! exceeds a threshold, never below 0.
 
 use super::{FlowWindowPolicy, Params, PolicyInput};
+use crate::error::PolicyError;
 
 const DEFAULT_START_BYTES: u64 = 400_000_000;
 const DEFAULT_THRESHOLD_BYTES: u64 = 2_000_000;
@@ -13,7 +14,7 @@ pub struct Bdp {
     threshold_bytes: u64,
 }
 
-pub fn build(params: &Params) -> Result<Box<dyn FlowWindowPolicy>, String> {
+pub fn build(params: &Params) -> Result<Box<dyn FlowWindowPolicy>, PolicyError> {
     params.only(&["start_bytes", "threshold_bytes"])?;
     Ok(Box::new(Bdp {
         start_bytes: params.bytes("start_bytes", Some(DEFAULT_START_BYTES))?,
@@ -27,7 +28,9 @@ impl FlowWindowPolicy for Bdp {
         let (Some(rtt_min_ns), Some(telemetry)) = (input.rtt.min_ns, input.telemetry) else {
             return self.start_bytes;
         };
-        let bdp = (rtt_min_ns as u128 * telemetry.rate_bps as u128 / (8 * NS_PER_S)).min(u64::MAX as u128) as u64;
+        // Whole bits per second (saturating): the rate the policy was specified and tested with.
+        let rate_bps = telemetry.rate_bps as u64;
+        let bdp = (rtt_min_ns as u128 * rate_bps as u128 / (8 * NS_PER_S)).min(u64::MAX as u128) as u64;
         if telemetry.rlc_bytes > self.threshold_bytes {
             bdp.saturating_sub(2 * telemetry.rlc_bytes)
         } else {
@@ -41,7 +44,7 @@ mod tests {
     use super::super::PolicySpec;
     use super::*;
     use crate::rtt::RttEstimates;
-    use crate::telemetry::Telemetry;
+    use millinet_wire::Telemetry;
 
     fn input(rtt_min_ns: Option<u64>, telemetry: Option<&Telemetry>) -> PolicyInput<'_> {
         PolicyInput {
@@ -57,13 +60,13 @@ mod tests {
     #[test]
     fn hand_computed_values() {
         let mut p = PolicySpec::new("bdp").build().unwrap();
-        let t = Telemetry { rate_bps: 1_000_000_000, rlc_bytes: 1_000_000, ..Telemetry::default() };
+        let t = Telemetry { rate_bps: 1_000_000_000.0, rlc_bytes: 1_000_000, ..Telemetry::default() };
         // No RTT yet: the start value.
         assert_eq!(p.flow_window_bytes(&input(None, Some(&t))), 400_000_000);
         // 30 ms · 1 Gbit/s / 8 = 3 750 000 bytes; B = 1 MB ≤ 2 MB.
         assert_eq!(p.flow_window_bytes(&input(Some(30_000_000), Some(&t))), 3_750_000);
         // floor: 1 ns · 12 bit/s / 8 = 1.5 ns·bit/s → 0 bytes; 1 s · 12 bit/s / 8 = 1.5 → 1.
-        let slow = Telemetry { rate_bps: 12, ..Telemetry::default() };
+        let slow = Telemetry { rate_bps: 12.0, ..Telemetry::default() };
         assert_eq!(p.flow_window_bytes(&input(Some(1_000_000_000), Some(&slow))), 1);
         // B = 2.5 MB > 2 MB: 3 750 000 − 5 000 000 < 0 → 0.
         let full = Telemetry { rlc_bytes: 2_500_000, ..t };
@@ -78,7 +81,7 @@ mod tests {
     #[test]
     fn parameters() {
         let mut p = PolicySpec::new("bdp").with("threshold_bytes", 0.0).with("start_bytes", 1000.0).build().unwrap();
-        let t = Telemetry { rate_bps: 8_000_000, rlc_bytes: 1, ..Telemetry::default() };
+        let t = Telemetry { rate_bps: 8_000_000.0, rlc_bytes: 1, ..Telemetry::default() };
         assert_eq!(p.flow_window_bytes(&input(None, Some(&t))), 1000);
         // 1 s · 8 Mbit/s / 8 = 1 000 000 − 2.
         assert_eq!(p.flow_window_bytes(&input(Some(1_000_000_000), Some(&t))), 999_998);

@@ -5,8 +5,10 @@ mod bdp;
 mod passthrough;
 mod static_fw;
 
+use millinet_wire::Telemetry;
+
+use crate::error::PolicyError;
 use crate::rtt::RttEstimates;
-use crate::telemetry::Telemetry;
 
 /// What a policy may look at (milliproxy.md §4 "Interface").
 #[derive(Clone, Copy, Debug)]
@@ -47,10 +49,9 @@ impl PolicySpec {
     }
 
     /// Builds an instance of the policy (once per flow, never per packet).
-    pub fn build(&self) -> Result<Box<dyn FlowWindowPolicy>, String> {
+    pub fn build(&self) -> Result<Box<dyn FlowWindowPolicy>, PolicyError> {
         let Some((_, constructor)) = REGISTRY.iter().find(|(name, _)| *name == self.name) else {
-            let known: Vec<&str> = REGISTRY.iter().map(|(name, _)| *name).collect();
-            return Err(format!("flow-window policy '{}': unknown; allowed: {}", self.name, known.join(", ")));
+            return Err(PolicyError::UnknownPolicy { policy: self.name.clone() });
         };
         constructor(&Params { policy: &self.name, given: &self.params })
     }
@@ -64,25 +65,25 @@ pub struct Params<'a> {
 
 impl Params<'_> {
     /// Checks that every given parameter is one of `allowed`.
-    pub fn only(&self, allowed: &[&str]) -> Result<(), String> {
+    pub fn only(&self, allowed: &'static [&'static str]) -> Result<(), PolicyError> {
         match self.given.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
-            Some((k, _)) => Err(format!("flow-window policy '{}': unknown parameter '{k}'; allowed: {}", self.policy, allowed.join(", "))),
+            Some((k, _)) => Err(PolicyError::UnknownParameter { policy: self.policy.to_string(), parameter: k.clone(), allowed }),
             None => Ok(()),
         }
     }
 
     /// A non-negative byte count, or `default` when absent.
-    pub fn bytes(&self, key: &str, default: Option<u64>) -> Result<u64, String> {
+    pub fn bytes(&self, key: &'static str, default: Option<u64>) -> Result<u64, PolicyError> {
         match (self.given.iter().find(|(k, _)| k == key), default) {
             (Some((_, v)), _) if v.is_finite() && *v >= 0.0 => Ok(*v as u64),
-            (Some((_, v)), _) => Err(format!("flow-window policy '{}': {key} = {v}: must be a finite number ≥ 0", self.policy)),
+            (Some((_, v)), _) => Err(PolicyError::NotAByteCount { policy: self.policy.to_string(), parameter: key, value: *v }),
             (None, Some(d)) => Ok(d),
-            (None, None) => Err(format!("flow-window policy '{}': parameter '{key}' is required", self.policy)),
+            (None, None) => Err(PolicyError::MissingParameter { policy: self.policy.to_string(), parameter: key }),
         }
     }
 }
 
-type Constructor = fn(&Params) -> Result<Box<dyn FlowWindowPolicy>, String>;
+type Constructor = fn(&Params) -> Result<Box<dyn FlowWindowPolicy>, PolicyError>;
 
 /// Every policy by name.
 pub const REGISTRY: &[(&str, Constructor)] = &[
@@ -98,12 +99,15 @@ mod tests {
     #[test]
     fn unknown_names_and_parameters_are_clear_errors() {
         let e = PolicySpec::new("bbr").build().err().unwrap();
-        assert!(e.contains("'bbr'") && e.contains("bdp, static, passthrough"), "{e}");
+        assert_eq!(e, PolicyError::UnknownPolicy { policy: "bbr".into() });
+        assert_eq!(e.to_string(), "flow-window policy 'bbr': unknown; allowed: bdp, static, passthrough");
         let e = PolicySpec::new("bdp").with("thresh", 1.0).build().err().unwrap();
-        assert!(e.contains("'thresh'") && e.contains("threshold_bytes"), "{e}");
+        assert!(matches!(&e, PolicyError::UnknownParameter { parameter, .. } if parameter == "thresh"), "{e:?}");
+        assert_eq!(e.to_string(), "flow-window policy 'bdp': unknown parameter 'thresh'; allowed: start_bytes, threshold_bytes");
         let e = PolicySpec::new("static").build().err().unwrap();
-        assert!(e.contains("fw_bytes"), "{e}");
+        assert_eq!(e, PolicyError::MissingParameter { policy: "static".into(), parameter: "fw_bytes" });
+        assert_eq!(e.to_string(), "flow-window policy 'static': parameter 'fw_bytes' is required");
         let e = PolicySpec::new("static").with("fw_bytes", -1.0).build().err().unwrap();
-        assert!(e.contains("fw_bytes = -1"), "{e}");
+        assert_eq!(e.to_string(), "flow-window policy 'static': fw_bytes = -1: must be a finite number ≥ 0");
     }
 }

@@ -2,10 +2,11 @@
 //! (milliproxy.md §4).
 
 use super::{FlowWindowPolicy, Params, PolicyInput};
+use crate::error::PolicyError;
 
 pub struct Passthrough;
 
-pub fn build(params: &Params) -> Result<Box<dyn FlowWindowPolicy>, String> {
+pub fn build(params: &Params) -> Result<Box<dyn FlowWindowPolicy>, PolicyError> {
     params.only(&[])?;
     Ok(Box::new(Passthrough))
 }

@@ -1,12 +1,13 @@
 //! `static`: a fixed flow window, for experiments (milliproxy.md §4).
 
 use super::{FlowWindowPolicy, Params, PolicyInput};
+use crate::error::PolicyError;
 
 pub struct StaticFw {
     fw_bytes: u64,
 }
 
-pub fn build(params: &Params) -> Result<Box<dyn FlowWindowPolicy>, String> {
+pub fn build(params: &Params) -> Result<Box<dyn FlowWindowPolicy>, PolicyError> {
     params.only(&["fw_bytes"])?;
     Ok(Box::new(StaticFw { fw_bytes: params.bytes("fw_bytes", None)? }))
 }

@@ -10,10 +10,12 @@
 
 #![allow(dead_code)] // each test file uses a different part of the harness
 
+pub mod scripted;
+
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 
-use millinet_proxy::{Direction, Proxy, ProxyConfig, SplitConfig, SplitProxy, Telemetry};
+use millinet_proxy::{Direction, Middlebox, NoPayloads, Proxy, ProxyConfig, SplitConfig, SplitProxy, Telemetry};
 use millinet_transport::{TcpConfig, TcpConnection};
 use millinet_wire::{seq, Packet};
 
@@ -30,54 +32,6 @@ enum Dest {
     ProxyFromUe,
     Server,
     Ue,
-}
-
-/// What sits between the server and the UE.
-pub trait Middlebox {
-    /// Keeps end-to-end semantics: the harness fails on an ACK beyond the UE's.
-    const END_TO_END: bool;
-    fn on_packet(&mut self, now_ns: u64, packet: Packet, direction: Direction, out: &mut Vec<Packet>);
-    fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>);
-    fn next_timeout_ns(&self) -> Option<u64>;
-    fn on_telemetry(&mut self, now_ns: u64, record: Telemetry, out: &mut Vec<Packet>);
-    /// Segments toward the UE are checked against this (None: not a coalescing proxy).
-    fn mss2_bytes(&self) -> Option<u64>;
-}
-
-impl Middlebox for Proxy {
-    const END_TO_END: bool = true;
-    fn on_packet(&mut self, now_ns: u64, packet: Packet, direction: Direction, out: &mut Vec<Packet>) {
-        Proxy::on_packet(self, now_ns, packet, direction, out)
-    }
-    fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        Proxy::on_timeout(self, now_ns, out)
-    }
-    fn next_timeout_ns(&self) -> Option<u64> {
-        Proxy::next_timeout_ns(self)
-    }
-    fn on_telemetry(&mut self, now_ns: u64, record: Telemetry, out: &mut Vec<Packet>) {
-        Proxy::on_telemetry(self, now_ns, *UE.ip(), record, out)
-    }
-    fn mss2_bytes(&self) -> Option<u64> {
-        Some(self.config().mss2_bytes as u64)
-    }
-}
-
-impl Middlebox for SplitProxy {
-    const END_TO_END: bool = false;
-    fn on_packet(&mut self, now_ns: u64, packet: Packet, direction: Direction, out: &mut Vec<Packet>) {
-        SplitProxy::on_packet(self, now_ns, packet, direction, out)
-    }
-    fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        SplitProxy::on_timeout(self, now_ns, out)
-    }
-    fn next_timeout_ns(&self) -> Option<u64> {
-        SplitProxy::next_timeout_ns(self)
-    }
-    fn on_telemetry(&mut self, _: u64, _: Telemetry, _: &mut Vec<Packet>) {}
-    fn mss2_bytes(&self) -> Option<u64> {
-        None
-    }
 }
 
 pub struct Setup<P = ProxyConfig> {
@@ -143,6 +97,10 @@ pub fn random_data_loss(p: f64, seed: u64) -> LinkFilter {
 }
 
 pub struct Sim<P: Middlebox = Proxy> {
+    /// Keeps end-to-end semantics: the harness fails on an ACK beyond the UE's.
+    end_to_end: bool,
+    /// Segments toward the UE are checked against this (None: not a coalescing proxy).
+    mss2_bytes: Option<u64>,
     pub now_ns: u64,
     pub server: TcpConnection,
     pub ue: TcpConnection,
@@ -174,14 +132,23 @@ pub struct Sim<P: Middlebox = Proxy> {
     pub acks_beyond_ue: u64,
 }
 
-/// Builds the middlebox from its configuration.
+/// Builds the middlebox from its configuration, with what the harness checks of it.
 pub trait Build {
     type Box: Middlebox;
+    /// Keeps end-to-end semantics.
+    fn end_to_end(&self) -> bool;
+    fn mss2_bytes(&self) -> Option<u64>;
     fn build(self) -> Self::Box;
 }
 
 impl Build for ProxyConfig {
     type Box = Proxy;
+    fn end_to_end(&self) -> bool {
+        true
+    }
+    fn mss2_bytes(&self) -> Option<u64> {
+        Some(self.mss2_bytes as u64)
+    }
     fn build(self) -> Proxy {
         Proxy::new(self).unwrap()
     }
@@ -189,8 +156,42 @@ impl Build for ProxyConfig {
 
 impl Build for SplitConfig {
     type Box = SplitProxy;
+    fn end_to_end(&self) -> bool {
+        false
+    }
+    fn mss2_bytes(&self) -> Option<u64> {
+        None
+    }
     fn build(self) -> SplitProxy {
         SplitProxy::new(self).unwrap()
+    }
+}
+
+/// Either proxy behind the crate's one interface, chosen at run time.
+pub enum AnyProxy {
+    Milli(ProxyConfig),
+    Split(SplitConfig),
+}
+
+impl Build for AnyProxy {
+    type Box = Box<dyn Middlebox>;
+    fn end_to_end(&self) -> bool {
+        match self {
+            AnyProxy::Milli(c) => c.end_to_end(),
+            AnyProxy::Split(c) => c.end_to_end(),
+        }
+    }
+    fn mss2_bytes(&self) -> Option<u64> {
+        match self {
+            AnyProxy::Milli(c) => c.mss2_bytes(),
+            AnyProxy::Split(c) => c.mss2_bytes(),
+        }
+    }
+    fn build(self) -> Box<dyn Middlebox> {
+        match self {
+            AnyProxy::Milli(c) => Box::new(c.build()),
+            AnyProxy::Split(c) => Box::new(c.build()),
+        }
     }
 }
 
@@ -200,7 +201,11 @@ impl<P: Middlebox> Sim<P> {
         let ue = TcpConnection::connect(setup.ue, UE, SERVER, 0, &mut out).unwrap();
         let mut server = TcpConnection::listen(setup.server, SERVER).unwrap();
         server.send(0, setup.bytes, &mut Vec::new());
+        let end_to_end = setup.proxy.end_to_end();
+        let mss2_bytes = setup.proxy.mss2_bytes();
         let mut sim = Sim {
+            end_to_end,
+            mss2_bytes,
             now_ns: 0,
             server,
             ue,
@@ -285,7 +290,7 @@ impl<P: Middlebox> Sim<P> {
                 if h.flags.0 & 0x10 != 0 && h.flags.0 & 0x02 == 0 {
                     let beyond = self.ue_max_ack.is_none_or(|max| seq::lt(max, h.ack));
                     self.acks_beyond_ue += beyond as u64;
-                    if P::END_TO_END {
+                    if self.end_to_end {
                         assert!(!beyond, "relayed ack {} beyond the UE's cumulative ack {:?}", h.ack, self.ue_max_ack);
                         assert!(h.window <= self.ue_window_field, "relayed window {} above the UE's {}", h.window, self.ue_window_field);
                     }
@@ -297,7 +302,7 @@ impl<P: Middlebox> Sim<P> {
     }
 
     fn check_coalesced(&mut self, seq_no: u32, len: u64) {
-        let Some(mss2) = self.proxy.mss2_bytes() else { return };
+        let Some(mss2) = self.mss2_bytes else { return };
         assert!(len <= mss2, "segment of {len} bytes above MSS2");
         let start = seq_no.wrapping_sub(self.server_isn.unwrap().wrapping_add(1)) as u64;
         let mut cursor = start;
@@ -347,13 +352,13 @@ impl<P: Middlebox> Sim<P> {
             self.now_ns = next;
             let mut out = Vec::new();
             if let Some(rate) = self.telemetry_rate_bps.filter(|_| self.next_telemetry_ns <= next) {
-                let rec = Telemetry { t_ns: next, rlc_bytes: self.rlc_bytes(), rate_bps: rate(next), sinr_db: 20.0, outage: false };
-                self.proxy.on_telemetry(next, rec, &mut out);
+                let rec = Telemetry { t_ns: next, rlc_bytes: self.rlc_bytes(), rate_bps: rate(next) as f64, sinr_db: 20.0, outage: false };
+                self.proxy.on_telemetry(next, *UE.ip(), rec, &mut NoPayloads, &mut out);
                 self.next_telemetry_ns += MS;
                 self.on_proxy_output(std::mem::take(&mut out));
             }
             if self.proxy.next_timeout_ns().is_some_and(|t| t <= next) {
-                self.proxy.on_timeout(next, &mut out);
+                self.proxy.on_timeout(next, &mut NoPayloads, &mut out);
                 self.on_proxy_output(std::mem::take(&mut out));
             }
             if self.server.next_timeout_ns().is_some_and(|t| t <= next) {
@@ -371,7 +376,7 @@ impl<P: Middlebox> Sim<P> {
                 let (dest, p) = entry.remove();
                 match dest {
                     Dest::ProxyFromServer => {
-                        self.proxy.on_packet(next, p, Direction::FromServer, &mut out);
+                        self.proxy.on_packet(next, p, Direction::FromServer, &mut NoPayloads, &mut out);
                         self.on_proxy_output(std::mem::take(&mut out));
                     }
                     Dest::ProxyFromUe => {
@@ -380,7 +385,7 @@ impl<P: Middlebox> Sim<P> {
                             self.ue_max_ack = Some(self.ue_max_ack.map_or(h.ack, |m| seq::max(m, h.ack)));
                             self.ue_window_field = h.window;
                         }
-                        self.proxy.on_packet(next, p, Direction::FromUe, &mut out);
+                        self.proxy.on_packet(next, p, Direction::FromUe, &mut NoPayloads, &mut out);
                         self.on_proxy_output(std::mem::take(&mut out));
                     }
                     Dest::Server => {
