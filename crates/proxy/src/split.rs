@@ -51,7 +51,7 @@ impl SplitConfig {
         if self.buffer_bytes < self.downstream.mss_bytes as u64 {
             return Err(format!("buffer_bytes = {}: allowed at least the MSS toward the UE ({})", self.buffer_bytes, self.downstream.mss_bytes));
         }
-        TcpConnection::listen(self.downstream.clone(), SocketAddrV4::new(0.into(), 0)).map(|_| ())
+        TcpConnection::listen(self.downstream.clone(), SocketAddrV4::new(0.into(), 0)).map(|_| ()).map_err(|e| e.to_string())
     }
 }
 
