@@ -178,6 +178,8 @@ pub enum App {
     Bulk,
     /// `file_bytes` then close.
     File,
+    /// Downloads of `sizes_bytes`, each requested when the previous one is delivered.
+    Repeated,
     /// Writes at `app_rate_bps`.
     Rate,
 }
@@ -211,6 +213,8 @@ pub struct FlowSpec {
     pub app: App,
     #[serde(default)]
     pub file_bytes: u64,
+    #[serde(default)]
+    pub sizes_bytes: Vec<u64>,
     #[serde(default)]
     pub app_rate_bps: f64,
     // TCP
