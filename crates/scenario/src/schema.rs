@@ -213,7 +213,9 @@ pub struct FlowSpec {
     pub app: App,
     #[serde(default)]
     pub file_bytes: u64,
-    #[serde(default)]
+    /// Left out of the resolved scenario while empty: a run's id is the hash of that text,
+    /// and flows of the other application kinds keep the id they had before this field.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sizes_bytes: Vec<u64>,
     #[serde(default)]
     pub app_rate_bps: f64,
