@@ -5,6 +5,8 @@
 //! TCP RTO) are handled by `TimerSlots`: moving a deadline later costs no heap
 //! operation; the stale heap entry re-queues itself when it surfaces.
 
+use millinet_transport::app::FlowId;
+
 /// What happens at an instant. Kept small (16 bytes) so heap moves are cheap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -19,9 +21,9 @@ pub enum Event {
     /// A link changes its rate (rate-switching bottlenecks).
     RateSwitch(u32),
     /// A flow starts (its receiver opens the connection or its source begins).
-    FlowStart(u32),
-    /// An application-limited source writes its next chunk.
-    AppWrite(u32),
+    FlowStart(FlowId),
+    /// A flow's application reached its deadline (a rate-limited source's next write).
+    AppDeadline(FlowId),
     /// A cell delivers what its previous slot decoded and schedules the next slot.
     Slot(u32),
     /// The gNBs sample telemetry for the proxy (every T_info).
@@ -199,13 +201,13 @@ mod tests {
     fn simultaneous_events_run_in_scheduling_order() {
         let mut q = EventQueue::default();
         q.schedule(5, Event::Sample);
-        q.schedule(3, Event::FlowStart(1));
-        q.schedule(5, Event::FlowStart(2));
-        q.schedule(3, Event::FlowStart(3));
+        q.schedule(3, Event::FlowStart(FlowId(1)));
+        q.schedule(5, Event::FlowStart(FlowId(2)));
+        q.schedule(3, Event::FlowStart(FlowId(3)));
         let order: Vec<_> = std::iter::from_fn(|| q.pop_until(u64::MAX)).collect();
         assert_eq!(
             order,
-            vec![(3, Event::FlowStart(1)), (3, Event::FlowStart(3)), (5, Event::Sample), (5, Event::FlowStart(2))]
+            vec![(3, Event::FlowStart(FlowId(1))), (3, Event::FlowStart(FlowId(3))), (5, Event::Sample), (5, Event::FlowStart(FlowId(2)))]
         );
     }
 
@@ -217,8 +219,8 @@ mod tests {
         for i in 0..5000u32 {
             state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let at_ns = (state >> 33) % 64 + popped.last().map_or(0, |&(t, _)| t);
-            q.schedule(at_ns, Event::FlowStart(i));
-            scheduled.push((at_ns, Event::FlowStart(i)));
+            q.schedule(at_ns, Event::FlowStart(FlowId(i)));
+            scheduled.push((at_ns, Event::FlowStart(FlowId(i))));
             if state & 3 == 0 {
                 popped.extend(q.pop_until(u64::MAX));
             }

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddrV4;
 
+use millinet_transport::app::{AppAction, AppSpec, Application, FlowId};
 use millinet_transport::aqm::Codel;
 use millinet_transport::udp::{UdpSink, UdpSource, UdpSourceConfig};
 use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig, TcpConnection, TcpState, TcpStats};
@@ -35,6 +36,15 @@ pub(crate) fn seconds_to_ns(s: f64) -> u64 {
 /// the ephemeral port + flow index.
 const SERVER_PORT: u16 = 5001;
 const CLIENT_PORT: u16 = 40001;
+
+/// The port plan: where a flow's sender listens and its receiver connects from.
+fn sender_port(flow: FlowId) -> u16 {
+    SERVER_PORT + flow.0 as u16
+}
+
+fn receiver_port(flow: FlowId) -> u16 {
+    CLIENT_PORT + flow.0 as u16
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Role {
@@ -103,7 +113,7 @@ enum TimerOwner {
 
 struct Endpoint {
     node: u32,
-    flow: u32,
+    flow: FlowId,
     role: Role,
     timer: u32,
     model: Model,
@@ -115,11 +125,13 @@ struct Flow {
     sender: u32,
     receiver: u32,
     start_ns: u64,
+    /// The TCP application, told when the sender is established (UDP flows: None).
+    app: Option<Box<dyn Application>>,
     app_started: bool,
-    /// Bytes the application has written so far (rate-limited sources).
-    written_bytes: u64,
+    /// The application's deadline as last scheduled (an `Event::AppDeadline` at another
+    /// time is stale).
+    app_deadline_ns: Option<u64>,
     delivered_bytes: u64,
-    completed_ns: Option<u64>,
     rtt_samples_seen: u64,
     rtt: LogHistogram,
     /// RAN latency of the flow's packets delivered over a radio downlink.
@@ -186,11 +198,12 @@ fn latency_summary(h: &LogHistogram) -> serde_json::Value {
 fn tcp_summary(f: &Flow, stats: &TcpStats) -> serde_json::Value {
     let limited_total: u64 = stats.limited_ns.iter().sum();
     let share = |k: usize| if limited_total == 0 { 0.0 } else { stats.limited_ns[k] as f64 / limited_total as f64 };
-    json!({
+    let app = f.app.as_deref().expect("a TCP flow has an application");
+    let mut summary = json!({
         "kind": "tcp",
         "cc": f.spec.cc,
         "mss_bytes": f.spec.mss_bytes,
-        "download_time_s": f.completed_ns.map(|t| (t - f.start_ns) as f64 / 1e9),
+        "download_time_s": app.completed_ns().map(|t| (t - f.start_ns) as f64 / 1e9),
         "rtt_ms": latency_summary(&f.rtt),
         "rtt_samples": f.rtt.count(),
         "retransmits": stats.retransmitted_segments,
@@ -198,7 +211,21 @@ fn tcp_summary(f: &Flow, stats: &TcpStats) -> serde_json::Value {
         "rtos": stats.rtos,
         "spurious_rtos": stats.spurious_rtos,
         "limited_by": { "cwnd": share(0), "rwnd": share(1), "app": share(2), "pacing": share(3) },
-    })
+    });
+    if f.spec.app == App::Repeated {
+        let times_s: Vec<f64> = app.downloads().iter().map(|d| d.duration_ns() as f64 / 1e9).collect();
+        summary["download_times_s"] = json!(times_s);
+    }
+    summary
+}
+
+fn app_spec(f: &FlowSpec) -> AppSpec {
+    match f.app {
+        App::Bulk => AppSpec::Bulk,
+        App::File => AppSpec::File { size_bytes: f.file_bytes },
+        App::Repeated => AppSpec::Repeated { sizes_bytes: f.sizes_bytes.clone() },
+        App::Rate => AppSpec::Rate { rate_bps: f.app_rate_bps },
+    }
 }
 
 fn tcp_config(f: &FlowSpec, iss: u32) -> TcpConfig {
@@ -315,10 +342,10 @@ impl Simulation {
                     spec.src, spec.dst
                 )));
             }
-            let flow = i as u32;
+            let flow = FlowId(i as u32);
             let start_ns = seconds_to_ns(spec.start_s);
-            let sender_addr = SocketAddrV4::new(sim.network.address(src), SERVER_PORT + i as u16);
-            let receiver_addr = SocketAddrV4::new(sim.network.address(dst), CLIENT_PORT + i as u16);
+            let sender_addr = SocketAddrV4::new(sim.network.address(src), sender_port(flow));
+            let receiver_addr = SocketAddrV4::new(sim.network.address(dst), receiver_port(flow));
             let (sender, receiver) = match spec.kind {
                 FlowKind::Tcp => {
                     let iss = rng::stream(scenario.seed, &format!("flow{i}/sender-iss")).next_u32();
@@ -335,7 +362,7 @@ impl Simulation {
                         payload_bytes: spec.packet_bytes,
                         start_ns,
                         stop_ns: sim.end_ns,
-                        flow,
+                        flow: flow.0,
                     })
                     .map_err(|e| Error::Scenario(format!("flows.{i}: {e}")))?;
                     let sink = Model::UdpSink { port: receiver_addr.port(), sink: UdpSink::new() };
@@ -350,10 +377,10 @@ impl Simulation {
                 sender,
                 receiver,
                 start_ns,
+                app: (spec.kind == FlowKind::Tcp).then(|| app_spec(spec).build(start_ns)),
                 app_started: false,
-                written_bytes: 0,
+                app_deadline_ns: None,
                 delivered_bytes: 0,
-                completed_ns: None,
                 rtt_samples_seen: 0,
                 rtt: LogHistogram::default(),
                 ran_latency: LogHistogram::default(),
@@ -384,7 +411,7 @@ impl Simulation {
         Ok(sim)
     }
 
-    fn add_endpoint(&mut self, node: u32, flow: u32, role: Role, model: Model) -> u32 {
+    fn add_endpoint(&mut self, node: u32, flow: FlowId, role: Role, model: Model) -> u32 {
         let id = self.endpoints.len() as u32;
         let timer = self.timers.add();
         self.timer_owners.push(TimerOwner::Endpoint(id));
@@ -458,7 +485,7 @@ impl Simulation {
                     }
                 }
                 Event::FlowStart(f) => self.start_flow(f),
-                Event::AppWrite(f) => self.app_write(f),
+                Event::AppDeadline(f) => self.app_deadline(f),
                 Event::Slot(c) => self.slot(c),
                 Event::Telemetry => self.telemetry(),
                 Event::RouteChange(change) => self.network.apply_planned(change),
@@ -473,16 +500,16 @@ impl Simulation {
     }
 
     /// The receiver opens the connection toward the sender (a download).
-    fn start_flow(&mut self, f: u32) {
-        let i = f as usize;
+    fn start_flow(&mut self, f: FlowId) {
+        let i = f.index();
         let spec = &self.flows[i].spec;
         let (src, dst) = (
             self.endpoints[self.flows[i].sender as usize].node,
             self.scenario.nodes.iter().position(|n| n.name == spec.dst).expect("validated") as u32,
         );
         let iss = rng::stream(self.scenario.seed, &format!("flow{i}/receiver-iss")).next_u32();
-        let local = SocketAddrV4::new(self.network.address(dst), CLIENT_PORT + f as u16);
-        let remote = SocketAddrV4::new(self.network.address(src), SERVER_PORT + f as u16);
+        let local = SocketAddrV4::new(self.network.address(dst), receiver_port(f));
+        let remote = SocketAddrV4::new(self.network.address(src), sender_port(f));
         let mut out = std::mem::take(&mut self.scratch);
         let conn = TcpConnection::connect(tcp_config(spec, iss), local, remote, self.now_ns, &mut out)
             .expect("configuration validated when the listener was created");
@@ -491,20 +518,42 @@ impl Simulation {
         self.after_endpoint(receiver, out);
     }
 
-    /// A rate-limited application writes one millisecond of data.
-    fn app_write(&mut self, f: u32) {
-        const CHUNK_NS: u64 = 1_000_000;
-        let flow = &mut self.flows[f as usize];
-        let due = ((self.now_ns - flow.start_ns) as f64 * flow.spec.app_rate_bps / 8e9) as u64;
-        let bytes = due - flow.written_bytes;
-        flow.written_bytes = due;
-        let ep = flow.sender;
-        let mut out = std::mem::take(&mut self.scratch);
-        if let Model::Tcp(c) = &mut self.endpoints[ep as usize].model {
-            c.send(self.now_ns, bytes, &mut out);
+    /// A flow's application reached its deadline.
+    fn app_deadline(&mut self, f: FlowId) {
+        let flow = &mut self.flows[f.index()];
+        if flow.app_deadline_ns != Some(self.now_ns) {
+            return;
         }
-        self.after_endpoint(ep, out);
-        self.events.schedule(self.now_ns + CHUNK_NS, Event::AppWrite(f));
+        flow.app_deadline_ns = None;
+        let action = flow.app.as_mut().expect("only applications have deadlines").on_deadline(self.now_ns);
+        let sender = flow.sender;
+        let mut out = std::mem::take(&mut self.scratch);
+        self.apply_app_action(sender, action, &mut out);
+        self.after_endpoint(sender, out);
+        self.schedule_app_deadline(f);
+    }
+
+    /// What the application asked, done on its flow's sending connection.
+    fn apply_app_action(&mut self, sender: u32, action: AppAction, out: &mut Vec<Packet>) {
+        let Model::Tcp(tcp) = &mut self.endpoints[sender as usize].model else { unreachable!("applications run over TCP") };
+        if let Some(bytes) = action.write_bytes {
+            tcp.send(self.now_ns, bytes, out);
+        }
+        if action.close {
+            tcp.close(self.now_ns, out);
+        }
+    }
+
+    /// Schedules the application's deadline if it changed.
+    fn schedule_app_deadline(&mut self, f: FlowId) {
+        let flow = &mut self.flows[f.index()];
+        let wanted_ns = flow.app.as_ref().and_then(|app| app.next_deadline_ns());
+        if wanted_ns != flow.app_deadline_ns {
+            flow.app_deadline_ns = wanted_ns;
+            if let Some(t) = wanted_ns {
+                self.events.schedule(t, Event::AppDeadline(f));
+            }
+        }
     }
 
     /// A packet reaches a node: delivered to an endpoint there, or forwarded.
@@ -646,7 +695,7 @@ impl Simulation {
         let flow = self.endpoints[e as usize].flow;
         for mut packet in out.drain(..) {
             packet.meta.uid = self.next_uid;
-            packet.meta.flow = flow;
+            packet.meta.flow = flow.0;
             self.next_uid += 1;
             if let Some(w) = &mut self.captures[node as usize] {
                 w.write(self.now_ns, &packet);
@@ -664,7 +713,7 @@ impl Simulation {
 
     fn after_sender(&mut self, e: u32) {
         let ep = &self.endpoints[e as usize];
-        let f = &mut self.flows[ep.flow as usize];
+        let f = &mut self.flows[ep.flow.index()];
         let Some(tcp) = ep.model.tcp() else { return };
         let stats = tcp.stats();
         if stats.rtt_samples != f.rtt_samples_seen {
@@ -674,23 +723,18 @@ impl Simulation {
         if !f.app_started && tcp.state() == TcpState::Established {
             f.app_started = true;
             let flow = ep.flow;
+            let action = f.app.as_mut().expect("a TCP flow has an application").on_established(self.now_ns);
             let mut out = std::mem::take(&mut self.scratch);
-            let Model::Tcp(tcp) = &mut self.endpoints[e as usize].model else { unreachable!() };
-            match f.spec.app {
-                App::Bulk => tcp.send(self.now_ns, u64::MAX, &mut out),
-                App::File => {
-                    tcp.send(self.now_ns, f.spec.file_bytes, &mut out);
-                    tcp.close(self.now_ns, &mut out);
-                }
-                App::Rate => self.events.schedule(self.now_ns, Event::AppWrite(flow)),
-            }
+            self.apply_app_action(e, action, &mut out);
+            self.schedule_app_deadline(flow);
             self.after_endpoint(e, out);
         }
     }
 
     fn after_receiver(&mut self, e: u32) {
         let ep = &mut self.endpoints[e as usize];
-        let f = &mut self.flows[ep.flow as usize];
+        let flow = ep.flow;
+        let f = &mut self.flows[flow.index()];
         let delivered = match &mut ep.model {
             Model::Tcp(c) => c.take_delivered(),
             Model::UdpSink { sink, .. } => f.delivered_bytes..sink.received_payload_bytes,
@@ -699,13 +743,19 @@ impl Simulation {
         if delivered.is_empty() {
             return;
         }
-        assert_eq!(delivered.start, f.delivered_bytes, "flow {}: the application must receive the stream in order", ep.flow);
+        assert_eq!(delivered.start, f.delivered_bytes, "flow {}: the application must receive the stream in order", flow.0);
         f.delivered_bytes = delivered.end;
         let bin = ((self.now_ns / self.goodput_bin_ns) as usize).min(f.goodput_bins.len() - 1);
         f.goodput_bins[bin] += delivered.end - delivered.start;
-        if f.spec.app == App::File && f.delivered_bytes >= f.spec.file_bytes && f.completed_ns.is_none() {
-            f.completed_ns = Some(self.now_ns);
+        let Some(app) = f.app.as_mut() else { return };
+        let action = app.on_delivered(self.now_ns, f.delivered_bytes);
+        if !action.is_none() {
+            let sender = f.sender;
+            let mut out = std::mem::take(&mut self.scratch);
+            self.apply_app_action(sender, action, &mut out);
+            self.after_endpoint(sender, out);
         }
+        self.schedule_app_deadline(flow);
     }
 
     fn sample(&mut self) {

@@ -68,6 +68,32 @@ fn file_download_completes_with_a_download_time() {
 }
 
 #[test]
+fn repeated_downloads_report_each_download_time() {
+    let sizes_bytes = [2_000_000u64, 5_000_000, 1_000_000];
+    let out = run("dumbbell", &["duration_s=2", "flows.0.app=repeated", "flows.0.sizes_bytes=[2000000, 5000000, 1000000]"]);
+    let flow = &out.summary["flows"][0];
+    assert_eq!(flow["delivered_bytes"].as_u64(), Some(sizes_bytes.iter().sum()));
+    let times_s: Vec<f64> = flow["download_times_s"].as_array().expect("per-download times").iter().map(num).collect();
+    assert_eq!(times_s.len(), sizes_bytes.len());
+    for (&size, &t) in sizes_bytes.iter().zip(&times_s) {
+        // Never faster than the 1 Gbit/s bottleneck plus the 11 ms one-way path delay.
+        assert!(t > size as f64 * 8.0 / 1e9 + 0.011, "{size} bytes in {t} s");
+    }
+    // The first download includes the handshake: the later ones start on a warm connection
+    // and, per byte, are faster.
+    assert!(times_s[1] / 5.0 < times_s[0] / 2.0, "{times_s:?}");
+    // Downloads follow each other from the connection start: their times add up to the total.
+    let total_s = num(&flow["download_time_s"]);
+    assert!((times_s.iter().sum::<f64>() - total_s).abs() < 1e-6, "{times_s:?} vs {total_s}");
+}
+
+#[test]
+fn only_repeated_downloads_list_download_times() {
+    let out = run("dumbbell", &["duration_s=1", "flows.0.app=file", "flows.0.file_bytes=1000000"]);
+    assert!(out.summary["flows"][0].get("download_times_s").is_none());
+}
+
+#[test]
 fn application_limited_flow_reports_app_limitation() {
     let out = run("dumbbell", &["duration_s=2", "flows.0.app=rate", "flows.0.app_rate_bps=1e8"]);
     let flow = &out.summary["flows"][0];

@@ -73,6 +73,14 @@ fn unknown_congestion_control_lists_the_known_ones() {
 }
 
 #[test]
+fn repeated_downloads_need_sizes_of_at_least_one_byte() {
+    let m = error_of(&dumbbell(), &["flows.0.app=repeated"]);
+    assert_all(&m, &["flows.0.sizes_bytes", "[]", "empty", "at least one size when app = \"repeated\""]);
+    let m = error_of(&dumbbell(), &["flows.0.app=repeated", "flows.0.sizes_bytes=[1000, 0]"]);
+    assert_all(&m, &["flows.0.sizes_bytes.1 = 0", "out of range", "allowed: 1..="]);
+}
+
+#[test]
 fn unknown_enum_value_lists_the_variants() {
     let m = error_of(&dumbbell(), &["links.1.aqm=red"]);
     assert_all(&m, &["links.1.aqm", "red", "droptail", "codel"]);

@@ -84,8 +84,8 @@ impl From<PolicyError> for ProxyConfigError {
 pub enum SplitConfigError {
     /// The buffer cannot hold one segment toward the UE.
     BufferBelowMss { buffer_bytes: u64, mss_bytes: u32 },
-    /// The TCP configuration toward the UE, refused by `millinet_transport` with this message.
-    Downstream(String),
+    /// The TCP configuration toward the UE, refused by `millinet_transport`.
+    Downstream(millinet_transport::TcpError),
 }
 
 impl fmt::Display for SplitConfigError {
@@ -94,7 +94,7 @@ impl fmt::Display for SplitConfigError {
             SplitConfigError::BufferBelowMss { buffer_bytes, mss_bytes } => {
                 write!(f, "buffer_bytes = {buffer_bytes}: allowed at least the MSS toward the UE ({mss_bytes})")
             }
-            SplitConfigError::Downstream(message) => f.write_str(message),
+            SplitConfigError::Downstream(e) => e.fmt(f),
         }
     }
 }

@@ -56,7 +56,7 @@ impl SplitConfig {
         }
         TcpConnection::listen(self.downstream.clone(), SocketAddrV4::new(0.into(), 0))
             .map(|_| ())
-            .map_err(|e| SplitConfigError::Downstream(e.to_string()))
+            .map_err(SplitConfigError::Downstream)
     }
 }
 
@@ -357,7 +357,7 @@ mod tests {
         let mut bad_cc = SplitConfig::default();
         bad_cc.downstream.cc = "nope".into();
         let e = SplitProxy::new(bad_cc.clone()).err().unwrap();
-        let transport = TcpConnection::listen(bad_cc.downstream, SocketAddrV4::new(0.into(), 0)).err().unwrap().to_string();
+        let transport = TcpConnection::listen(bad_cc.downstream, SocketAddrV4::new(0.into(), 0)).err().unwrap();
         assert_eq!(e, SplitConfigError::Downstream(transport));
     }
 }

@@ -178,6 +178,8 @@ pub enum App {
     Bulk,
     /// `file_bytes` then close.
     File,
+    /// Downloads of `sizes_bytes`, each requested when the previous one is delivered.
+    Repeated,
     /// Writes at `app_rate_bps`.
     Rate,
 }
@@ -211,6 +213,10 @@ pub struct FlowSpec {
     pub app: App,
     #[serde(default)]
     pub file_bytes: u64,
+    /// Left out of the resolved scenario while empty: a run's id is the hash of that text,
+    /// and flows of the other application kinds keep the id they had before this field.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes_bytes: Vec<u64>,
     #[serde(default)]
     pub app_rate_bps: f64,
     // TCP

@@ -91,6 +91,19 @@ pub fn validate(s: &Scenario) -> Result<(), Issue> {
         match f.app {
             App::File => whole(p("file_bytes"), f.file_bytes, 1, 1 << 50)?,
             App::Rate => range(p("app_rate_bps"), f.app_rate_bps, 1e3, 1e13, "1e3 to 1e13 bit/s when app = \"rate\"")?,
+            App::Repeated => {
+                if f.sizes_bytes.is_empty() {
+                    return Err(Issue {
+                        path: p("sizes_bytes"),
+                        value: "[]".into(),
+                        problem: "empty",
+                        allowed: "at least one size when app = \"repeated\"".into(),
+                    });
+                }
+                for (k, &size) in f.sizes_bytes.iter().enumerate() {
+                    whole(p(&format!("sizes_bytes.{k}")), size, 1, 1 << 50)?;
+                }
+            }
             App::Bulk => {}
         }
         match f.kind {

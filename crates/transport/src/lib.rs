@@ -2,10 +2,11 @@
 //! applications and active queue management. Sans-IO: every entry point takes the
 //! current time and returns packets/timers; nothing here reads a clock or does I/O.
 
+pub mod app;
 pub mod aqm;
 pub mod cc;
 pub mod deadline;
 pub mod tcp;
 pub mod udp;
 
-pub use tcp::{CwndGrowth, LimitedBy, NewRenoVariant, TcpConfig, TcpConnection, TcpState, TcpStats};
+pub use tcp::{ConnectionHooks, ConnectionParts, CwndGrowth, LimitedBy, NewRenoVariant, TcpConfig, TcpConnection, TcpError, TcpState, TcpStats};

@@ -4,6 +4,7 @@
 //! the path capacity: the bottleneck queue then stays full and the sink sees
 //! the maximum achievable rate.
 
+use std::fmt;
 use std::net::SocketAddrV4;
 
 use millinet_wire::{Packet, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
@@ -23,6 +24,29 @@ pub struct UdpSourceConfig {
     pub flow: u32,
 }
 
+/// The largest UDP payload an IPv4 datagram (total length ≤ 65535) can carry.
+pub const MAX_PAYLOAD_BYTES: u32 = u16::MAX as u32 - IPV4_HEADER_BYTES - UDP_HEADER_BYTES;
+
+/// Why a source could not be created.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UdpError {
+    ZeroRate,
+    PayloadTooLarge { payload_bytes: u32 },
+}
+
+impl fmt::Display for UdpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UdpError::ZeroRate => f.write_str("UDP source rate_bps must be positive"),
+            UdpError::PayloadTooLarge { payload_bytes } => {
+                write!(f, "UDP payload_bytes {payload_bytes} exceeds the IPv4 maximum of {MAX_PAYLOAD_BYTES}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for UdpError {}
+
 pub struct UdpSource {
     cfg: UdpSourceConfig,
     /// Template for every packet; only `ip_id` changes.
@@ -35,13 +59,12 @@ pub struct UdpSource {
 }
 
 impl UdpSource {
-    pub fn new(cfg: UdpSourceConfig) -> Result<UdpSource, String> {
+    pub fn new(cfg: UdpSourceConfig) -> Result<UdpSource, UdpError> {
         if cfg.rate_bps == 0 {
-            return Err("UDP source rate_bps must be positive".to_string());
+            return Err(UdpError::ZeroRate);
         }
-        let max_payload = u16::MAX as u32 - IPV4_HEADER_BYTES - UDP_HEADER_BYTES;
-        if cfg.payload_bytes > max_payload {
-            return Err(format!("UDP payload_bytes {} exceeds the IPv4 maximum of {max_payload}", cfg.payload_bytes));
+        if cfg.payload_bytes > MAX_PAYLOAD_BYTES {
+            return Err(UdpError::PayloadTooLarge { payload_bytes: cfg.payload_bytes });
         }
         let header = UdpHeader { src_port: cfg.local.port(), dst_port: cfg.remote.port() };
         let mut template = Packet::udp(*cfg.local.ip(), *cfg.remote.ip(), header, cfg.payload_bytes);
@@ -195,8 +218,9 @@ mod tests {
 
     #[test]
     fn rejects_impossible_configurations() {
-        assert!(UdpSource::new(cfg(0, 1000, 0, S)).is_err());
-        assert!(UdpSource::new(cfg(1, 65_508, 0, S)).is_err());
+        assert_eq!(UdpSource::new(cfg(0, 1000, 0, S)).err(), Some(UdpError::ZeroRate));
+        let too_large = UdpSource::new(cfg(1, 65_508, 0, S)).err().expect("too large");
+        assert_eq!(too_large.to_string(), "UDP payload_bytes 65508 exceeds the IPv4 maximum of 65507");
         assert!(UdpSource::new(cfg(1, 65_507, 0, S)).is_ok());
     }
 }

@@ -6,7 +6,7 @@ mod common;
 use std::net::{Ipv4Addr, SocketAddrV4};
 
 use common::*;
-use millinet_transport::{LimitedBy, TcpConfig, TcpConnection, TcpState};
+use millinet_transport::{LimitedBy, TcpConfig, TcpConnection, TcpError, TcpState};
 use millinet_wire::{Packet, TcpFlags};
 
 const MSS: u64 = 1400;
@@ -231,7 +231,8 @@ fn configuration_errors_are_reported() {
         assert_eq!((listened.is_ok(), connected.is_ok()), (ok, ok), "mss {mss}");
         if !ok {
             let err = listened.err().unwrap();
-            assert!(err.contains("mss_bytes") && err.contains("100..=65000"), "{err}");
+            assert_eq!(err, TcpError::MssOutOfRange { mss_bytes: mss });
+            assert_eq!(err.to_string(), format!("mss_bytes = {mss}: out of range; allowed: 100..=65000"));
         }
     }
     let cfg = TcpConfig {
@@ -239,5 +240,7 @@ fn configuration_errors_are_reported() {
         ..TcpConfig::default()
     };
     let err = TcpConnection::listen(cfg, addr).err().expect("unknown cc");
-    assert!(err.contains("\"reno2\"") && err.contains("\"newreno\"") && err.contains("\"cubic\""), "{err}");
+    assert!(matches!(&err, TcpError::UnknownCc(e) if e.name == "reno2"), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains("\"reno2\"") && message.contains("\"newreno\"") && message.contains("\"cubic\""), "{message}");
 }

@@ -1,16 +1,26 @@
-//! Congestion controls behind one trait; `REGISTRY` maps names to constructors.
+//! Congestion controls behind one trait, built by a `CcFactory`; `REGISTRY` maps names to
+//! constructors.
 //!
 //! The sender owns the loss-recovery machinery (RFC 6675 / RFC 6582) and only asks the
 //! algorithm for its window, threshold and pacing rate, and tells it what happened: an ACK
 //! (with an RTT sample and a delivery-rate sample), a congestion event, the end of recovery.
 //! Adding an algorithm is adding a file here and a line in `REGISTRY`. Algorithms that need
-//! shared state (MP-TCP coupled LIA/OLIA/BALIA read the other subflows' windows) receive a
-//! shared handle when they are constructed; the sender never sees it.
+//! shared state (MP-TCP coupled LIA/OLIA/BALIA read the other subflows' windows and RTTs)
+//! are registered as `Constructor::Coupled`: the factory that builds the subflows of one
+//! MP-TCP connection hands each a `SubflowHandle` into one `SubflowSet`; the sender never
+//! sees it.
 
 pub mod bbr;
 pub mod cubic;
 pub mod highspeed;
 pub mod newreno;
+mod shared;
+
+use std::cell::{Ref, RefCell};
+use std::fmt;
+use std::rc::Rc;
+
+pub use shared::{SubflowHandle, SubflowSet, SubflowView};
 
 /// Delivery-rate sample per draft-cheng-iccrg-delivery-rate-estimation §3.3 (the input
 /// of model-based algorithms such as BBR).
@@ -85,24 +95,75 @@ pub trait CongestionControl {
     }
 }
 
-pub type CcConstructor = fn(&CcInit) -> Box<dyn CongestionControl>;
+/// How an algorithm is built. A coupled algorithm (MP-TCP LIA, RFC 6356 §3; OLIA; BALIA)
+/// also receives its subflow's handle into the state shared by every subflow its factory
+/// builds, so that it can publish its own window and RTT and read the others'.
+#[derive(Clone, Copy)]
+pub enum Constructor {
+    Uncoupled(fn(&CcInit) -> Box<dyn CongestionControl>),
+    Coupled(fn(&CcInit, SubflowHandle) -> Box<dyn CongestionControl>),
+}
 
 /// Every algorithm selectable by name (`TcpConfig::cc`).
-pub const REGISTRY: &[(&str, CcConstructor)] = &[
-    ("newreno", newreno::construct),
-    ("cubic", cubic::construct),
-    ("highspeed", highspeed::construct),
-    ("bbr", bbr::construct),
+pub const REGISTRY: &[(&str, Constructor)] = &[
+    ("newreno", Constructor::Uncoupled(newreno::construct)),
+    ("cubic", Constructor::Uncoupled(cubic::construct)),
+    ("highspeed", Constructor::Uncoupled(highspeed::construct)),
+    ("bbr", Constructor::Uncoupled(bbr::construct)),
 ];
 
-/// The constructor registered under `name`, or an error naming the allowed names.
-pub fn by_name(name: &str) -> Result<CcConstructor, String> {
-    match REGISTRY.iter().find(|entry| entry.0 == name) {
-        Some(entry) => Ok(entry.1),
-        None => {
-            let allowed: Vec<String> = REGISTRY.iter().map(|entry| format!("{:?}", entry.0)).collect();
-            Err(format!("unknown congestion control {name:?}; allowed: {}", allowed.join(", ")))
+/// A name not in `REGISTRY`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownCc {
+    pub name: String,
+}
+
+impl fmt::Display for UnknownCc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown congestion control {:?}; allowed: ", self.name)?;
+        for (i, entry) in REGISTRY.iter().enumerate() {
+            let separator = if i == 0 { "" } else { ", " };
+            write!(f, "{separator}{:?}", entry.0)?;
         }
+        Ok(())
+    }
+}
+
+impl std::error::Error for UnknownCc {}
+
+/// Builds the congestion control of each connection (or MP-TCP subflow) it is asked for.
+/// For a coupled algorithm the factory owns the state its subflows share: every
+/// `build` of one factory (or of its clones) joins the same `SubflowSet`; a new factory
+/// starts a new set (one MP-TCP connection).
+#[derive(Clone)]
+pub struct CcFactory {
+    constructor: Constructor,
+    subflows: Rc<RefCell<SubflowSet>>,
+}
+
+impl CcFactory {
+    pub fn new(constructor: Constructor) -> CcFactory {
+        CcFactory { constructor, subflows: Rc::default() }
+    }
+
+    /// The factory of the algorithm registered under `name`.
+    pub fn by_name(name: &str) -> Result<CcFactory, UnknownCc> {
+        match REGISTRY.iter().find(|entry| entry.0 == name) {
+            Some(entry) => Ok(CcFactory::new(entry.1)),
+            None => Err(UnknownCc { name: name.to_string() }),
+        }
+    }
+
+    pub fn build(&self, init: &CcInit) -> Box<dyn CongestionControl> {
+        match self.constructor {
+            Constructor::Uncoupled(construct) => construct(init),
+            Constructor::Coupled(construct) => construct(init, SubflowHandle::join(&self.subflows, init)),
+        }
+    }
+
+    /// The state shared by the subflows built so far (empty for uncoupled algorithms).
+    pub fn subflows(&self) -> Ref<'_, SubflowSet> {
+        self.subflows.borrow()
     }
 }
 
@@ -133,9 +194,17 @@ mod tests {
 
     #[test]
     fn registry_lookup_names_allowed_algorithms() {
-        assert!(by_name("newreno").is_ok());
-        assert!(by_name("cubic").is_ok());
-        let err = by_name("vegas").expect_err("unknown name");
-        assert!(err.contains("\"vegas\"") && err.contains("\"newreno\"") && err.contains("\"cubic\""), "{err}");
+        assert!(CcFactory::by_name("newreno").is_ok());
+        assert!(CcFactory::by_name("cubic").is_ok());
+        let err = CcFactory::by_name("vegas").err().expect("unknown name").to_string();
+        assert_eq!(err, r#"unknown congestion control "vegas"; allowed: "newreno", "cubic", "highspeed", "bbr""#);
+    }
+
+    #[test]
+    fn uncoupled_subflows_share_nothing() {
+        let factory = CcFactory::by_name("newreno").expect("registered");
+        let init = CcInit { mss_bytes: 1000, initial_cwnd_bytes: 10_000 };
+        let (_a, _b) = (factory.build(&init), factory.build(&init));
+        assert_eq!(factory.subflows().iter().count(), 0);
     }
 }

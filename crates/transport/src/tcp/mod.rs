@@ -6,9 +6,12 @@
 //! Layout: `sender` (what to send, ACK processing, loss recovery, timers) over `scoreboard`
 //! (outstanding segments, SACK, pipe), `rate` (delivery-rate samples) and `rtt` (RFC 6298);
 //! `receiver` (reassembly, SACK blocks, window, delayed ACK); `options` (SYN negotiation);
-//! `ranges` (sorted range set); `wrap` (32-bit wire counters). This file holds the
-//! connection state machine (RFC 9293 §3.3.2) that ties them together.
+//! `ranges` (sorted range set); `wrap` (32-bit wire counters); `hooks` (extension points
+//! for MP-TCP subflows); `error`. This file holds the connection state machine
+//! (RFC 9293 §3.3.2) that ties them together.
 
+mod error;
+mod hooks;
 mod options;
 mod ranges;
 mod rate;
@@ -23,8 +26,10 @@ use std::ops::{Range, RangeInclusive};
 
 use millinet_wire::{Packet, TcpFlags, TcpHeader, TcpOptions, Timestamps};
 
-use crate::cc;
+use crate::cc::CcFactory;
 use crate::deadline::earliest_ns;
+pub use error::TcpError;
+pub use hooks::ConnectionHooks;
 use options::{negotiate, syn_options, Negotiated};
 use receiver::Receiver;
 use sender::{Sender, Template};
@@ -58,7 +63,8 @@ pub enum CwndGrowth {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
-    /// Congestion control name, looked up in `cc::REGISTRY`.
+    /// Congestion control name, looked up in `cc::REGISTRY` (unless `ConnectionParts`
+    /// brings a factory).
     pub cc: String,
     pub mss_bytes: u32,
     pub initial_window_segments: u32,
@@ -155,8 +161,24 @@ pub struct TcpStats {
     pub lost_bytes: u64,
 }
 
+/// What a connection is built with besides its `TcpConfig`: the congestion-control factory
+/// (the subflows of one MP-TCP connection share one, and with it a coupled algorithm's
+/// state) and optional hooks.
+pub struct ConnectionParts {
+    pub cc: CcFactory,
+    pub hooks: Option<Box<dyn ConnectionHooks>>,
+}
+
+impl ConnectionParts {
+    /// The algorithm named by `cfg.cc`, no hooks.
+    pub fn from_config(cfg: &TcpConfig) -> Result<ConnectionParts, TcpError> {
+        Ok(ConnectionParts { cc: CcFactory::by_name(&cfg.cc)?, hooks: None })
+    }
+}
+
 pub struct TcpConnection {
     cfg: TcpConfig,
+    hooks: Option<Box<dyn ConnectionHooks>>,
     local: SocketAddrV4,
     remote: Option<SocketAddrV4>,
     state: TcpState,
@@ -176,24 +198,21 @@ pub struct TcpConnection {
     limited_since_ns: u64,
 }
 
-/// Checks the configuration; returns the congestion-control constructor.
-fn validate(cfg: &TcpConfig) -> Result<cc::CcConstructor, String> {
-    if !MSS_RANGE_BYTES.contains(&cfg.mss_bytes) {
-        return Err(format!(
-            "mss_bytes = {}: out of range; allowed: {}..={}",
-            cfg.mss_bytes,
-            MSS_RANGE_BYTES.start(),
-            MSS_RANGE_BYTES.end()
-        ));
-    }
-    cc::by_name(&cfg.cc)
-}
-
 impl TcpConnection {
-    fn new(cfg: TcpConfig, local: SocketAddrV4, remote: Option<SocketAddrV4>, state: TcpState, now_ns: u64) -> Result<TcpConnection, String> {
-        let cc_constructor = validate(&cfg)?;
+    fn new(
+        cfg: TcpConfig,
+        parts: ConnectionParts,
+        local: SocketAddrV4,
+        remote: Option<SocketAddrV4>,
+        state: TcpState,
+        now_ns: u64,
+    ) -> Result<TcpConnection, TcpError> {
+        if !MSS_RANGE_BYTES.contains(&cfg.mss_bytes) {
+            return Err(TcpError::MssOutOfRange { mss_bytes: cfg.mss_bytes });
+        }
         let mut conn = TcpConnection {
-            snd: Sender::new(&cfg, cc_constructor),
+            snd: Sender::new(&cfg, parts.cc),
+            hooks: parts.hooks,
             rcv: Receiver::new(cfg.rcv_buf_bytes, cfg.app_paced_reads, cfg.delayed_ack, cfg.delayed_ack_timeout_ns),
             negotiated: Negotiated {
                 mss_bytes: cfg.mss_bytes as u64,
@@ -215,33 +234,64 @@ impl TcpConnection {
             stats: TcpStats::default(),
             limited_since_ns: now_ns,
         };
+        conn.enter_hooks(&[]);
         conn.refresh_stats();
         Ok(conn)
     }
 
     /// Active open: returns the connection and emits the SYN into `out`.
-    pub fn connect(cfg: TcpConfig, local: SocketAddrV4, remote: SocketAddrV4, now_ns: u64, out: &mut Vec<Packet>) -> Result<TcpConnection, String> {
-        let mut conn = TcpConnection::new(cfg, local, Some(remote), TcpState::SynSent, now_ns)?;
+    pub fn connect(cfg: TcpConfig, local: SocketAddrV4, remote: SocketAddrV4, now_ns: u64, out: &mut Vec<Packet>) -> Result<TcpConnection, TcpError> {
+        let parts = ConnectionParts::from_config(&cfg)?;
+        TcpConnection::connect_with(cfg, parts, local, remote, now_ns, out)
+    }
+
+    /// Active open with a given congestion-control factory and hooks (`cfg.cc` unused).
+    pub fn connect_with(
+        cfg: TcpConfig,
+        parts: ConnectionParts,
+        local: SocketAddrV4,
+        remote: SocketAddrV4,
+        now_ns: u64,
+        out: &mut Vec<Packet>,
+    ) -> Result<TcpConnection, TcpError> {
+        let mut conn = TcpConnection::new(cfg, parts, local, Some(remote), TcpState::SynSent, now_ns)?;
         conn.send_syn(now_ns, out);
         Ok(conn)
     }
 
     /// Passive open: waits for a SYN to `local` from anyone.
-    pub fn listen(cfg: TcpConfig, local: SocketAddrV4) -> Result<TcpConnection, String> {
-        TcpConnection::new(cfg, local, None, TcpState::Listen, 0)
+    pub fn listen(cfg: TcpConfig, local: SocketAddrV4) -> Result<TcpConnection, TcpError> {
+        let parts = ConnectionParts::from_config(&cfg)?;
+        TcpConnection::listen_with(cfg, parts, local)
+    }
+
+    /// Passive open with a given congestion-control factory and hooks (`cfg.cc` unused).
+    pub fn listen_with(cfg: TcpConfig, parts: ConnectionParts, local: SocketAddrV4) -> Result<TcpConnection, TcpError> {
+        TcpConnection::new(cfg, parts, local, None, TcpState::Listen, 0)
     }
 
     /// A segment addressed to this connection arrived.
     pub fn on_packet(&mut self, now_ns: u64, pkt: &Packet, out: &mut Vec<Packet>) {
         self.charge_limited_time(now_ns);
         let Some(hdr) = pkt.tcp_header() else { return };
+        if self.state == TcpState::Closed {
+            return;
+        }
+        let mark = self.enter_hooks(out);
+        if let Some(hooks) = &mut self.hooks {
+            if hdr.flags.contains(TcpFlags::SYN) {
+                hooks.syn_in(hdr);
+            } else {
+                hooks.segment_in(hdr, pkt.payload_bytes);
+            }
+        }
         match self.state {
-            TcpState::Closed => return,
             TcpState::Listen => self.on_segment_listen(now_ns, pkt, hdr, out),
             TcpState::SynSent => self.on_segment_syn_sent(now_ns, hdr),
             _ => self.on_segment_synchronized(now_ns, pkt.payload_bytes, hdr, out),
         }
         self.flush(now_ns, out);
+        self.leave_hooks(out, mark);
     }
 
     /// The deadline returned by `next_timeout_ns` has passed (it may be called late or
@@ -251,6 +301,7 @@ impl TcpConnection {
         if self.state == TcpState::Closed {
             return;
         }
+        let mark = self.enter_hooks(out);
         if self.syn_deadline_ns.is_some_and(|d| now_ns >= d) {
             self.on_syn_timer(now_ns, out);
         }
@@ -271,6 +322,7 @@ impl TcpConnection {
         }
         // Also releases paced segments.
         self.flush(now_ns, out);
+        self.leave_hooks(out, mark);
     }
 
     /// The earliest time at which `on_timeout` must be called, if any.
@@ -290,13 +342,16 @@ impl TcpConnection {
             // RFC 9293 §3.10.2: no sending after CLOSE.
             return;
         }
+        let mark = self.enter_hooks(out);
         self.snd.send(bytes);
         self.flush(now_ns, out);
+        self.leave_hooks(out, mark);
     }
 
     /// The application will write nothing more: FIN after the last byte.
     pub fn close(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
         self.charge_limited_time(now_ns);
+        let mark = self.enter_hooks(out);
         // RFC 9293 §3.10.4.
         self.state = match self.state {
             TcpState::Listen | TcpState::SynSent => {
@@ -311,6 +366,7 @@ impl TcpConnection {
             self.snd.close();
         }
         self.flush(now_ns, out);
+        self.leave_hooks(out, mark);
     }
 
     /// Stream offsets delivered in order to the application since the last call (reads
@@ -322,11 +378,13 @@ impl TcpConnection {
     /// An application-paced receiver reads at most `max_bytes` of in-order data; when that
     /// opens the window enough, a window update goes out.
     pub fn read(&mut self, now_ns: u64, max_bytes: u64, out: &mut Vec<Packet>) -> Range<u64> {
+        let mark = self.enter_hooks(out);
         let range = self.rcv.read(max_bytes);
         if !range.is_empty() && self.rcv.window_update_due() {
             self.rcv.request_ack();
             self.flush(now_ns, out);
         }
+        self.leave_hooks(out, mark);
         range
     }
 
@@ -351,6 +409,30 @@ impl TcpConnection {
     /// does not grow with the window.
     pub fn scoreboard_steps(&self) -> u64 {
         self.snd.scoreboard_steps()
+    }
+
+    /// On entry from the driver: the hooks' current window cap applies to what is advertised
+    /// from now on. Returns where this call's segments start in `out`.
+    #[inline]
+    fn enter_hooks(&mut self, out: &[Packet]) -> usize {
+        if let Some(hooks) = &self.hooks {
+            self.rcv.set_window_cap_bytes(hooks.rcv_window_cap_bytes().unwrap_or(u64::MAX));
+        }
+        out.len()
+    }
+
+    /// Before returning to the driver: the hooks see every non-SYN segment this call emitted
+    /// (SYNs went through `syn_out` when built).
+    #[inline]
+    fn leave_hooks(&mut self, out: &mut [Packet], mark: usize) {
+        let Some(hooks) = &mut self.hooks else { return };
+        for pkt in &mut out[mark..] {
+            let payload_bytes = pkt.payload_bytes;
+            let header = pkt.tcp_header_mut().expect("a TCP connection emits TCP segments");
+            if !header.flags.contains(TcpFlags::SYN) {
+                hooks.segment_out(header, payload_bytes);
+            }
+        }
     }
 
     /// Charges the time since the last call to what limited the sender meanwhile.
@@ -430,7 +512,7 @@ impl TcpConnection {
         let remote = self.remote.expect("a SYN has a destination");
         let passive = self.state == TcpState::SynReceived || (self.state == TcpState::FinWait1 && !self.synchronized);
         let options = syn_options(&self.cfg, ts_now_ms(now_ns) as u32, passive.then_some(&self.peer_syn));
-        let header = TcpHeader {
+        let mut header = TcpHeader {
             src_port: self.local.port(),
             dst_port: remote.port(),
             seq: self.cfg.iss,
@@ -439,6 +521,9 @@ impl TcpConnection {
             window: self.rcv.syn_window(),
             options,
         };
+        if let Some(hooks) = &mut self.hooks {
+            hooks.syn_out(&mut header);
+        }
         out.push(Packet::tcp(*self.local.ip(), *remote.ip(), header, 0));
         self.syn_sent_ns = now_ns;
         self.syn_deadline_ns = Some(now_ns + self.snd.rtt().rto_ns());

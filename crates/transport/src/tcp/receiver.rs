@@ -28,6 +28,8 @@ pub(crate) struct Receiver {
     /// Sequence number of the peer's FIN once seen.
     fin_seq: Option<u64>,
     rcv_buf_bytes: u64,
+    /// A cap on the advertised window set from outside (MP-TCP's data-level window).
+    window_cap_bytes: u64,
     wscale: u8,
     /// The right edge of the window last advertised: it never moves left (RFC 9293 §3.8.6.2.2).
     adv_right_edge: u64,
@@ -56,6 +58,7 @@ impl Receiver {
             recent_len: 0,
             fin_seq: None,
             rcv_buf_bytes,
+            window_cap_bytes: u64::MAX,
             wscale: 0,
             adv_right_edge: 0,
             read_bytes: 0,
@@ -92,7 +95,13 @@ impl Receiver {
     }
 
     pub fn syn_window(&self) -> u16 {
-        self.rcv_buf_bytes.min(u16::MAX as u64) as u16
+        self.rcv_buf_bytes.min(self.window_cap_bytes).min(u16::MAX as u64) as u16
+    }
+
+    /// Caps the window advertised from now on; the right edge already advertised stays
+    /// (RFC 9293 §3.8.6.2.2: it never moves left).
+    pub fn set_window_cap_bytes(&mut self, cap_bytes: u64) {
+        self.window_cap_bytes = cap_bytes;
     }
 
     pub fn ack_number(&self) -> u32 {
@@ -115,7 +124,7 @@ impl Receiver {
     /// Buffer space not taken by out-of-order data or, when application-paced, unread data.
     fn free_bytes(&self) -> u64 {
         let unread = if self.app_paced { self.delivered_bytes() - self.read_bytes } else { 0 };
-        self.rcv_buf_bytes.saturating_sub(self.ooo.covered_bytes() + unread)
+        self.rcv_buf_bytes.saturating_sub(self.ooo.covered_bytes() + unread).min(self.window_cap_bytes)
     }
 
     /// The 16-bit window field: free buffer space, scaled (RFC 7323 §2.3).

@@ -19,7 +19,7 @@ use std::net::Ipv4Addr;
 use millinet_wire::{seq, Packet, TcpFlags, TcpHeader};
 
 use crate::deadline::earliest_ns;
-use crate::cc::{AckSample, CcConstructor, CcInit, CongestionControl, CongestionEvent};
+use crate::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent};
 
 use super::options::Negotiated;
 use super::rate::DeliveryRate;
@@ -57,7 +57,7 @@ enum Next {
 
 pub(crate) struct Sender {
     cc: Box<dyn CongestionControl>,
-    cc_constructor: CcConstructor,
+    cc_factory: CcFactory,
     initial_window_segments: u64,
     variant: NewRenoVariant,
     growth: CwndGrowth,
@@ -110,16 +110,16 @@ pub(crate) struct Sender {
 }
 
 impl Sender {
-    pub fn new(cfg: &TcpConfig, cc_constructor: CcConstructor) -> Sender {
+    pub fn new(cfg: &TcpConfig, cc_factory: CcFactory) -> Sender {
         let data_start = cfg.iss as u64 + 1;
         let mss_bytes = cfg.mss_bytes as u64;
         let initial_window_segments = cfg.initial_window_segments.max(1) as u64;
         Sender {
-            cc: cc_constructor(&CcInit {
+            cc: cc_factory.build(&CcInit {
                 mss_bytes,
                 initial_cwnd_bytes: initial_window_segments * mss_bytes,
             }),
-            cc_constructor,
+            cc_factory,
             initial_window_segments,
             variant: cfg.newreno_variant,
             growth: cfg.cwnd_growth,
@@ -170,7 +170,7 @@ impl Sender {
         self.sack = neg.sack;
         self.timestamps = neg.timestamps;
         self.snd_wscale = neg.snd_wscale;
-        self.cc = (self.cc_constructor)(&CcInit {
+        self.cc = self.cc_factory.build(&CcInit {
             mss_bytes: self.mss_bytes,
             initial_cwnd_bytes: self.initial_window_segments * self.mss_bytes,
         });
@@ -674,6 +674,7 @@ impl Sender {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::Constructor;
 
     /// A window of 100 segments paced at 8 Mbit/s.
     struct Paced;
@@ -699,7 +700,7 @@ mod tests {
 
     #[test]
     fn pacing_releases_segments_on_schedule_and_sets_the_timer() {
-        let mut s = Sender::new(&TcpConfig::default(), paced);
+        let mut s = Sender::new(&TcpConfig::default(), CcFactory::new(Constructor::Uncoupled(paced)));
         let neg = Negotiated {
             mss_bytes: 1000,
             snd_wscale: 0,

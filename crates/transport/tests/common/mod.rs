@@ -217,6 +217,22 @@ impl Harness {
         let server = TcpConnection::listen(server_cfg, SERVER).expect("server config");
         let mut out = Vec::new();
         let client = TcpConnection::connect(client_cfg, CLIENT, SERVER, 0, &mut out).expect("client config");
+        Harness::with_connections(server, server_iss, client, out, down, up, app_bytes, app_close)
+    }
+
+    /// Like `new`, with connections built by the caller: a server listening on SERVER and
+    /// a client that connected from CLIENT at t = 0, emitting `syn`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_connections(
+        server: TcpConnection,
+        server_iss: u32,
+        client: TcpConnection,
+        mut syn: Vec<Packet>,
+        down: Link,
+        up: Link,
+        app_bytes: u64,
+        app_close: bool,
+    ) -> Harness {
         let mut h = Harness {
             now_ns: 0,
             server,
@@ -241,7 +257,7 @@ impl Harness {
         };
         // The SYN is always kept in `sent`, so that `recording()` after `new` sees it.
         h.record = true;
-        h.emit(Side::Client, &mut out);
+        h.emit(Side::Client, &mut syn);
         h.record = false;
         h
     }
