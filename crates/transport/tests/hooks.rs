@@ -11,7 +11,7 @@ use std::rc::Rc;
 use common::*;
 use millinet_transport::cc::CcFactory;
 use millinet_transport::{ConnectionHooks, ConnectionParts, TcpConfig, TcpConnection};
-use millinet_wire::{TcpFlags, TcpHeader, Timestamps};
+use millinet_wire::{TcpFlags, TcpHeader};
 
 /// What one side's hook saw.
 #[derive(Default)]
@@ -26,24 +26,35 @@ struct Seen {
     syns_in_segment_out: u64,
 }
 
-/// Until wire keeps unknown option bytes, the hook's extra SYN option is a timestamps
-/// option on connections configured without timestamps: the connection ignores it (not
-/// negotiated) and only the hooks look at it, as they will at an MP_CAPABLE option.
+/// The hook's extra SYN option is shaped like MPTCP's MP_CAPABLE (kind 30, subtype 0, RFC 8684
+/// §3.1) with the mark as its key: a kind the connection does not model, so only the hooks
+/// look at it, carried as raw option bytes.
 struct Marker {
     mark: u32,
     cap_bytes: Option<u64>,
     seen: Rc<RefCell<Seen>>,
 }
 
+const MPTCP_KIND: u8 = 30;
+
 impl Marker {
+    fn option(mark: u32) -> [u8; 12] {
+        let mut option = [0u8; 12];
+        option[..4].copy_from_slice(&[MPTCP_KIND, 12, 0x01, 0x81]);
+        option[8..].copy_from_slice(&mark.to_be_bytes());
+        option
+    }
+
     fn marker_of(header: &TcpHeader) -> Option<u32> {
-        header.options.timestamps.map(|t| t.tsval)
+        let raw = header.options.raw();
+        let bytes = raw.as_bytes();
+        (bytes.len() >= 12 && bytes[0] == MPTCP_KIND).then(|| u32::from_be_bytes(bytes[8..12].try_into().unwrap()))
     }
 }
 
 impl ConnectionHooks for Marker {
     fn syn_out(&mut self, header: &mut TcpHeader) {
-        header.options.timestamps = Some(Timestamps { tsval: self.mark, tsecr: 0 });
+        header.options.push_raw(&Marker::option(self.mark)).expect("room for one MPTCP option in a SYN");
     }
 
     fn syn_in(&mut self, header: &TcpHeader) {
@@ -97,13 +108,13 @@ fn hooked(
     (h, server_seen, client_seen)
 }
 
-fn without_timestamps() -> TcpConfig {
-    TcpConfig { timestamps: false, iss: 1000, ..TcpConfig::default() }
+fn config() -> TcpConfig {
+    TcpConfig { iss: 1000, ..TcpConfig::default() }
 }
 
 #[test]
 fn a_syn_option_from_a_hook_reaches_the_peers_hook_on_syn_and_syn_ack_only() {
-    let (h, server_seen, client_seen) = hooked(without_timestamps(), without_timestamps(), Link::new(10 * MS), 300_000, None);
+    let (h, server_seen, client_seen) = hooked(config(), config(), Link::new(10 * MS), 300_000, None);
     let mut h = h.recording();
     assert!(h.run_to_completion(5_000 * MS));
     let (server, client) = (server_seen.borrow(), client_seen.borrow());
@@ -111,16 +122,17 @@ fn a_syn_option_from_a_hook_reaches_the_peers_hook_on_syn_and_syn_ack_only() {
     assert_eq!(client.syn_markers, [(SERVER_MARK, TcpFlags::SYN | TcpFlags::ACK)], "the client's hook sees the SYN-ACK's");
     assert!(server.segments_in > 10 && client.segments_in > 10);
     assert_eq!((server.markers_in_segments, client.markers_in_segments), (0, 0), "no SYN option on later segments");
-    // The option counts toward the SYN's size and the connection ignored it.
-    let syn = &h.sent[0].packet;
-    assert_eq!(syn.tcp_header().unwrap().options.timestamps.map(|t| t.tsval), Some(CLIENT_MARK));
-    assert!(h.server_data().all(|s| s.packet.tcp_header().unwrap().options.timestamps.is_none()));
+    // The option rides in the SYN's raw options (counted in its header) and nowhere else.
+    let syn = h.sent[0].packet.tcp_header().unwrap();
+    assert_eq!(Marker::marker_of(syn), Some(CLIENT_MARK));
+    assert_eq!(syn.header_bytes(), 20 + 20 + 12, "MSS, SACK-permitted, timestamps, window scale (20 bytes) + the 12-byte option");
+    assert!(h.server_data().all(|s| s.packet.tcp_header().unwrap().options.raw().is_empty()));
 }
 
 #[test]
 fn segment_hooks_see_every_data_segment_sent_and_received() {
     let down = Link::new(10 * MS).with_rate(50_000_000, 40).with_filter(random_loss(0.01, 7));
-    let (h, server_seen, client_seen) = hooked(without_timestamps(), without_timestamps(), down, 3_000_000, None);
+    let (h, server_seen, client_seen) = hooked(config(), config(), down, 3_000_000, None);
     let mut h = h.recording();
     assert!(h.run_to_completion(20_000 * MS));
     let sent = h.server_data().count() as u64;
@@ -136,9 +148,9 @@ fn segment_hooks_see_every_data_segment_sent_and_received() {
 fn a_receive_window_cap_bounds_the_senders_flight() {
     const CAP_BYTES: u64 = 30_000;
     // 100 ms RTT (90 ms down, 10 ms up), no bottleneck: cwnd alone would put megabytes in flight.
-    let client_cfg = TcpConfig { rcv_buf_bytes: 4 << 20, ..without_timestamps() };
+    let client_cfg = TcpConfig { rcv_buf_bytes: 4 << 20, ..config() };
     let run = |cap: Option<u64>| {
-        let (h, _, _) = hooked(without_timestamps(), client_cfg.clone(), Link::new(90 * MS), 2_000_000, cap);
+        let (h, _, _) = hooked(config(), client_cfg.clone(), Link::new(90 * MS), 2_000_000, cap);
         let mut h = h.recording();
         assert!(h.run_to_completion(60_000 * MS));
         let max_flight = h.server_log.iter().map(|s| s.stats.bytes_in_flight).max().unwrap();
