@@ -120,14 +120,22 @@ fn hand_up<'a>(
     move |sdu| {
         stats.sdus_delivered += 1;
         stats.bytes_delivered += u64::from(sdu.bytes);
-        delivered.push(Delivery { ue, cell, at_ns, packet: sdu.packet });
+        delivered.push(Delivery {
+            ue,
+            cell,
+            at_ns,
+            packet: sdu.packet,
+        });
     }
 }
 
 impl RlcSink for Sink<'_> {
     fn deliver(&mut self, sdu: Sdu) {
         let to = (self.ue, self.cell, self.at_ns);
-        if !self.pdcp_rx.receive(sdu, hand_up(to, self.stats, self.delivered)) {
+        if !self
+            .pdcp_rx
+            .receive(sdu, hand_up(to, self.stats, self.delivered))
+        {
             self.record_drop(sdu, DropReason::Duplicate);
         }
     }
@@ -135,7 +143,8 @@ impl RlcSink for Sink<'_> {
     fn drop_sdu(&mut self, sdu: Sdu, reason: DropReason) {
         self.record_drop(sdu, reason);
         let to = (self.ue, self.cell, self.at_ns);
-        self.pdcp_rx.skip(sdu.count, hand_up(to, self.stats, self.delivered));
+        self.pdcp_rx
+            .skip(sdu.count, hand_up(to, self.stats, self.delivered));
     }
 }
 
@@ -285,8 +294,16 @@ impl Cell {
     /// End `ue`'s leg at `now_ns`: RLC re-establishment on both sides
     /// ([`RlcEntity::re_establish`]). What PDCP releases by it goes to `out`
     /// at `now_ns`; the undelivered SDUs come back in order.
-    pub fn detach(&mut self, now_ns: u64, ue: UeId, bearers: &mut [Bearer], out: &mut RanOutput) -> Result<Detached, RanError> {
-        let pos = self.position_of(ue).ok_or(RanError::NotAttached { ue, cell: self.id })?;
+    pub fn detach(
+        &mut self,
+        now_ns: u64,
+        ue: UeId,
+        bearers: &mut [Bearer],
+        out: &mut RanOutput,
+    ) -> Result<Detached, RanError> {
+        let pos = self
+            .position_of(ue)
+            .ok_or(RanError::NotAttached { ue, cell: self.id })?;
         let mut u = self.ues.remove(pos);
         self.position[ue.index()] = u32::MAX;
         for later in &self.ues[pos..] {
@@ -305,17 +322,31 @@ impl Cell {
                 Direction::Uplink => &mut detached.uplink,
             };
             let link = u.link(dir);
-            let kept = link.rlc.re_establish(&mut sink!(ue, self.id, now_ns, dir, link, bearer, out), forward);
+            let kept = link.rlc.re_establish(
+                &mut sink!(ue, self.id, now_ns, dir, link, bearer, out),
+                forward,
+            );
             link.stats.sdus_forwarded += kept;
         }
-        detached.stats = UeStats { downlink: u.dl.stats, uplink: u.ul.stats };
+        detached.stats = UeStats {
+            downlink: u.dl.stats,
+            uplink: u.ul.stats,
+        };
         Ok(detached)
     }
 
     /// SDUs forwarded from `ue`'s previous leg go ahead of everything this leg
     /// has not sent yet, keeping their PDCP stamp and COUNT.
-    pub fn adopt(&mut self, now_ns: u64, ue: UeId, direction: Direction, sdus: &[Sdu]) -> Result<(), RanError> {
-        let pos = self.position_of(ue).ok_or(RanError::NotAttached { ue, cell: self.id })?;
+    pub fn adopt(
+        &mut self,
+        now_ns: u64,
+        ue: UeId,
+        direction: Direction,
+        sdus: &[Sdu],
+    ) -> Result<(), RanError> {
+        let pos = self
+            .position_of(ue)
+            .ok_or(RanError::NotAttached { ue, cell: self.id })?;
         if sdus.is_empty() {
             return Ok(());
         }
@@ -346,7 +377,10 @@ impl Cell {
 
     #[inline]
     fn position_of(&self, ue: UeId) -> Option<usize> {
-        self.position.get(ue.index()).filter(|&&p| p != u32::MAX).map(|&p| p as usize)
+        self.position
+            .get(ue.index())
+            .filter(|&&p| p != u32::MAX)
+            .map(|&p| p as usize)
     }
 
     /// The leg of an attached UE; panics otherwise (a caller's bookkeeping error).
@@ -369,7 +403,13 @@ impl Cell {
     /// A packet from the core for `ue` reaches PDCP at the gNB. Returns false
     /// when the RLC buffer is full and the packet is dropped.
     #[inline]
-    pub fn enqueue_downlink(&mut self, now_ns: u64, bearers: &mut [Bearer], ue: UeId, packet: Packet) -> bool {
+    pub fn enqueue_downlink(
+        &mut self,
+        now_ns: u64,
+        bearers: &mut [Bearer],
+        ue: UeId,
+        packet: Packet,
+    ) -> bool {
         let pdcp = bearers[ue.index()].tx(Direction::Downlink);
         self.ue_mut(ue).dl.enqueue(now_ns, pdcp, packet)
     }
@@ -377,7 +417,13 @@ impl Cell {
     /// A packet from the UE's own stack (ACKs, uplink payload) reaches PDCP at
     /// the UE. Returns false when the UE's buffer is full.
     #[inline]
-    pub fn enqueue_uplink(&mut self, now_ns: u64, bearers: &mut [Bearer], ue: UeId, packet: Packet) -> bool {
+    pub fn enqueue_uplink(
+        &mut self,
+        now_ns: u64,
+        bearers: &mut [Bearer],
+        ue: UeId,
+        packet: Packet,
+    ) -> bool {
         let sr_delay_ns = self.cfg.sr_delay_ns;
         let pdcp = bearers[ue.index()].tx(Direction::Uplink);
         let u = self.ue_mut(ue);
@@ -417,7 +463,9 @@ impl Cell {
             let bearer = &mut bearers[id.index()];
             for dir in [Direction::Downlink, Direction::Uplink] {
                 let link = ue.link(dir);
-                let nacked = link.rlc.on_timers(now_ns, &mut sink!(id, cell, at_ns, dir, link, bearer, out));
+                let nacked = link
+                    .rlc
+                    .on_timers(now_ns, &mut sink!(id, cell, at_ns, dir, link, bearer, out));
                 link.stats.rlc_retx_segments += nacked.segments;
                 link.stats.rlc_retx_bytes += nacked.bytes;
             }
@@ -440,7 +488,14 @@ impl Cell {
 
     /// Give the slot's resources to HARQ retransmissions first, then to new
     /// data through the scheduler.
-    fn serve(&mut self, now_ns: u64, plan: SlotPlan, bearers: &mut [Bearer], rng: &mut impl RngCore, out: &mut RanOutput) {
+    fn serve(
+        &mut self,
+        now_ns: u64,
+        plan: SlotPlan,
+        bearers: &mut [Bearer],
+        rng: &mut impl RngCore,
+        out: &mut RanOutput,
+    ) {
         let dir = plan.direction;
         let slot_ns = self.cfg.slot_ns;
         let slot_s = slot_ns as f64 * 1e-9;
@@ -468,7 +523,9 @@ impl Cell {
             while let Some(p) = link.harq.due_retx(now_ns, left) {
                 let share = link.harq.process(p).share;
                 left -= share;
-                self.served.push(transmit(who, dir, link, bearer, p, now_ns, sinr_now, &self.cfg, rng, out));
+                self.served.push(transmit(
+                    who, dir, link, bearer, p, now_ns, sinr_now, &self.cfg, rng, out,
+                ));
                 note_scheduled(link, now_ns, share);
             }
         }
@@ -532,7 +589,9 @@ impl Cell {
                         continue; // the AQM dropped everything there was
                     }
                     link.harq.start(p, used, g.share, amc.sinr_req_db);
-                    self.served.push(transmit(who, dir, link, bearer, p, now_ns, sinr_now, &self.cfg, rng, out));
+                    self.served.push(transmit(
+                        who, dir, link, bearer, p, now_ns, sinr_now, &self.cfg, rng, out,
+                    ));
                     note_scheduled(link, now_ns, g.share);
                 }
             }
@@ -646,8 +705,11 @@ fn transmit(
     match outcome {
         Outcome::Decoded => {
             let tb = &link.harq.process(p).tb;
-            link.rlc
-                .on_received(decoded_ns, tb, &mut sink!(ue, cell, decoded_ns, dir, link, bearer, out));
+            link.rlc.on_received(
+                decoded_ns,
+                tb,
+                &mut sink!(ue, cell, decoded_ns, dir, link, bearer, out),
+            );
             link.harq.release(p);
         }
         Outcome::GiveUp => {

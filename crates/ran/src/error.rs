@@ -12,9 +12,15 @@ pub enum RanError {
     UnknownUe(UeId),
     UnknownCell(CellId),
     /// The UE already has a leg on that cell.
-    AlreadyAttached { ue: UeId, cell: CellId },
+    AlreadyAttached {
+        ue: UeId,
+        cell: CellId,
+    },
     /// The UE has no leg on that cell.
-    NotAttached { ue: UeId, cell: CellId },
+    NotAttached {
+        ue: UeId,
+        cell: CellId,
+    },
     /// The UE has no leg at all to carry its bearer.
     Detached(UeId),
 }
@@ -25,8 +31,12 @@ impl fmt::Display for RanError {
             RanError::Config(e) => e.fmt(f),
             RanError::UnknownUe(ue) => write!(f, "no UE {}", ue.0),
             RanError::UnknownCell(c) => write!(f, "no cell {}", c.0),
-            RanError::AlreadyAttached { ue, cell } => write!(f, "UE {} is already attached to cell {}", ue.0, cell.0),
-            RanError::NotAttached { ue, cell } => write!(f, "UE {} is not attached to cell {}", ue.0, cell.0),
+            RanError::AlreadyAttached { ue, cell } => {
+                write!(f, "UE {} is already attached to cell {}", ue.0, cell.0)
+            }
+            RanError::NotAttached { ue, cell } => {
+                write!(f, "UE {} is not attached to cell {}", ue.0, cell.0)
+            }
             RanError::Detached(ue) => write!(f, "UE {} is attached to no cell", ue.0),
         }
     }

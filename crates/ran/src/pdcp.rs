@@ -24,7 +24,11 @@ impl PdcpTx {
     pub fn stamp(&self, now_ns: u64, mut packet: Packet) -> Sdu {
         packet.meta.ran_entry_ns = now_ns;
         let bytes = packet.wire_bytes();
-        Sdu { packet, count: self.next_count, bytes }
+        Sdu {
+            packet,
+            count: self.next_count,
+            bytes,
+        }
     }
 
     #[inline]
@@ -63,7 +67,9 @@ impl PdcpRx {
     /// COUNT order. Returns false, delivering nothing, for a duplicate.
     #[inline]
     pub fn receive(&mut self, sdu: Sdu, mut deliver: impl FnMut(Sdu)) -> bool {
-        let Some(i) = sdu.count.checked_sub(self.next_count) else { return false };
+        let Some(i) = sdu.count.checked_sub(self.next_count) else {
+            return false;
+        };
         if i == 0 {
             deliver(sdu);
             self.next_count += 1;
@@ -88,7 +94,9 @@ impl PdcpRx {
     /// with that COUNT already held (a copy that got through elsewhere) stays.
     #[inline]
     pub fn skip(&mut self, count: u64, deliver: impl FnMut(Sdu)) {
-        let Some(i) = count.checked_sub(self.next_count) else { return };
+        let Some(i) = count.checked_sub(self.next_count) else {
+            return;
+        };
         if i == 0 {
             self.next_count += 1;
             if !self.ahead.is_empty() {
@@ -105,7 +113,10 @@ impl PdcpRx {
 
     /// SDUs held waiting for a missing COUNT.
     pub fn held_sdus(&self) -> usize {
-        self.ahead.iter().filter(|a| matches!(a, Some(Ahead::Held(_)))).count()
+        self.ahead
+            .iter()
+            .filter(|a| matches!(a, Some(Ahead::Held(_))))
+            .count()
     }
 
     fn slot(&mut self, i: usize) -> &mut Option<Ahead> {
@@ -135,8 +146,20 @@ mod tests {
     use super::*;
 
     fn sdu(count: u64) -> Sdu {
-        let packet = Packet::udp(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, UdpHeader { src_port: 1, dst_port: 2 }, 100);
-        Sdu { packet, count, bytes: packet.wire_bytes() }
+        let packet = Packet::udp(
+            Ipv4Addr::LOCALHOST,
+            Ipv4Addr::LOCALHOST,
+            UdpHeader {
+                src_port: 1,
+                dst_port: 2,
+            },
+            100,
+        );
+        Sdu {
+            packet,
+            count,
+            bytes: packet.wire_bytes(),
+        }
     }
 
     #[test]
@@ -144,15 +167,27 @@ mod tests {
         let mut rx = PdcpRx::default();
         let mut got = Vec::new();
         assert!(rx.receive(sdu(0), |s| got.push(s.count)));
-        assert!(rx.receive(sdu(3), |s| got.push(s.count)), "held behind 1 and 2");
+        assert!(
+            rx.receive(sdu(3), |s| got.push(s.count)),
+            "held behind 1 and 2"
+        );
         rx.skip(2, |s| got.push(s.count));
         assert_eq!((got.as_slice(), rx.held_sdus()), ([0].as_slice(), 1));
-        assert!(!rx.receive(sdu(3), |s| got.push(s.count)), "a copy of a held SDU");
+        assert!(
+            !rx.receive(sdu(3), |s| got.push(s.count)),
+            "a copy of a held SDU"
+        );
         assert!(rx.receive(sdu(1), |s| got.push(s.count)));
         assert_eq!(got, [0, 1, 3], "1 releases 3 past the skipped 2");
-        assert!(!rx.receive(sdu(1), |s| got.push(s.count)), "a copy of a delivered SDU");
+        assert!(
+            !rx.receive(sdu(1), |s| got.push(s.count)),
+            "a copy of a delivered SDU"
+        );
         rx.skip(5, |s| got.push(s.count));
-        assert!(rx.receive(sdu(5), |s| got.push(s.count)), "a copy of an SDU lost elsewhere still delivers");
+        assert!(
+            rx.receive(sdu(5), |s| got.push(s.count)),
+            "a copy of an SDU lost elsewhere still delivers"
+        );
         assert!(rx.receive(sdu(4), |s| got.push(s.count)));
         assert_eq!(got, [0, 1, 3, 4, 5]);
         assert_eq!(rx.held_sdus(), 0);

@@ -105,9 +105,7 @@ fn fixed_pattern_splits_downlink_and_uplink() {
         for dir in [Direction::Downlink, Direction::Uplink] {
             while sim.cell.rlc_bytes(ue, dir) < 200_000 {
                 match dir {
-                    Direction::Downlink => {
-                        sim.enqueue_downlink(sim.now_ns, ue, packet(uid, 1500))
-                    }
+                    Direction::Downlink => sim.enqueue_downlink(sim.now_ns, ue, packet(uid, 1500)),
                     Direction::Uplink => sim.enqueue_uplink(sim.now_ns, ue, packet(uid, 1500)),
                 };
                 uid += 1;

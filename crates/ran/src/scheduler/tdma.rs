@@ -30,6 +30,12 @@ impl Scheduler for Tdma {
 
     fn remove_ue(&mut self, position: usize) {
         // Keep the turn: whoever came after the last served UE still comes next.
-        self.last = self.last.and_then(|l| if l >= position { l.checked_sub(1) } else { Some(l) });
+        self.last = self.last.and_then(|l| {
+            if l >= position {
+                l.checked_sub(1)
+            } else {
+                Some(l)
+            }
+        });
     }
 }

@@ -82,20 +82,35 @@ impl Sim {
     /// Run one slot and advance the clock.
     pub fn step(&mut self) -> Step<'_> {
         self.out.clear();
-        let direction = self.cell.on_slot(self.now_ns, &self.radio, &mut self.bearers, &mut self.rng, &mut self.out);
+        let direction = self.cell.on_slot(
+            self.now_ns,
+            &self.radio,
+            &mut self.bearers,
+            &mut self.rng,
+            &mut self.out,
+        );
         self.now_ns += self.cell.config().slot_ns;
         for d in self.out.downlink.iter().chain(&self.out.uplink) {
-            assert_eq!(d.at_ns, self.now_ns, "a slot's deliveries take effect at its end");
+            assert_eq!(
+                d.at_ns, self.now_ns,
+                "a slot's deliveries take effect at its end"
+            );
         }
-        Step { at_ns: self.now_ns, direction, out: &self.out }
+        Step {
+            at_ns: self.now_ns,
+            direction,
+            out: &self.out,
+        }
     }
 
     pub fn enqueue_downlink(&mut self, now_ns: u64, ue: UeId, packet: Packet) -> bool {
-        self.cell.enqueue_downlink(now_ns, &mut self.bearers, ue, packet)
+        self.cell
+            .enqueue_downlink(now_ns, &mut self.bearers, ue, packet)
     }
 
     pub fn enqueue_uplink(&mut self, now_ns: u64, ue: UeId, packet: Packet) -> bool {
-        self.cell.enqueue_uplink(now_ns, &mut self.bearers, ue, packet)
+        self.cell
+            .enqueue_uplink(now_ns, &mut self.bearers, ue, packet)
     }
 
     pub fn ue(i: u32) -> UeId {
