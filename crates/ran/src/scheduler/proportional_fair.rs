@@ -87,3 +87,36 @@ impl Scheduler for ProportionalFair {
         self.averaged_to_ns = end_ns;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(ue: usize) -> Candidate {
+        Candidate {
+            ue,
+            rate_bps: 1e9,
+            need_share: 1.0,
+        }
+    }
+
+    #[test]
+    fn averages_follow_their_ue_when_an_earlier_one_leaves() {
+        let mut pf = ProportionalFair::new(DEFAULT_TIME_CONSTANT_NS);
+        (0..3).for_each(|_| pf.add_ue());
+        // Position 1 has been served, 2 has not.
+        pf.end_slot(
+            0,
+            125_000,
+            &[Served {
+                ue: 1,
+                bits: 1_000_000,
+            }],
+        );
+        pf.remove_ue(0);
+        let mut grants = Vec::new();
+        pf.allocate(125_000, 1.0, &[candidate(0), candidate(1)], &mut grants);
+        // The never-served UE (now at position 1) ranks first at equal rates.
+        assert_eq!(grants, [Grant { ue: 1, share: 1.0 }]);
+    }
+}
