@@ -66,11 +66,17 @@ impl Link {
     }
 
     /// PDCP stamps the SDU and hands it to RLC; false when the buffer refused it.
-    fn enqueue(&mut self, now_ns: u64, pdcp: &mut PdcpTx, packet: Packet) -> bool {
-        let sdu = pdcp.stamp(now_ns, packet);
+    #[inline]
+    fn enqueue(&mut self, now_ns: u64, pdcp: &mut PdcpTx, mut packet: Packet) -> bool {
+        let bytes = packet.wire_bytes();
         self.stats.sdus_offered += 1;
-        self.stats.bytes_offered += u64::from(sdu.bytes);
-        let accepted = self.rlc.enqueue(sdu);
+        self.stats.bytes_offered += u64::from(bytes);
+        let count = pdcp.stamp(now_ns, &mut packet);
+        let accepted = self.rlc.enqueue(Sdu {
+            packet,
+            count,
+            bytes,
+        });
         if accepted {
             pdcp.commit();
         } else {
@@ -389,10 +395,11 @@ impl Cell {
         &self.ues[self.position_of(ue).expect("UE attached to this cell")]
     }
 
+    /// The per-packet path: an unattached UE's position (`u32::MAX`) fails the
+    /// bounds check just like an unknown id.
     #[inline]
     fn ue_mut(&mut self, ue: UeId) -> &mut Ue {
-        let pos = self.position_of(ue).expect("UE attached to this cell");
-        &mut self.ues[pos]
+        &mut self.ues[self.position[ue.index()] as usize]
     }
 
     /// Put an AQM on one of the UE's transmission buffers (drop-tail without).

@@ -16,19 +16,14 @@ pub(crate) struct PdcpTx {
 }
 
 impl PdcpTx {
-    /// Stamp `packet` with the RLC entry time and wrap it with the next COUNT
-    /// (TS 38.323 §5.2.1). The COUNT is only used up by [`PdcpTx::commit`], once
+    /// Stamp `packet` with the RLC entry time and return the next COUNT (TS
+    /// 38.323 §5.2.1). The COUNT is only used up by [`PdcpTx::commit`], once
     /// RLC has accepted the SDU, so the receiver never waits for the COUNT of a
     /// tail-dropped packet.
     #[inline]
-    pub fn stamp(&self, now_ns: u64, mut packet: Packet) -> Sdu {
+    pub fn stamp(&self, now_ns: u64, packet: &mut Packet) -> u64 {
         packet.meta.ran_entry_ns = now_ns;
-        let bytes = packet.wire_bytes();
-        Sdu {
-            packet,
-            count: self.next_count,
-            bytes,
-        }
+        self.next_count
     }
 
     #[inline]
