@@ -1,5 +1,5 @@
 //! One direction of a wired link: a FIFO queue limited in bytes (drop-tail, or
-//! CoDel at dequeue), a transmitter serialising at the link rate, and a
+//! an AQM deciding at dequeue), a transmitter serialising at the link rate, and a
 //! propagation pipe. Constant delay and FIFO service mean packets leave the pipe
 //! in the order they entered, so the pipe is a queue too: only its head has an
 //! arrival event pending, which keeps the event heap as small as the number of
@@ -9,12 +9,12 @@
 //! end of the transmissions ahead of it, known the moment it arrives. So it goes
 //! straight into the pipe with its arrival time, and the queue's occupancy is
 //! brought up to date lazily (`advance`) from the recorded start times: one event
-//! per packet instead of two. CoDel decides at dequeue, from the state at that
-//! instant, so its queue runs an end-of-transmission event per packet.
+//! per packet instead of two. An AQM (CoDel) decides at dequeue, from the state at
+//! that instant, so its queue runs an end-of-transmission event per packet.
 
 use std::collections::VecDeque;
 
-use millinet_transport::aqm::{Codel, Verdict};
+use millinet_wire::aqm::{Aqm, Verdict};
 use millinet_wire::Packet;
 
 use crate::event::{Event, EventQueue};
@@ -45,9 +45,9 @@ enum Queue {
     /// Accepted packets are already in the pipe; this keeps when each will start
     /// transmitting and its size, to count what is still queued at a given time.
     DropTail { starts: VecDeque<(u64, u32)> },
-    /// Packets wait here until the transmitter frees and CoDel lets them through;
+    /// Packets wait here until the transmitter frees and the AQM lets them through;
     /// `transmitting` until the end-of-transmission event has run.
-    Codel { codel: Codel, waiting: VecDeque<Waiting>, transmitting: bool },
+    Aqm { aqm: Box<dyn Aqm>, waiting: VecDeque<Waiting>, transmitting: bool },
 }
 
 pub struct Link {
@@ -80,7 +80,8 @@ pub struct LinkParams {
     pub switch_rate_bps: u64,
     pub delay_ns: u64,
     pub limit_bytes: u64,
-    pub codel: Option<Codel>,
+    /// Drop-tail without.
+    pub aqm: Option<Box<dyn Aqm>>,
 }
 
 /// Serialisation time of `bytes` at `rate_bps`, rounded up to the next nanosecond.
@@ -99,8 +100,8 @@ impl Link {
             delay_ns: p.delay_ns,
             last_serialisation: (0, 0),
             limit_bytes: p.limit_bytes,
-            queue: match p.codel {
-                Some(codel) => Queue::Codel { codel, waiting: VecDeque::new(), transmitting: false },
+            queue: match p.aqm {
+                Some(aqm) => Queue::Aqm { aqm, waiting: VecDeque::new(), transmitting: false },
                 None => Queue::DropTail { starts: VecDeque::new() },
             },
             queued_bytes: 0,
@@ -123,7 +124,7 @@ impl Link {
         self.advance(now_ns);
         (match &self.queue {
             Queue::DropTail { starts } => starts.len(),
-            Queue::Codel { waiting, .. } => waiting.len(),
+            Queue::Aqm { waiting, .. } => waiting.len(),
         }) as u64
     }
 
@@ -131,7 +132,7 @@ impl Link {
     pub fn transmitting_packets(&self, now_ns: u64) -> u64 {
         (match &self.queue {
             Queue::DropTail { .. } => self.busy_until_ns > now_ns,
-            Queue::Codel { transmitting, .. } => *transmitting,
+            Queue::Aqm { transmitting, .. } => *transmitting,
         }) as u64
     }
 
@@ -139,7 +140,7 @@ impl Link {
     pub fn propagating_packets(&mut self, now_ns: u64) -> u64 {
         let queued_in_pipe = match &self.queue {
             Queue::DropTail { .. } => self.queued_packets(now_ns),
-            Queue::Codel { .. } => 0,
+            Queue::Aqm { .. } => 0,
         };
         self.pipe.len() as u64 - queued_in_pipe - self.transmitting_packets(now_ns)
     }
@@ -185,13 +186,13 @@ impl Link {
                 starts.push_back((start_ns, bytes));
                 self.start(start_ns, packet, id, events);
             }
-            Queue::Codel { waiting, .. } => waiting.push_back(Waiting { packet, enqueued_ns: now_ns }),
+            Queue::Aqm { waiting, .. } => waiting.push_back(Waiting { packet, enqueued_ns: now_ns }),
         }
         true
     }
 
     /// The transmitter takes `packet` at `start_ns`: it joins the pipe with its arrival
-    /// time. CoDel is told when the transmitter frees, to dequeue the next one then.
+    /// time. An AQM queue is told when the transmitter frees, to dequeue the next one then.
     #[inline]
     fn start(&mut self, start_ns: u64, packet: Packet, id: u32, events: &mut EventQueue) {
         let bytes = packet.wire_bytes();
@@ -201,7 +202,7 @@ impl Link {
         let end_ns = start_ns + self.last_serialisation.1;
         match &mut self.queue {
             Queue::DropTail { .. } => self.busy_until_ns = end_ns,
-            Queue::Codel { transmitting, .. } => {
+            Queue::Aqm { transmitting, .. } => {
                 *transmitting = true;
                 events.schedule(end_ns, Event::LinkTransmitted(id));
             }
@@ -213,20 +214,20 @@ impl Link {
         self.pipe.push_back((arrival_ns, packet));
     }
 
-    /// CoDel: the transmitter is free; the next packet that CoDel lets through starts.
+    /// AQM queue: the transmitter is free; the next packet the AQM lets through starts.
     #[inline]
     pub fn on_transmitted(&mut self, now_ns: u64, id: u32, events: &mut EventQueue) {
-        let Queue::Codel { transmitting, waiting, .. } = &mut self.queue else { return };
+        let Queue::Aqm { transmitting, waiting, .. } = &mut self.queue else { return };
         *transmitting = false;
         if waiting.is_empty() {
             return;
         }
         self.account(now_ns);
-        while let Queue::Codel { codel, waiting, .. } = &mut self.queue {
+        while let Queue::Aqm { aqm, waiting, .. } = &mut self.queue {
             let Some(w) = waiting.pop_front() else { return };
             let bytes = w.packet.wire_bytes() as u64;
             self.queued_bytes -= bytes;
-            match codel.on_dequeue(now_ns, now_ns - w.enqueued_ns, self.queued_bytes) {
+            match aqm.on_dequeue(now_ns, now_ns - w.enqueued_ns, self.queued_bytes) {
                 Verdict::Deliver => {
                     self.start(now_ns, w.packet, id, events);
                     return;
@@ -310,7 +311,7 @@ mod tests {
             switch_rate_bps,
             delay_ns: 10_000,
             limit_bytes,
-            codel: None,
+            aqm: None,
         };
         Link::new(p)
     }

@@ -1,20 +1,21 @@
-//! The radio access network inside the simulation: one `ran::Cell` per gNB, a
-//! `channel::LinkChannel` and CQI reporter per UE, driven once per slot.
+//! The radio access network inside the simulation: the scenario's cells and UEs
+//! translated into one `ran::Ran` (a `channel::LinkChannel` and CQI reporter per
+//! UE leg), plus the nodes they sit on.
 //!
-//! A slot event delivers what the previous slot decoded (TBs are decoded at the
-//! end of their slot, which is the start of the next) and then schedules the
-//! current slot, so each cell costs one event per slot.
+//! The engine drives each cell with one event per slot: it delivers what the
+//! previous slot decoded (TBs are decoded at the end of their slot, which is the
+//! start of the next) and then advances the cell over the current slot.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use millinet_channel::traces::{load_capacity_csv, load_sinr_csv, SinrTrace};
 use millinet_channel::{
-    BlockageConfig, CqiConfig, CqiReporter, FadingConfig, ForcedEvent, ForcedKind, LinkChannel, LinkConfig, LinkRngs, LinkState,
-    MobilityConfig, ObstacleDraw, Point2, Rect, Scenario as PathLossScenario,
+    BlockageConfig, CqiConfig, CqiReporter, FadingConfig, ForcedEvent, ForcedKind, LinkChannel, LinkConfig, LinkRngs, MobilityConfig,
+    ObstacleDraw, Point2, Rect, Scenario as PathLossScenario,
 };
-use millinet_ran::{Cell, CellConfig, HarqConfig, HarqMode, RlcMode, SlotOutput, TddConfig, UeConfig, UeId, UeRadio};
-use millinet_transport::aqm::{Codel, Verdict};
+use millinet_ran::{CellConfig, CellId, HarqConfig, HarqMode, LegRadio, Ran, RanOutput, RlcMode, TddConfig, UeConfig};
+use millinet_transport::aqm::Codel;
 
 use crate::rng::{self, Stream};
 use crate::scenario::radio::{BlockageSpec, CellSpec, ForcedKindSpec, HarqSpec, PathLossModel, RlcModeSpec, UeSpec};
@@ -25,38 +26,16 @@ use crate::Error;
 /// Spectral efficiency at the top of the 64QAM CQI table (channel.md §5).
 const SE_MAX: f64 = millinet_channel::link::SE_MAX;
 
-pub struct RadioUe {
-    /// Node the UE sits on.
-    pub node: u32,
-    /// Index of the UE in the scenario's `ues` list.
-    pub index: usize,
-    pub channel: LinkChannel,
-    cqi: CqiReporter,
-    /// The channel at the latest slot (for outputs).
-    pub state: LinkState,
-    pub reported_sinr_db: f64,
-}
-
-pub struct RadioCell {
-    /// Node of the gNB.
-    pub node: u32,
-    pub cell: Cell,
-    pub ues: Vec<RadioUe>,
-    pub slot_ns: u64,
-    radio: Vec<UeRadio>,
-    harq_rng: Stream,
-    /// Decoded in the previous slot, delivered at the start of this one.
-    pub decoded: SlotOutput,
-    scheduling: SlotOutput,
-}
-
-/// CoDel on an RLC buffer (transport.md §5).
-struct RlcCodel(Codel);
-
-impl millinet_ran::BufferAqm for RlcCodel {
-    fn on_dequeue(&mut self, now_ns: u64, sojourn_ns: u64, backlog_bytes: u64) -> bool {
-        self.0.on_dequeue(now_ns, sojourn_ns, backlog_bytes) == Verdict::Drop
-    }
+/// The scenario's RAN: cell k is scenario cell k, UE k is scenario UE k (its
+/// `UeId`, stable across cells).
+pub struct RadioNet {
+    pub ran: Ran<Stream>,
+    /// Node of each gNB, by `CellId`.
+    pub cell_nodes: Vec<u32>,
+    /// Node each UE sits on, by `UeId`.
+    pub ue_nodes: Vec<u32>,
+    /// Per cell: decoded in its previous slot, delivered at the start of its next.
+    pub decoded: Vec<RanOutput>,
 }
 
 fn config_error(path: String) -> impl Fn(&dyn std::fmt::Display) -> Error {
@@ -206,24 +185,13 @@ fn link_config(i: usize, u: &UeSpec, c: &CellSpec, outage_threshold_db: f64, obs
 }
 
 /// Builds every cell with its UEs. `node_index` maps node names to indices.
-/// Returns the cells and, per UE in scenario order, (cell index, UE id).
-pub fn build(s: &Scenario, base_dir: &Path, node_index: &dyn Fn(&str) -> u32) -> Result<(Vec<RadioCell>, Vec<(usize, UeId)>), Error> {
+pub fn build(s: &Scenario, base_dir: &Path, node_index: &dyn Fn(&str) -> u32) -> Result<RadioNet, Error> {
     let obstacles = obstacles(s)?;
-    let mut cells = Vec::with_capacity(s.cells.len());
+    let mut ran = Ran::new();
     for (i, c) in s.cells.iter().enumerate() {
-        let cell = Cell::new(cell_config(i, c, outage_threshold_db(s, c))?).map_err(|e| config_error(format!("cells.{i}"))(&e))?;
-        cells.push(RadioCell {
-            node: node_index(&c.node),
-            slot_ns: seconds_to_ns(c.slot_s),
-            cell,
-            ues: Vec::new(),
-            radio: Vec::new(),
-            harq_rng: rng::stream(s.seed, &format!("cell{i}/harq")),
-            decoded: SlotOutput::default(),
-            scheduling: SlotOutput::default(),
-        });
+        ran.add_cell(cell_config(i, c, outage_threshold_db(s, c))?, rng::stream(s.seed, &format!("cell{i}/harq")))
+            .map_err(|e| config_error(format!("cells.{i}"))(&e))?;
     }
-    let mut placement = Vec::with_capacity(s.ues.len());
     for (i, u) in s.ues.iter().enumerate() {
         let k = s.cells.iter().position(|c| c.node == u.cell).expect("validated");
         let c = &s.cells[k];
@@ -232,39 +200,18 @@ pub fn build(s: &Scenario, base_dir: &Path, node_index: &dyn Fn(&str) -> u32) ->
         let channel = LinkChannel::new(&link, rngs).map_err(|e| config_error(format!("ues.{i}"))(&e))?;
         let cqi = CqiReporter::new(CqiConfig { period_ns: seconds_to_ns(c.cqi_period_s), delay_ns: seconds_to_ns(c.cqi_delay_s) })
             .map_err(|e| config_error(format!("cells.{k}"))(&e))?;
-        let cell = &mut cells[k];
-        let ue = cell.cell.add_ue(ue_config(u)).map_err(|e| config_error(format!("ues.{i}"))(&e))?;
+        let (ue, cell) = (ran.add_ue(), CellId(k as u32));
+        let attached = ran.attach(ue, cell, ue_config(u), LegRadio { channel, cqi });
+        attached.map_err(|e| config_error(format!("ues.{i}"))(&e))?;
         if u.rlc_aqm == Aqm::Codel {
             let codel = Codel::new(5_000_000, 100_000_000, 1500);
-            cell.cell.set_aqm(ue, millinet_ran::Direction::Downlink, Box::new(RlcCodel(codel)));
+            ran.set_aqm(ue, cell, millinet_ran::Direction::Downlink, Box::new(codel)).expect("attached just now");
         }
-        cell.ues.push(RadioUe {
-            node: node_index(&u.node),
-            index: i,
-            channel,
-            cqi,
-            state: LinkState { los: true, outage: true, sinr_db: f64::NEG_INFINITY },
-            reported_sinr_db: f64::NEG_INFINITY,
-        });
-        cell.radio.push(UeRadio::OUTAGE);
-        placement.push((k, ue));
     }
-    Ok((cells, placement))
-}
-
-impl RadioCell {
-    /// Samples every UE's channel and schedules the slot starting at `now_ns`.
-    /// Afterwards `decoded` holds what this slot decoded, due at the next slot.
-    pub fn run_slot(&mut self, now_ns: u64) {
-        for (ue, radio) in self.ues.iter_mut().zip(self.radio.iter_mut()) {
-            ue.state = ue.channel.state(now_ns);
-            if let Some(reported) = ue.cqi.update(now_ns, ue.state.sinr_db) {
-                ue.reported_sinr_db = reported;
-            }
-            let actual = if ue.state.outage { f64::NEG_INFINITY } else { ue.state.sinr_db };
-            *radio = UeRadio { reported_sinr_db: ue.reported_sinr_db, sinr_db: actual };
-        }
-        self.cell.on_slot(now_ns, &self.radio, &mut self.harq_rng, &mut self.scheduling);
-        std::mem::swap(&mut self.decoded, &mut self.scheduling);
-    }
+    Ok(RadioNet {
+        ran,
+        cell_nodes: s.cells.iter().map(|c| node_index(&c.node)).collect(),
+        ue_nodes: s.ues.iter().map(|u| node_index(&u.node)).collect(),
+        decoded: s.cells.iter().map(|_| RanOutput::default()).collect(),
+    })
 }

@@ -10,7 +10,7 @@ use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig, TcpConnection, T
 use std::net::Ipv4Addr;
 
 use millinet_proxy::Direction as ProxyDirection;
-use millinet_ran::UeId;
+use millinet_ran::{CellId, UeId};
 use millinet_wire::Packet;
 use rand_core::RngCore;
 use serde_json::json;
@@ -22,7 +22,7 @@ use crate::network::{Edge, Hop, Network};
 use crate::output::Table;
 use crate::pcap::PcapWriter;
 use crate::proxy_site::{self, ProxySite};
-use crate::radio::{self, RadioCell};
+use crate::radio::{self, RadioNet};
 use crate::rng;
 use crate::series::{Goodput, Series, CHUNK_ROWS};
 use crate::scenario::{App, Aqm, CwndGrowthSpec, FlowKind, FlowSpec, NewRenoVariantSpec, Scenario};
@@ -140,13 +140,9 @@ struct Flow {
     goodput_bins: Vec<u64>,
 }
 
-/// Per-UE measurements taken every slot.
+/// Per-UE measurements of delivered packets (ran counts the per-slot radio ones).
 #[derive(Default)]
 struct UeMetrics {
-    rate_bps_sum: f64,
-    slots: u64,
-    los_slots: u64,
-    outage_slots: u64,
     ran_latency: LogHistogram,
     /// Latency sum and count since the last sample (for the time series).
     window_latency_ns: u64,
@@ -174,9 +170,8 @@ pub struct Simulation {
     endpoints: Vec<Endpoint>,
     flows: Vec<Flow>,
     captures: Vec<Option<PcapWriter>>,
-    cells: Vec<RadioCell>,
-    /// Per UE (scenario order): its cell and id there.
-    ue_placement: Vec<(usize, UeId)>,
+    /// The mmWave network: the RAN with its cells and UEs (UE k of the scenario is `UeId(k)`).
+    radio: RadioNet,
     ue_metrics: Vec<UeMetrics>,
     scratch: Vec<Packet>,
     next_uid: u64,
@@ -275,18 +270,18 @@ impl Simulation {
                         switch_rate_bps: if spec.switch_period_s > 0.0 { spec.switch_rate_bps.round() as u64 } else { rate_bps },
                         delay_ns: seconds_to_ns(spec.delay_s),
                         limit_bytes: spec.queue_bytes,
-                        codel: (spec.aqm == Aqm::Codel).then(|| {
-                            Codel::new(seconds_to_ns(spec.codel_target_s), seconds_to_ns(spec.codel_interval_s), 1500)
+                        aqm: (spec.aqm == Aqm::Codel).then(|| -> Box<dyn millinet_transport::aqm::Aqm> {
+                            Box::new(Codel::new(seconds_to_ns(spec.codel_target_s), seconds_to_ns(spec.codel_interval_s), 1500))
                         }),
                     }),
                 ));
             }
         }
-        let (cells, ue_placement) = radio::build(&scenario, base_dir, &node_index)?;
+        let radio = radio::build(&scenario, base_dir, &node_index)?;
         let mut edges: Vec<Edge> =
             links.iter().enumerate().map(|(i, (from, l))| Edge { from: *from, to: l.to_node, hop: Hop::Link(i as u32) }).collect();
-        for (k, &(cell, ue)) in ue_placement.iter().enumerate() {
-            let (gnb, ue_node) = (cells[cell].node, cells[cell].ues[ue.index()].node);
+        for (k, &ue_node) in radio.ue_nodes.iter().enumerate() {
+            let gnb = radio.cell_nodes[radio.ran.cells_of(UeId(k as u32))[0].0 as usize];
             edges.push(Edge { from: gnb, to: ue_node, hop: Hop::RadioDownlink(k as u32) });
             edges.push(Edge { from: ue_node, to: gnb, hop: Hop::RadioUplink(k as u32) });
         }
@@ -325,9 +320,8 @@ impl Simulation {
             endpoints: Vec::new(),
             flows: Vec::new(),
             captures,
-            ue_metrics: (0..ue_placement.len()).map(|_| UeMetrics::default()).collect(),
-            cells,
-            ue_placement,
+            ue_metrics: (0..radio.ue_nodes.len()).map(|_| UeMetrics::default()).collect(),
+            radio,
             scratch: Vec::with_capacity(64),
             next_uid: 0,
             series: Series::default(),
@@ -395,7 +389,7 @@ impl Simulation {
         for &(link, period_ns) in &sim.switching {
             sim.events.schedule(period_ns, Event::RateSwitch(link));
         }
-        for c in 0..sim.cells.len() as u32 {
+        for c in 0..sim.radio.cell_nodes.len() as u32 {
             sim.events.schedule(0, Event::Slot(c));
         }
         if !scenario.proxy.node.is_empty() {
@@ -403,7 +397,7 @@ impl Simulation {
             sim.timer_owners.push(TimerOwner::Proxy);
             let iss_secret = rng::stream(scenario.seed, "proxy/iss-secret").next_u64();
             sim.proxy = Some(proxy_site::build(&scenario.proxy, node_index(&scenario.proxy.node), timer, iss_secret)?);
-            if !sim.cells.is_empty() {
+            if !sim.radio.cell_nodes.is_empty() {
                 sim.events.schedule(0, Event::Telemetry);
             }
         }
@@ -599,24 +593,22 @@ impl Simulation {
                 self.links[link as usize].enqueue(self.now_ns, packet, link, &mut self.events);
             }
             Hop::RadioDownlink(k) => {
-                let (cell, ue) = self.ue_placement[k as usize];
-                self.cells[cell].cell.enqueue_downlink(self.now_ns, ue, packet);
+                self.radio.ran.enqueue_downlink(self.now_ns, UeId(k), packet);
             }
             Hop::RadioUplink(k) => {
-                let (cell, ue) = self.ue_placement[k as usize];
-                self.cells[cell].cell.enqueue_uplink(self.now_ns, ue, packet);
+                self.radio.ran.enqueue_uplink(self.now_ns, UeId(k), packet);
             }
         }
     }
 
     /// Delivers what the cell decoded in its previous slot, then runs this slot.
     fn slot(&mut self, c: u32) {
-        let mut decoded = std::mem::take(&mut self.cells[c as usize].decoded);
+        let mut decoded = std::mem::take(&mut self.radio.decoded[c as usize]);
         for d in decoded.downlink.drain(..) {
-            let latency_ns = self.now_ns - d.packet.meta.ran_entry_ns;
-            let ue = &self.cells[c as usize].ues[d.ue.index()];
-            let node = ue.node;
-            let m = &mut self.ue_metrics[ue.index];
+            debug_assert_eq!(d.at_ns, self.now_ns, "decoded in the previous slot");
+            let latency_ns = d.at_ns - d.packet.meta.ran_entry_ns;
+            let node = self.radio.ue_nodes[d.ue.index()];
+            let m = &mut self.ue_metrics[d.ue.index()];
             let bin = metrics::bin_of(latency_ns);
             m.ran_latency.record_in(bin, latency_ns);
             m.window_latency_ns += latency_ns;
@@ -626,22 +618,15 @@ impl Simulation {
             }
             self.arrive(node, d.packet);
         }
-        let gnb = self.cells[c as usize].node;
+        let gnb = self.radio.cell_nodes[c as usize];
         for d in decoded.uplink.drain(..) {
             self.arrive(gnb, d.packet);
         }
-        let cell = &mut self.cells[c as usize];
-        cell.decoded = decoded;
-        cell.run_slot(self.now_ns);
-        for (i, ue) in cell.ues.iter().enumerate() {
-            let m = &mut self.ue_metrics[ue.index];
-            m.rate_bps_sum += cell.cell.telemetry(self.now_ns, UeId(i as u32)).rate_bps;
-            m.slots += 1;
-            m.los_slots += ue.state.los as u64;
-            m.outage_slots += ue.state.outage as u64;
-        }
-        let next = self.now_ns + cell.slot_ns;
-        self.events.schedule(next, Event::Slot(c));
+        decoded.clear();
+        let cell = CellId(c);
+        self.radio.ran.advance_cell_to(cell, self.now_ns, &mut decoded);
+        self.radio.decoded[c as usize] = decoded;
+        self.events.schedule(self.radio.ran.next_slot_ns(cell), Event::Slot(c));
     }
 
     /// Sends what the proxy emitted from its node and re-arms its timer.
@@ -671,17 +656,9 @@ impl Simulation {
     fn telemetry(&mut self) {
         let Some(site) = self.proxy.as_mut() else { return };
         let mut out = std::mem::take(&mut self.scratch);
-        for &(c, ue) in &self.ue_placement {
-            let cell = &self.cells[c];
-            let t = cell.cell.telemetry(self.now_ns, ue);
-            let record = millinet_wire::Telemetry {
-                t_ns: t.t_ns,
-                rlc_bytes: t.rlc_bytes,
-                rate_bps: t.rate_bps,
-                sinr_db: t.sinr_db,
-                outage: t.outage,
-            };
-            site.proxy.on_telemetry(self.now_ns, self.network.address(cell.ues[ue.index()].node), record, &mut out);
+        for (k, &ue_node) in self.radio.ue_nodes.iter().enumerate() {
+            let record = self.radio.ran.telemetry(self.now_ns, UeId(k as u32));
+            site.proxy.on_telemetry(self.now_ns, self.network.address(ue_node), record, &mut out);
         }
         let next = self.now_ns + site.t_info_ns;
         self.events.schedule(next, Event::Telemetry);
@@ -778,15 +755,15 @@ impl Simulation {
             s.queue_bytes.push(l.queued_bytes(self.now_ns));
             s.queue_packets.push(l.queued_packets(self.now_ns));
         }
-        for (k, &(c, ue)) in self.ue_placement.iter().enumerate() {
-            let cell = &self.cells[c];
-            let telemetry = cell.cell.telemetry(self.now_ns, ue);
-            let m = &mut self.ue_metrics[k];
+        for (k, m) in self.ue_metrics.iter_mut().enumerate() {
+            let ue = UeId(k as u32);
+            let telemetry = self.radio.ran.telemetry(self.now_ns, ue);
+            let state = self.radio.ran.link_state(ue).expect("every scenario UE is attached");
             s.ue_t.push(t);
             s.ue_id.push(k as u32);
-            s.ue_sinr_db.push(cell.ues[ue.index()].state.sinr_db);
+            s.ue_sinr_db.push(state.sinr_db);
             s.ue_rate_bps.push(telemetry.rate_bps);
-            s.ue_los.push(cell.ues[ue.index()].state.los as u32);
+            s.ue_los.push(state.los as u32);
             s.ue_rlc_bytes.push(telemetry.rlc_bytes);
             s.ue_ran_latency_ms.push(if m.window_deliveries == 0 {
                 f64::NAN
@@ -833,7 +810,7 @@ impl Simulation {
                 }
             }
         }
-        self.series.take_chunk(goodput, !self.ue_placement.is_empty(), self.proxy.is_some())
+        self.series.take_chunk(goodput, !self.radio.ue_nodes.is_empty(), self.proxy.is_some())
     }
 
     /// summary.json without the simulator's cost fields (added by the caller).
@@ -898,11 +875,12 @@ impl Simulation {
             })
             .collect();
         let ues: Vec<_> = self
-            .ue_placement
+            .ue_metrics
             .iter()
             .enumerate()
-            .map(|(k, &(c, ue))| {
-                let m = &self.ue_metrics[k];
+            .map(|(k, m)| {
+                let ue = UeId(k as u32);
+                let r = self.radio.ran.radio_stats(ue);
                 let spec = &self.scenario.ues[k];
                 let goodput_bps: f64 = flows
                     .iter()
@@ -910,9 +888,9 @@ impl Simulation {
                     .filter(|(_, f)| f.spec.dst == spec.node)
                     .map(|(summary, _)| summary["goodput_bps"].as_f64().unwrap_or(0.0))
                     .sum();
-                let slots = m.slots.max(1) as f64;
-                let mean_rate_bps = m.rate_bps_sum / slots;
-                let st = self.cells[c].cell.ue_stats(ue).downlink;
+                let slots = r.slots.max(1) as f64;
+                let mean_rate_bps = r.rate_bps_sum / slots;
+                let st = self.radio.ran.ue_stats(ue).downlink;
                 json!({
                     "id": k,
                     "node": spec.node,
@@ -920,8 +898,8 @@ impl Simulation {
                     "mean_rate_bps": mean_rate_bps,
                     "goodput_bps": goodput_bps,
                     "utilization": if mean_rate_bps > 0.0 { goodput_bps / mean_rate_bps } else { 0.0 },
-                    "los_fraction": m.los_slots as f64 / slots,
-                    "outage_fraction": m.outage_slots as f64 / slots,
+                    "los_fraction": r.los_slots as f64 / slots,
+                    "outage_fraction": r.outage_slots as f64 / slots,
                     "ran_latency_ms": latency_summary(&m.ran_latency),
                     "downlink": {
                         "sdus_delivered": st.sdus_delivered,

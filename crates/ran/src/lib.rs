@@ -1,33 +1,42 @@
-//! gNB/UE radio access stack abstraction (ran.md §1–6): slot scheduler, HARQ,
-//! RLC AM/UM with segmentation, PDCP stamps, TDD and uplink, per-UE telemetry.
+//! gNB/UE radio access stack abstraction (ran.md §1–7): slot scheduler, HARQ,
+//! RLC AM/UM with segmentation, UE-owned bearers (PDCP) over legs on cells that
+//! can attach and detach, TDD and uplink, per-UE telemetry, and the drive call
+//! [`Ran::advance_to`].
 //!
-//! Sans-IO: the caller passes the time, the radio state and the HARQ random
-//! stream; the cell returns what happened. Same inputs, same outputs. See
-//! docs/models/ran.md for the model, its choices and how the engine drives it.
+//! Sans-IO: the caller passes the time and the random streams; the RAN returns
+//! what happened, each output with the time it takes effect. Same inputs, same
+//! outputs. See docs/models/ran.md for the model, its choices and how the
+//! engine drives it.
 
 mod amc;
-mod aqm;
+mod bearer;
 mod cell;
 mod config;
+mod error;
 pub mod harq;
 mod output;
 mod pdcp;
+mod ran;
 mod rlc;
 pub mod scheduler;
 mod stats;
 mod tdd;
-mod telemetry;
 mod uplink;
 
-pub use aqm::BufferAqm;
-pub use cell::{Cell, UeRadio};
+pub use bearer::Bearer;
+pub use cell::{Cell, Detached, UeRadio};
 pub use config::{CellConfig, ConfigError, HarqConfig, HarqMode, RlcMode, UeConfig};
-pub use output::{Delivery, Direction, Dropped, SlotOutput};
+pub use error::RanError;
+/// The AQM interface of RLC buffers (and every other queue).
+pub use millinet_wire::aqm::{Aqm, Verdict};
+pub use output::{Delivery, Direction, Dropped, RanOutput};
+pub use ran::{LegRadio, RadioStats, Ran};
+pub use rlc::Sdu;
 pub use stats::{DirStats, DropReason, UeStats};
 pub use tdd::{SlotKind, TddConfig, SPECIAL_DL_SHARE};
-pub use telemetry::Telemetry;
+pub use millinet_wire::Telemetry;
 
-/// A UE attached to a cell; dense index from 0 in attach order.
+/// A UE, the same in every cell it attaches to; [`Ran::add_ue`] gives 0, 1, 2, …
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct UeId(pub u32);
 
@@ -37,6 +46,10 @@ impl UeId {
         self.0 as usize
     }
 }
+
+/// A cell (gNB) of a [`Ran`], 0, 1, 2, … in the order they were added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CellId(pub u32);
 
 /// Slack when comparing resource shares (sums of f64 fractions of a slot).
 pub(crate) const SHARE_EPS: f64 = 1e-9;

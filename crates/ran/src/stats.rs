@@ -1,5 +1,5 @@
 //! Counters per UE and direction, summed into cell totals (ran.md §6). They make
-//! conservation checkable: offered = delivered + dropped + lost + held.
+//! conservation checkable: offered = delivered + dropped + forwarded + held.
 
 use std::ops::AddAssign;
 
@@ -28,6 +28,10 @@ pub struct DirStats {
     pub drops_aqm: u64,
     pub um_losses: u64,
     pub duplicates_discarded: u64,
+    /// SDUs a detach returned for another leg (ran.md §7), not counting those
+    /// also handed up to PDCP at the detach (their copies end as duplicates).
+    /// The other leg counts them as offered again.
+    pub sdus_forwarded: u64,
     /// Every TB transmission, first or not.
     pub harq_tx: u64,
     /// Bytes of every TB transmission, first or not.
@@ -73,6 +77,7 @@ impl AddAssign<&DirStats> for DirStats {
         self.drops_aqm += o.drops_aqm;
         self.um_losses += o.um_losses;
         self.duplicates_discarded += o.duplicates_discarded;
+        self.sdus_forwarded += o.sdus_forwarded;
         self.harq_tx += o.harq_tx;
         self.harq_tx_bytes += o.harq_tx_bytes;
         self.harq_retx += o.harq_retx;

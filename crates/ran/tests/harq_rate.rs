@@ -20,8 +20,7 @@ fn saturated(harq: HarqConfig, rlc_mode: RlcMode, slots: u64, seed: u64) -> (Sim
     let mut uid = 0;
     for _ in 0..slots {
         while sim.cell.rlc_bytes(Sim::ue(0), Direction::Downlink) < 500_000 {
-            sim.cell
-                .enqueue_downlink(sim.now_ns, Sim::ue(0), packet(uid, 1500));
+            sim.enqueue_downlink(sim.now_ns, Sim::ue(0), packet(uid, 1500));
             uid += 1;
         }
         sim.step();
@@ -106,10 +105,8 @@ fn fixed_pattern_splits_downlink_and_uplink() {
         for dir in [Direction::Downlink, Direction::Uplink] {
             while sim.cell.rlc_bytes(ue, dir) < 200_000 {
                 match dir {
-                    Direction::Downlink => {
-                        sim.cell.enqueue_downlink(sim.now_ns, ue, packet(uid, 1500))
-                    }
-                    Direction::Uplink => sim.cell.enqueue_uplink(sim.now_ns, ue, packet(uid, 1500)),
+                    Direction::Downlink => sim.enqueue_downlink(sim.now_ns, ue, packet(uid, 1500)),
+                    Direction::Uplink => sim.enqueue_uplink(sim.now_ns, ue, packet(uid, 1500)),
                 };
                 uid += 1;
             }
@@ -156,7 +153,7 @@ fn mcs_mode_sizes_tbs_from_the_cqi_table_with_the_matching_sinr_target() {
     let mut uid = 0;
     for _ in 0..20_000 {
         while sim.cell.rlc_bytes(ue, Direction::Downlink) < 100_000 {
-            sim.cell.enqueue_downlink(sim.now_ns, ue, packet(uid, 1500));
+            sim.enqueue_downlink(sim.now_ns, ue, packet(uid, 1500));
             uid += 1;
         }
         sim.step();

@@ -31,9 +31,8 @@ fn lossy_run(mode: RlcMode, n: u64, seed: u64) -> Outcome {
         for _ in 0..(sizes.next_u32() % 5) {
             if offered < n {
                 let size = 40 + sizes.next_u32() % 1461;
-                assert!(sim
-                    .cell
-                    .enqueue_downlink(sim.now_ns, ue, packet(offered, size)));
+                let now_ns = sim.now_ns;
+                assert!(sim.enqueue_downlink(now_ns, ue, packet(offered, size)));
                 offered += 1;
             }
         }
@@ -109,17 +108,17 @@ fn overflow_drops_exactly_what_does_not_fit() {
     let mut sim = Sim::new(CellConfig::default(), &[ue_cfg], 5);
     let ue = Sim::ue(0);
     for uid in 0..6 {
-        assert!(sim.cell.enqueue_downlink(0, ue, packet(uid, 1500)));
+        assert!(sim.enqueue_downlink(0, ue, packet(uid, 1500)));
     }
     assert!(
-        !sim.cell.enqueue_downlink(0, ue, packet(6, 1500)),
+        !sim.enqueue_downlink(0, ue, packet(6, 1500)),
         "10 500 > 10 000"
     );
     assert!(
-        sim.cell.enqueue_downlink(0, ue, packet(7, 1000)),
+        sim.enqueue_downlink(0, ue, packet(7, 1000)),
         "exactly 10 000 fits"
     );
-    assert!(!sim.cell.enqueue_downlink(0, ue, packet(8, 40)));
+    assert!(!sim.enqueue_downlink(0, ue, packet(8, 40)));
     assert_eq!(sim.cell.rlc_bytes(ue, Direction::Downlink), 10_000);
     let st = sim.cell.ue_stats(ue).downlink;
     assert_eq!((st.sdus_offered, st.drops_overflow), (9, 2));
@@ -141,7 +140,7 @@ fn delivered_packets_carry_their_entry_stamp_and_wait_at_least_a_slot() {
         if k % 3 == 0 {
             // Arrivals between slot boundaries.
             let t = sim.now_ns + 7_000;
-            sim.cell.enqueue_downlink(t, ue, packet(k, 1200));
+            sim.enqueue_downlink(t, ue, packet(k, 1200));
             entry.push((k, t));
         }
         let out = sim.step();

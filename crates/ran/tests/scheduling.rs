@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use millinet_ran::{
-    BufferAqm, CellConfig, Direction, DropReason, HarqConfig, HarqMode, UeConfig, UeId, UeRadio,
+    Aqm, CellConfig, Direction, DropReason, HarqConfig, HarqMode, UeConfig, UeId, UeRadio, Verdict,
 };
 
 fn ideal(scheduler: &str) -> CellConfig {
@@ -25,8 +25,7 @@ fn saturate_some(sim: &mut Sim, slots: u64, ues: &[u32]) {
     for _ in 0..slots {
         for &i in ues {
             while sim.cell.rlc_bytes(UeId(i), Direction::Downlink) < 300_000 {
-                sim.cell
-                    .enqueue_downlink(sim.now_ns, UeId(i), packet(uid, 1500));
+                sim.enqueue_downlink(sim.now_ns, UeId(i), packet(uid, 1500));
                 uid += 1;
             }
         }
@@ -56,7 +55,7 @@ fn round_robin_splits_equally_between_equal_ues() {
 fn round_robin_gives_a_light_ue_only_what_it_needs() {
     let mut sim = Sim::new(ideal("round_robin"), &[UeConfig::default(); 2], 1);
     // UE 1 has one small packet; UE 0 is saturated.
-    sim.cell.enqueue_downlink(0, UeId(1), packet(0, 100));
+    sim.enqueue_downlink(0, UeId(1), packet(0, 100));
     saturate_some(&mut sim, 1, &[0]);
     let rate = sim.cell.telemetry(0, UeId(0)).rate_bps;
     let full = (rate * 125e-6 / 8.0).floor() as u64;
@@ -103,7 +102,7 @@ fn a_ue_in_outage_gets_nothing_and_keeps_its_data() {
     let mut sim = Sim::new(CellConfig::default(), &[UeConfig::default(); 2], 1);
     sim.radio[1] = UeRadio::OUTAGE;
     for uid in 0..100 {
-        sim.cell.enqueue_downlink(0, UeId(1), packet(uid, 1500));
+        sim.enqueue_downlink(0, UeId(1), packet(uid, 1500));
     }
     saturate_some(&mut sim, 800, &[0]);
     let st = sim.cell.ue_stats(UeId(1)).downlink;
@@ -144,7 +143,7 @@ fn acks_get_through_after_the_scheduling_request_delay() {
     let mut arrival = None;
     for _ in 0..20 {
         if sim.now_ns == 3 * SLOT_NS {
-            sim.cell.enqueue_uplink(t0, ue, packet(1, 52));
+            sim.enqueue_uplink(t0, ue, packet(1, 52));
         }
         let out = sim.step();
         if let Some(d) = out.uplink.first() {
@@ -165,11 +164,11 @@ fn acks_get_through_after_the_scheduling_request_delay() {
     let mut waits = Vec::new();
     for k in 0..4000u64 {
         while sim.cell.rlc_bytes(ue, Direction::Downlink) < 300_000 {
-            sim.cell.enqueue_downlink(sim.now_ns, ue, packet(uid, 1500));
+            sim.enqueue_downlink(sim.now_ns, ue, packet(uid, 1500));
             uid += 1;
         }
         if k % 8 == 0 {
-            sim.cell.enqueue_uplink(sim.now_ns, ue, packet(uid, 52));
+            sim.enqueue_uplink(sim.now_ns, ue, packet(uid, 52));
             uid += 1;
         }
         let out = sim.step();
@@ -205,7 +204,7 @@ fn acks_get_through_after_the_scheduling_request_delay() {
 #[test]
 fn telemetry_reports_occupancy_and_full_buffer_rate() {
     let mut sim = Sim::new(CellConfig::default(), &[UeConfig::default(); 2], 1);
-    sim.cell.enqueue_downlink(0, UeId(0), packet(0, 1500));
+    sim.enqueue_downlink(0, UeId(0), packet(0, 1500));
     sim.step();
     let idle = sim.cell.telemetry(sim.now_ns, UeId(1));
     let busy = sim.cell.telemetry(sim.now_ns, UeId(0));
@@ -220,8 +219,7 @@ fn telemetry_reports_occupancy_and_full_buffer_rate() {
         (SLOT_NS, 20.0, false)
     );
     for uid in 1..=50 {
-        sim.cell
-            .enqueue_downlink(sim.now_ns, UeId(0), packet(uid, 1500));
+        sim.enqueue_downlink(sim.now_ns, UeId(0), packet(uid, 1500));
     }
     assert_eq!(sim.cell.telemetry(sim.now_ns, UeId(0)).rlc_bytes, 75_000);
 }
@@ -229,10 +227,14 @@ fn telemetry_reports_occupancy_and_full_buffer_rate() {
 /// Drops every other SDU at dequeue.
 struct EveryOther(bool);
 
-impl BufferAqm for EveryOther {
-    fn on_dequeue(&mut self, _now_ns: u64, _sojourn_ns: u64, _backlog_bytes: u64) -> bool {
+impl Aqm for EveryOther {
+    fn on_dequeue(&mut self, _now_ns: u64, _sojourn_ns: u64, _backlog_bytes: u64) -> Verdict {
         self.0 = !self.0;
-        self.0
+        if self.0 {
+            Verdict::Drop
+        } else {
+            Verdict::Deliver
+        }
     }
 }
 
@@ -242,7 +244,7 @@ fn an_aqm_drops_at_dequeue() {
     sim.cell
         .set_aqm(UeId(0), Direction::Downlink, Box::new(EveryOther(false)));
     for uid in 0..10 {
-        sim.cell.enqueue_downlink(0, UeId(0), packet(uid, 1500));
+        sim.enqueue_downlink(0, UeId(0), packet(uid, 1500));
     }
     let mut got = Vec::new();
     let mut dropped = Vec::new();

@@ -40,12 +40,11 @@ fn run(sim: &mut Sim, slots: u64, uid: &mut u64) {
         for i in 0..n {
             let ue = UeId(i);
             while sim.cell.rlc_bytes(ue, Direction::Downlink) < 200_000 {
-                sim.cell
-                    .enqueue_downlink(sim.now_ns, ue, packet(*uid, 1500));
+                sim.enqueue_downlink(sim.now_ns, ue, packet(*uid, 1500));
                 *uid += 1;
             }
             if k % 4 == i as u64 % 4 {
-                sim.cell.enqueue_uplink(sim.now_ns, ue, packet(*uid, 52));
+                sim.enqueue_uplink(sim.now_ns, ue, packet(*uid, 52));
                 *uid += 1;
             }
             // Channel varies: some slots well below the report.

@@ -5,6 +5,7 @@
 //! turns a packet into real IPv4/TCP/UDP bytes for captures and for the
 //! emulator, and `parse` reads real bytes back.
 
+pub mod aqm;
 pub mod checksum;
 pub mod emit;
 mod packet;

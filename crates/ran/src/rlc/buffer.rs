@@ -6,14 +6,28 @@ use std::collections::VecDeque;
 
 use millinet_wire::Packet;
 
-/// An SDU as RLC holds it: the IP packet, its PDCP COUNT and its size.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Sdu {
-    pub packet: Packet,
+/// An SDU as RLC holds it: the IP packet, its PDCP COUNT and its size. Detach
+/// hands undelivered ones back as they are, so that another leg can carry them
+/// with their COUNT (ran.md §7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sdu {
+    pub(crate) packet: Packet,
     /// PDCP COUNT (TS 38.323 §7.1), carried for duplicate discard at the receiver.
-    pub count: u64,
+    pub(crate) count: u64,
     /// `packet.wire_bytes()`, computed once.
-    pub bytes: u32,
+    pub(crate) bytes: u32,
+}
+
+impl Sdu {
+    /// The IP packet; `meta.ran_entry_ns` holds the PDCP stamp.
+    pub fn packet(&self) -> &Packet {
+        &self.packet
+    }
+
+    /// PDCP COUNT.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
 }
 
 #[derive(Debug, Default)]
@@ -37,6 +51,14 @@ impl TxBuffer {
     pub fn push(&mut self, sdu: Sdu) {
         self.bytes += u64::from(sdu.bytes);
         self.queue.push_back(sdu);
+    }
+
+    /// Puts `sdus` (in order) ahead of everything queued.
+    pub fn push_front(&mut self, sdus: &[Sdu]) {
+        for sdu in sdus.iter().rev() {
+            self.bytes += u64::from(sdu.bytes);
+            self.queue.push_front(*sdu);
+        }
     }
 
     #[inline]

@@ -14,12 +14,13 @@ mod um;
 
 use std::collections::VecDeque;
 
-use crate::aqm::BufferAqm;
+use millinet_wire::aqm::{Aqm, Verdict};
+
 use crate::config::{RlcMode, UeConfig};
 use crate::stats::DropReason;
 use am::AmArq;
 pub(crate) use am::Nacked;
-pub(crate) use buffer::Sdu;
+pub use buffer::Sdu;
 use buffer::TxBuffer;
 use segment::Segment;
 
@@ -126,7 +127,7 @@ impl RlcEntity {
         &mut self,
         now_ns: u64,
         budget: u32,
-        mut aqm: Option<&mut (dyn BufferAqm + 'static)>,
+        mut aqm: Option<&mut (dyn Aqm + 'static)>,
         tb: &mut Vec<Segment>,
         sink: &mut impl RlcSink,
     ) -> u32 {
@@ -154,7 +155,7 @@ impl RlcEntity {
             let Some(sdu) = self.pending.pop() else { break };
             if let Some(aqm) = aqm.as_deref_mut() {
                 let sojourn_ns = now_ns.saturating_sub(sdu.packet.meta.ran_entry_ns);
-                if aqm.on_dequeue(now_ns, sojourn_ns, self.queued_bytes()) {
+                if aqm.on_dequeue(now_ns, sojourn_ns, self.queued_bytes()) == Verdict::Drop {
                     sink.drop_sdu(sdu, DropReason::Aqm);
                     continue;
                 }
@@ -171,6 +172,37 @@ impl RlcEntity {
             left -= len;
         }
         budget - left
+    }
+
+    /// SDUs forwarded from another leg (ran.md §7) go ahead of everything not
+    /// yet transmitted, in order; they were accepted once, so the limit does not
+    /// apply to them again.
+    pub fn adopt(&mut self, sdus: &[Sdu]) {
+        self.pending.push_front(sdus);
+    }
+
+    /// RLC re-establishment at detach (TS 38.322 §5.1.2). The receiving side
+    /// hands the complete SDUs it holds behind a hole to PDCP (NR's RLC would
+    /// have delivered them already, out of sequence; PDCP reorders); the
+    /// transmitting side has no acknowledgement for any SDU not delivered in
+    /// sequence, so it returns all of them, in SN order then the untransmitted
+    /// ones, into `forward`. TBs inside HARQ are abandoned with the leg: their
+    /// SDUs are among those returned. Returns the SDUs returned that were not
+    /// also handed up (the copies of those will reach PDCP as duplicates).
+    pub fn re_establish(&mut self, sink: &mut impl RlcSink, forward: &mut Vec<Sdu>) -> u64 {
+        let mut not_handed_up = self.pending.len() as u64;
+        for w in self.window.drain(..) {
+            if w.received == w.sdu.bytes {
+                sink.deliver(w.sdu);
+            } else {
+                not_handed_up += 1;
+            }
+            forward.push(w.sdu);
+        }
+        while let Some(sdu) = self.pending.pop() {
+            forward.push(sdu);
+        }
+        not_handed_up
     }
 
     /// A TB carrying `segments` was decoded at `now_ns`.

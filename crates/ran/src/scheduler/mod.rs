@@ -1,6 +1,9 @@
 //! gNB MAC schedulers (ran.md §2): which UEs get how much of a slot. One trait,
 //! one file per scheduler, one line per scheduler in [`REGISTRY`].
 //!
+//! UEs are named by their position in the cell (attach order), which changes
+//! only when a UE before them detaches.
+//!
 //! The cell hands a scheduler only the UEs that can use the slot (data queued,
 //! not in outage, a free HARQ process) after HARQ retransmissions have taken
 //! their resources; the scheduler splits what is left. The cell turns a share
@@ -14,12 +17,11 @@ pub use proportional_fair::ProportionalFair;
 pub use round_robin::RoundRobin;
 pub use tdma::Tdma;
 
-use crate::UeId;
-
 /// A UE that could use the slot.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Candidate {
-    pub ue: UeId,
+    /// Position of the UE in the cell.
+    pub ue: usize,
     /// Achievable rate over a full slot, R(reported SINR), in this direction.
     pub rate_bps: f64,
     /// Share of a full slot that would empty its queue (may exceed 1).
@@ -29,20 +31,23 @@ pub struct Candidate {
 /// Resources given to one UE in this slot.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Grant {
-    pub ue: UeId,
+    pub ue: usize,
     pub share: f64,
 }
 
 /// Bits a UE was sent in a slot (new data and HARQ retransmissions).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Served {
-    pub ue: UeId,
+    pub ue: usize,
     pub bits: u64,
 }
 
 pub trait Scheduler: Send {
-    /// A UE joined the cell (ids are dense and increasing).
-    fn add_ue(&mut self, _ue: UeId) {}
+    /// A UE joined the cell, at the next position.
+    fn add_ue(&mut self) {}
+
+    /// The UE at `position` left the cell; those after it move up by one.
+    fn remove_ue(&mut self, _position: usize) {}
 
     /// Split `share` (≤ 1) of the slot starting at `now_ns` among
     /// `candidates` (in UE order, never empty) by pushing grants whose shares

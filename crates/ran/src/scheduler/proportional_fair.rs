@@ -5,7 +5,6 @@
 //! takes the whole slot and PF converges to equal time shares.
 
 use super::{Candidate, Grant, Scheduler, Served};
-use crate::UeId;
 
 /// Averaging time constant of the served rate (ran.md §2).
 pub const DEFAULT_TIME_CONSTANT_NS: u64 = 100_000_000;
@@ -36,9 +35,12 @@ impl ProportionalFair {
 }
 
 impl Scheduler for ProportionalFair {
-    fn add_ue(&mut self, ue: UeId) {
-        debug_assert_eq!(ue.index(), self.avg_bps.len());
+    fn add_ue(&mut self) {
         self.avg_bps.push(0.0);
+    }
+
+    fn remove_ue(&mut self, position: usize) {
+        self.avg_bps.remove(position);
     }
 
     fn allocate(
@@ -51,7 +53,7 @@ impl Scheduler for ProportionalFair {
         self.ranked.clear();
         for (i, c) in candidates.iter().enumerate() {
             self.ranked
-                .push((c.rate_bps / self.avg_bps[c.ue.index()].max(MIN_AVG_BPS), i));
+                .push((c.rate_bps / self.avg_bps[c.ue].max(MIN_AVG_BPS), i));
         }
         // Best metric first; ties (e.g. at start) go to the lower UE id.
         self.ranked
@@ -80,8 +82,41 @@ impl Scheduler for ProportionalFair {
         self.avg_bps.iter_mut().for_each(|a| *a *= decay);
         let slot_s = slot_ns as f64 * 1e-9;
         for s in served {
-            self.avg_bps[s.ue.index()] += weight * s.bits as f64 / slot_s;
+            self.avg_bps[s.ue] += weight * s.bits as f64 / slot_s;
         }
         self.averaged_to_ns = end_ns;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(ue: usize) -> Candidate {
+        Candidate {
+            ue,
+            rate_bps: 1e9,
+            need_share: 1.0,
+        }
+    }
+
+    #[test]
+    fn averages_follow_their_ue_when_an_earlier_one_leaves() {
+        let mut pf = ProportionalFair::new(DEFAULT_TIME_CONSTANT_NS);
+        (0..3).for_each(|_| pf.add_ue());
+        // Position 1 has been served, 2 has not.
+        pf.end_slot(
+            0,
+            125_000,
+            &[Served {
+                ue: 1,
+                bits: 1_000_000,
+            }],
+        );
+        pf.remove_ue(0);
+        let mut grants = Vec::new();
+        pf.allocate(125_000, 1.0, &[candidate(0), candidate(1)], &mut grants);
+        // The never-served UE (now at position 1) ranks first at equal rates.
+        assert_eq!(grants, [Grant { ue: 1, share: 1.0 }]);
     }
 }

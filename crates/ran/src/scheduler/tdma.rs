@@ -3,11 +3,10 @@
 //! mimic a time-slotted MAC).
 
 use super::{Candidate, Grant, Scheduler};
-use crate::UeId;
 
 #[derive(Debug, Default)]
 pub struct Tdma {
-    last: Option<UeId>,
+    last: Option<usize>,
 }
 
 impl Scheduler for Tdma {
@@ -27,5 +26,16 @@ impl Scheduler for Tdma {
         };
         self.last = Some(next.ue);
         grants.push(Grant { ue: next.ue, share });
+    }
+
+    fn remove_ue(&mut self, position: usize) {
+        // Keep the turn: whoever came after the last served UE still comes next.
+        self.last = self.last.and_then(|l| {
+            if l >= position {
+                l.checked_sub(1)
+            } else {
+                Some(l)
+            }
+        });
     }
 }

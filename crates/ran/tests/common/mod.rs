@@ -4,7 +4,7 @@
 
 use std::net::Ipv4Addr;
 
-use millinet_ran::{Cell, CellConfig, SlotOutput, UeConfig, UeId, UeRadio};
+use millinet_ran::{Bearer, Cell, CellConfig, Direction, RanOutput, UeConfig, UeId, UeRadio};
 use millinet_wire::{Packet, UdpHeader};
 use rand_xoshiro::rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -37,10 +37,26 @@ pub fn radio(reported_db: f64, actual_db: f64) -> UeRadio {
     }
 }
 
-/// A cell plus everything the engine would hold to drive it.
+/// What one slot produced, and when it takes effect.
+pub struct Step<'a> {
+    pub at_ns: u64,
+    pub direction: Direction,
+    out: &'a RanOutput,
+}
+
+impl std::ops::Deref for Step<'_> {
+    type Target = RanOutput;
+    fn deref(&self) -> &RanOutput {
+        self.out
+    }
+}
+
+/// A cell plus everything a driver holds to run it slot by slot with radio
+/// states set by the test (the channel-driven driver is `millinet_ran::Ran`).
 pub struct Sim {
     pub cell: Cell,
-    pub out: SlotOutput,
+    pub bearers: Vec<Bearer>,
+    pub out: RanOutput,
     pub rng: Xoshiro256PlusPlus,
     pub now_ns: u64,
     pub radio: Vec<UeRadio>,
@@ -49,13 +65,14 @@ pub struct Sim {
 impl Sim {
     pub fn new(cfg: CellConfig, ues: &[UeConfig], seed: u64) -> Sim {
         let mut cell = Cell::new(cfg).unwrap();
-        for u in ues {
-            cell.add_ue(*u).unwrap();
+        for (i, u) in ues.iter().enumerate() {
+            cell.attach(UeId(i as u32), *u).unwrap();
         }
         let radio = vec![radio(20.0, 20.0); ues.len()];
         Sim {
             cell,
-            out: SlotOutput::default(),
+            bearers: ues.iter().map(|_| Bearer::new()).collect(),
+            out: RanOutput::default(),
             rng: rng(seed),
             now_ns: 0,
             radio,
@@ -63,11 +80,37 @@ impl Sim {
     }
 
     /// Run one slot and advance the clock.
-    pub fn step(&mut self) -> &SlotOutput {
-        self.cell
-            .on_slot(self.now_ns, &self.radio, &mut self.rng, &mut self.out);
+    pub fn step(&mut self) -> Step<'_> {
+        self.out.clear();
+        let direction = self.cell.on_slot(
+            self.now_ns,
+            &self.radio,
+            &mut self.bearers,
+            &mut self.rng,
+            &mut self.out,
+        );
         self.now_ns += self.cell.config().slot_ns;
-        &self.out
+        for d in self.out.downlink.iter().chain(&self.out.uplink) {
+            assert_eq!(
+                d.at_ns, self.now_ns,
+                "a slot's deliveries take effect at its end"
+            );
+        }
+        Step {
+            at_ns: self.now_ns,
+            direction,
+            out: &self.out,
+        }
+    }
+
+    pub fn enqueue_downlink(&mut self, now_ns: u64, ue: UeId, packet: Packet) -> bool {
+        self.cell
+            .enqueue_downlink(now_ns, &mut self.bearers, ue, packet)
+    }
+
+    pub fn enqueue_uplink(&mut self, now_ns: u64, ue: UeId, packet: Packet) -> bool {
+        self.cell
+            .enqueue_uplink(now_ns, &mut self.bearers, ue, packet)
     }
 
     pub fn ue(i: u32) -> UeId {

@@ -6,7 +6,7 @@
 //! RFC's (§5), plus two flags that carry the loop's position from one call to
 //! the next, so the sequence of verdicts is the one the RFC's routine produces.
 
-use super::Verdict;
+use super::{Aqm, Verdict};
 
 #[derive(Clone, Debug)]
 pub struct Codel {
@@ -56,9 +56,43 @@ impl Codel {
         }
     }
 
-    /// Decides the fate of one packet just removed from the queue. `sojourn_ns`
-    /// is how long it waited; `backlog_bytes` is what remains queued behind it.
-    pub fn on_dequeue(&mut self, now_ns: u64, sojourn_ns: u64, backlog_bytes: u64) -> Verdict {
+    /// Whether the dropping state is active (for metrics and tests).
+    pub fn is_dropping(&self) -> bool {
+        self.dropping
+    }
+
+    /// The RFC's `count`: drops in the current or last dropping state.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// RFC 8289 §5.4 (`dodequeue`): tracks how long the sojourn time has stayed
+    /// above target; true once that has lasted a full interval.
+    fn ok_to_drop(&mut self, now_ns: u64, sojourn_ns: u64, backlog_bytes: u64) -> bool {
+        if sojourn_ns < self.target_ns || backlog_bytes <= self.mtu_bytes {
+            self.first_above_ns = None;
+            return false;
+        }
+        match self.first_above_ns {
+            None => {
+                self.first_above_ns = Some(now_ns + self.interval_ns);
+                false
+            }
+            Some(t) => now_ns >= t,
+        }
+    }
+
+    /// The control law (§5.5): the next drop comes interval/sqrt(count) after `t`.
+    /// Computed exactly in integers as floor(sqrt(interval² / count)), which
+    /// equals floor(interval / sqrt(count)), so runs are bit-identical everywhere.
+    fn control_law(&self, t_ns: u64) -> u64 {
+        let i = self.interval_ns as u128;
+        t_ns + (i * i / self.count.max(1) as u128).isqrt() as u64
+    }
+}
+
+impl Aqm for Codel {
+    fn on_dequeue(&mut self, now_ns: u64, sojourn_ns: u64, backlog_bytes: u64) -> Verdict {
         let ok_to_drop = self.ok_to_drop(now_ns, sojourn_ns, backlog_bytes);
         if self.deliver_next {
             self.deliver_next = false;
@@ -97,40 +131,6 @@ impl Codel {
         self.drop_next_ns = self.control_law(now_ns);
         self.last_count = self.count;
         Verdict::Drop
-    }
-
-    /// Whether the dropping state is active (for metrics and tests).
-    pub fn is_dropping(&self) -> bool {
-        self.dropping
-    }
-
-    /// The RFC's `count`: drops in the current or last dropping state.
-    pub fn count(&self) -> u32 {
-        self.count
-    }
-
-    /// RFC 8289 §5.4 (`dodequeue`): tracks how long the sojourn time has stayed
-    /// above target; true once that has lasted a full interval.
-    fn ok_to_drop(&mut self, now_ns: u64, sojourn_ns: u64, backlog_bytes: u64) -> bool {
-        if sojourn_ns < self.target_ns || backlog_bytes <= self.mtu_bytes {
-            self.first_above_ns = None;
-            return false;
-        }
-        match self.first_above_ns {
-            None => {
-                self.first_above_ns = Some(now_ns + self.interval_ns);
-                false
-            }
-            Some(t) => now_ns >= t,
-        }
-    }
-
-    /// The control law (§5.5): the next drop comes interval/sqrt(count) after `t`.
-    /// Computed exactly in integers as floor(sqrt(interval² / count)), which
-    /// equals floor(interval / sqrt(count)), so runs are bit-identical everywhere.
-    fn control_law(&self, t_ns: u64) -> u64 {
-        let i = self.interval_ns as u128;
-        t_ns + (i * i / self.count.max(1) as u128).isqrt() as u64
     }
 }
 

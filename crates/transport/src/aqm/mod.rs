@@ -1,14 +1,9 @@
 //! Active queue management (transport.md §5). Drop-tail is the queue's own
 //! capacity limit; an AQM only decides, packet by packet at dequeue, whether the
-//! packet leaving the queue is delivered or dropped.
+//! packet leaving the queue is delivered or dropped. The interface is wire's
+//! (shared with ran's RLC buffers); the implementations live here.
 
 mod codel;
 
 pub use codel::Codel;
-
-/// What happens to the packet being dequeued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    Deliver,
-    Drop,
-}
+pub use millinet_wire::aqm::{Aqm, Verdict};

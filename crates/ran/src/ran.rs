@@ -1,0 +1,392 @@
+//! The radio access network as one driven state machine (ran.md §2–7): cells,
+//! the UEs' bearers, the radio link of every leg, and the drive call
+//! [`Ran::advance_to`] that runs every slot that is due.
+//!
+//! Per slot of a cell (its own grid, k · slot_ns from 0), for each attached UE
+//! in attach order: channel state → CQI report → [`UeRadio`]; then
+//! [`Cell::on_slot`] (AMC, scheduler, HARQ, RLC, PDCP); then the UE's radio
+//! counters. Each cell has its own HARQ random stream, so a slot's outcome
+//! does not depend on how the calls are spaced: advancing late, or over many
+//! slots at once, gives the same outputs with the same times.
+
+use millinet_channel::{CqiReporter, LinkChannel, LinkState};
+use millinet_wire::aqm::Aqm;
+use millinet_wire::Packet;
+use rand_core::RngCore;
+
+use crate::bearer::Bearer;
+use crate::cell::{Cell, Detached, UeRadio};
+use crate::config::{CellConfig, ConfigError, UeConfig};
+use crate::error::RanError;
+use crate::output::{Direction, RanOutput};
+use crate::rlc::Sdu;
+use crate::stats::UeStats;
+use millinet_wire::Telemetry;
+use crate::{CellId, UeId};
+
+/// The radio link of one leg: the channel between the UE and the cell, and the
+/// UE's CQI reporting on it.
+pub struct LegRadio {
+    pub channel: LinkChannel,
+    pub cqi: CqiReporter,
+}
+
+/// Per-UE radio counters over every slot of its serving cell (outputs.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RadioStats {
+    pub slots: u64,
+    pub los_slots: u64,
+    pub outage_slots: u64,
+    /// Σ R_e over those slots (telemetry's `rate_bps`), for the mean rate.
+    pub rate_bps_sum: f64,
+}
+
+struct Leg {
+    ue: UeId,
+    radio: LegRadio,
+    /// The channel at the latest slot.
+    state: LinkState,
+    /// SINR of the latest CQI report (−∞ before the first).
+    reported_sinr_db: f64,
+}
+
+/// One cell with what drives it.
+struct Site<R> {
+    cell: Cell,
+    harq_rng: R,
+    next_slot_ns: u64,
+    /// Same order as the cell's UEs.
+    legs: Vec<Leg>,
+    radio: Vec<UeRadio>,
+}
+
+struct UeContext {
+    /// Cells with a leg of this UE, in attach order; the first carries the
+    /// bearer's new data in both directions.
+    cells: Vec<CellId>,
+    radio_stats: RadioStats,
+    /// Counters of legs already detached.
+    retired: UeStats,
+}
+
+pub struct Ran<R> {
+    sites: Vec<Site<R>>,
+    ues: Vec<UeContext>,
+    /// By `UeId`; apart from `ues` so a cell can borrow them during a slot.
+    bearers: Vec<Bearer>,
+}
+
+impl<R> Default for Ran<R> {
+    fn default() -> Self {
+        Ran {
+            sites: Vec::new(),
+            ues: Vec::new(),
+            bearers: Vec::new(),
+        }
+    }
+}
+
+impl<R: RngCore> Ran<R> {
+    pub fn new() -> Self {
+        Ran::default()
+    }
+
+    /// A gNB with its own HARQ random stream; ids 0, 1, 2, …
+    pub fn add_cell(&mut self, cfg: CellConfig, harq_rng: R) -> Result<CellId, ConfigError> {
+        let id = CellId(self.sites.len() as u32);
+        let mut cell = Cell::new(cfg)?;
+        cell.id = id;
+        self.sites.push(Site {
+            cell,
+            harq_rng,
+            next_slot_ns: 0,
+            legs: Vec::new(),
+            radio: Vec::new(),
+        });
+        Ok(id)
+    }
+
+    /// A UE with its bearer, attached nowhere yet; ids 0, 1, 2, …, kept for
+    /// the whole run whatever cells it moves between.
+    pub fn add_ue(&mut self) -> UeId {
+        let id = UeId(self.ues.len() as u32);
+        self.ues.push(UeContext {
+            cells: Vec::new(),
+            radio_stats: RadioStats::default(),
+            retired: UeStats::default(),
+        });
+        self.bearers.push(Bearer::new());
+        id
+    }
+
+    /// Give `ue` a leg on `cell` over `radio`. The first leg carries the bearer.
+    pub fn attach(
+        &mut self,
+        ue: UeId,
+        cell: CellId,
+        cfg: UeConfig,
+        radio: LegRadio,
+    ) -> Result<(), RanError> {
+        self.check_ue(ue)?;
+        let site = self
+            .sites
+            .get_mut(cell.0 as usize)
+            .ok_or(RanError::UnknownCell(cell))?;
+        site.cell.attach(ue, cfg)?;
+        site.legs.push(Leg {
+            ue,
+            radio,
+            state: LinkState {
+                los: true,
+                outage: true,
+                sinr_db: f64::NEG_INFINITY,
+            },
+            reported_sinr_db: f64::NEG_INFINITY,
+        });
+        site.radio.push(UeRadio::OUTAGE);
+        self.ues[ue.index()].cells.push(cell);
+        Ok(())
+    }
+
+    /// End `ue`'s leg on `cell` at `now_ns` (handover, ran.md §7). Returns the
+    /// SDUs that leg had not delivered, in order, with their COUNT: the caller
+    /// forwards them to the UE's next leg with [`Ran::adopt`] (after the X2
+    /// delay on the downlink). SDUs PDCP releases at the detach go to `out`.
+    pub fn detach(
+        &mut self,
+        now_ns: u64,
+        ue: UeId,
+        cell: CellId,
+        out: &mut RanOutput,
+    ) -> Result<Detached, RanError> {
+        self.check_ue(ue)?;
+        let site = self
+            .sites
+            .get_mut(cell.0 as usize)
+            .ok_or(RanError::UnknownCell(cell))?;
+        let position = site
+            .cell
+            .ues()
+            .position(|u| u == ue)
+            .ok_or(RanError::NotAttached { ue, cell })?;
+        let detached = site.cell.detach(now_ns, ue, &mut self.bearers, out)?;
+        site.legs.remove(position);
+        site.radio.remove(position);
+        let ctx = &mut self.ues[ue.index()];
+        ctx.cells.retain(|&c| c != cell);
+        ctx.retired += &detached.stats;
+        Ok(detached)
+    }
+
+    /// SDUs of `ue` returned by a detach reach its bearer's leg at `now_ns`
+    /// and go ahead of its untransmitted data, keeping stamp and COUNT.
+    pub fn adopt(
+        &mut self,
+        now_ns: u64,
+        ue: UeId,
+        direction: Direction,
+        sdus: &[Sdu],
+    ) -> Result<(), RanError> {
+        let cell = self.bearer_cell(ue)?;
+        self.sites[cell.0 as usize]
+            .cell
+            .adopt(now_ns, ue, direction, sdus)
+    }
+
+    /// Put an AQM on one of the buffers of `ue`'s leg on `cell`.
+    pub fn set_aqm(
+        &mut self,
+        ue: UeId,
+        cell: CellId,
+        direction: Direction,
+        aqm: Box<dyn Aqm>,
+    ) -> Result<(), RanError> {
+        let site = self
+            .sites
+            .get_mut(cell.0 as usize)
+            .ok_or(RanError::UnknownCell(cell))?;
+        if !site.cell.is_attached(ue) {
+            return Err(RanError::NotAttached { ue, cell });
+        }
+        site.cell.set_aqm(ue, direction, aqm);
+        Ok(())
+    }
+
+    /// A packet from the core for `ue` reaches its bearer at `now_ns`. False
+    /// when it is dropped: RLC buffer full, or the UE attached nowhere.
+    #[inline]
+    pub fn enqueue_downlink(&mut self, now_ns: u64, ue: UeId, packet: Packet) -> bool {
+        let Some(&cell) = self.ues[ue.index()].cells.first() else {
+            return false;
+        };
+        self.sites[cell.0 as usize]
+            .cell
+            .enqueue_downlink(now_ns, &mut self.bearers, ue, packet)
+    }
+
+    /// A packet from `ue`'s own stack reaches its bearer at `now_ns`.
+    #[inline]
+    pub fn enqueue_uplink(&mut self, now_ns: u64, ue: UeId, packet: Packet) -> bool {
+        let Some(&cell) = self.ues[ue.index()].cells.first() else {
+            return false;
+        };
+        self.sites[cell.0 as usize]
+            .cell
+            .enqueue_uplink(now_ns, &mut self.bearers, ue, packet)
+    }
+
+    /// Run, in time order (cells in id order at equal times), every slot of
+    /// every cell that starts at or before `now_ns`. Outputs are appended to
+    /// `out`, each with the time it takes effect (the end of its slot).
+    pub fn advance_to(&mut self, now_ns: u64, out: &mut RanOutput) {
+        loop {
+            let due = self
+                .sites
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.next_slot_ns <= now_ns)
+                .min_by_key(|(_, s)| s.next_slot_ns);
+            let Some((c, _)) = due else { return };
+            self.run_slot(c, out);
+        }
+    }
+
+    /// [`Ran::advance_to`] for one cell only: a driver with one event per cell
+    /// and slot calls this at [`Ran::next_slot_ns`].
+    pub fn advance_cell_to(&mut self, cell: CellId, now_ns: u64, out: &mut RanOutput) {
+        let c = cell.0 as usize;
+        while self.sites[c].next_slot_ns <= now_ns {
+            self.run_slot(c, out);
+        }
+    }
+
+    /// Start of the next slot `cell` will run.
+    pub fn next_slot_ns(&self, cell: CellId) -> u64 {
+        self.sites[cell.0 as usize].next_slot_ns
+    }
+
+    fn run_slot(&mut self, c: usize, out: &mut RanOutput) {
+        let site = &mut self.sites[c];
+        let now_ns = site.next_slot_ns;
+        for (leg, radio) in site.legs.iter_mut().zip(site.radio.iter_mut()) {
+            leg.state = leg.radio.channel.state(now_ns);
+            if let Some(reported) = leg.radio.cqi.update(now_ns, leg.state.sinr_db) {
+                leg.reported_sinr_db = reported;
+            }
+            let actual = if leg.state.outage {
+                f64::NEG_INFINITY
+            } else {
+                leg.state.sinr_db
+            };
+            *radio = UeRadio {
+                reported_sinr_db: leg.reported_sinr_db,
+                sinr_db: actual,
+            };
+        }
+        site.cell.on_slot(
+            now_ns,
+            &site.radio,
+            &mut self.bearers,
+            &mut site.harq_rng,
+            out,
+        );
+        let id = CellId(c as u32);
+        for (position, leg) in site.legs.iter().enumerate() {
+            let ctx = &mut self.ues[leg.ue.index()];
+            if ctx.cells.first() != Some(&id) {
+                continue;
+            }
+            let m = &mut ctx.radio_stats;
+            m.rate_bps_sum += site.cell.rate_bps_at(position);
+            m.slots += 1;
+            m.los_slots += leg.state.los as u64;
+            m.outage_slots += leg.state.outage as u64;
+        }
+        site.next_slot_ns = now_ns + site.cell.config().slot_ns;
+    }
+
+    pub fn num_cells(&self) -> usize {
+        self.sites.len()
+    }
+
+    pub fn num_ues(&self) -> usize {
+        self.ues.len()
+    }
+
+    pub fn cell(&self, cell: CellId) -> &Cell {
+        &self.sites[cell.0 as usize].cell
+    }
+
+    /// Cells with a leg of `ue`; the first carries its bearer.
+    pub fn cells_of(&self, ue: UeId) -> &[CellId] {
+        &self.ues[ue.index()].cells
+    }
+
+    /// The milliProxy record of `ue` from the cell carrying its bearer; an
+    /// outage record when it is attached nowhere.
+    pub fn telemetry(&self, now_ns: u64, ue: UeId) -> Telemetry {
+        match self.ues[ue.index()].cells.first() {
+            Some(c) => self.sites[c.0 as usize].cell.telemetry(now_ns, ue),
+            None => Telemetry {
+                t_ns: now_ns,
+                rlc_bytes: 0,
+                rate_bps: 0.0,
+                sinr_db: f64::NEG_INFINITY,
+                outage: true,
+            },
+        }
+    }
+
+    /// The channel of `ue`'s bearer leg at that cell's latest slot.
+    pub fn link_state(&self, ue: UeId) -> Option<LinkState> {
+        let c = *self.ues[ue.index()].cells.first()?;
+        self.sites[c.0 as usize]
+            .legs
+            .iter()
+            .find(|l| l.ue == ue)
+            .map(|l| l.state)
+    }
+
+    pub fn radio_stats(&self, ue: UeId) -> RadioStats {
+        self.ues[ue.index()].radio_stats
+    }
+
+    /// Counters of every leg `ue` has had, current and detached.
+    pub fn ue_stats(&self, ue: UeId) -> UeStats {
+        let ctx = &self.ues[ue.index()];
+        let mut total = ctx.retired;
+        for c in &ctx.cells {
+            total += &self.sites[c.0 as usize].cell.ue_stats(ue);
+        }
+        total
+    }
+
+    /// SDUs of `ue` accepted and not yet delivered, dropped or returned by a
+    /// detach: in its legs, or held by its receiving PDCP. Conservation:
+    /// offered = delivered + dropped + forwarded + held.
+    pub fn held_sdus(&self, ue: UeId, direction: Direction) -> usize {
+        let in_legs: usize = self.ues[ue.index()]
+            .cells
+            .iter()
+            .map(|c| self.sites[c.0 as usize].cell.held_sdus(ue, direction))
+            .sum();
+        in_legs + self.bearers[ue.index()].held_sdus(direction)
+    }
+
+    fn check_ue(&self, ue: UeId) -> Result<(), RanError> {
+        if ue.index() < self.ues.len() {
+            Ok(())
+        } else {
+            Err(RanError::UnknownUe(ue))
+        }
+    }
+
+    fn bearer_cell(&self, ue: UeId) -> Result<CellId, RanError> {
+        self.check_ue(ue)?;
+        self.ues[ue.index()]
+            .cells
+            .first()
+            .copied()
+            .ok_or(RanError::Detached(ue))
+    }
+}
