@@ -6,16 +6,14 @@
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 
-use millinet_proxy::{
-    Direction, FlowKey, FlowSample, HandlingRule, Middlebox, NoPayloads, PolicySpec, Proxy, ProxyConfig, SplitConfig, SplitProxy,
-};
+use millinet_proxy::{Direction, FlowKey, FlowSample, LengthOnly, Middlebox, NoPayloads, Proxy, SplitProxy};
+use millinet_scenario::translate::proxy::{milliproxy_config, split_config};
+use millinet_scenario::translate::seconds_to_ns;
 use millinet_transport::deadline::earliest_ns;
-use millinet_transport::TcpConfig;
 use millinet_wire::{Packet, Telemetry};
 use serde_json::{Map, Value};
 
 use crate::scenario::{ProxyKind, ProxySpec};
-use crate::sim::seconds_to_ns;
 use crate::Error;
 
 pub struct ProxySite {
@@ -93,42 +91,12 @@ impl DelayedTelemetry {
     }
 }
 
-fn policy(p: &ProxySpec) -> PolicySpec {
-    let spec = PolicySpec::new(&p.policy);
-    match p.policy.as_str() {
-        "bdp" => spec.with("threshold_bytes", p.bdp_threshold_bytes as f64).with("start_bytes", p.bdp_start_bytes as f64),
-        "static" => spec.with("fw_bytes", p.static_fw_bytes as f64),
-        _ => spec,
-    }
-}
-
 /// `iss_secret` seeds the split proxy's initial sequence numbers (from the run's seed).
 pub fn build(p: &ProxySpec, node: u32, timer: u32, iss_secret: u64) -> Result<ProxySite, Error> {
-    let rule = if p.server_ports.is_empty() { HandlingRule::All } else { HandlingRule::ServerPorts(p.server_ports.clone()) };
+    let refused = |e: &dyn std::fmt::Display| Error::Scenario(format!("proxy: {e}"));
     let middlebox: Box<dyn Middlebox> = match p.kind {
-        ProxyKind::Milliproxy => Box::new(
-            Proxy::<millinet_proxy::LengthOnly>::new(ProxyConfig {
-                rule,
-                max_flows: p.max_flows as usize,
-                flow_buffer_bytes: p.flow_buffer_bytes,
-                mss2_bytes: p.mss2_bytes,
-                rtt_min_window_ns: seconds_to_ns(p.rtt_min_window_s),
-                policy: policy(p),
-                suppress_dup_acks_while_repairing: p.suppress_dup_acks_while_repairing,
-                ..ProxyConfig::default()
-            })
-            .map_err(|e| Error::Scenario(format!("proxy: {e}")))?,
-        ),
-        ProxyKind::Split => Box::new(
-            SplitProxy::new(SplitConfig {
-                rule,
-                max_flows: p.max_flows as usize,
-                buffer_bytes: p.flow_buffer_bytes,
-                downstream: TcpConfig { cc: p.split_cc.clone(), mss_bytes: p.split_mss_bytes, ..TcpConfig::default() },
-                iss_secret,
-            })
-            .map_err(|e| Error::Scenario(format!("proxy: {e}")))?,
-        ),
+        ProxyKind::Milliproxy => Box::new(Proxy::<LengthOnly>::new(milliproxy_config(p)).map_err(|e| refused(&e))?),
+        ProxyKind::Split => Box::new(SplitProxy::new(split_config(p, iss_secret)).map_err(|e| refused(&e))?),
     };
     let t_info_ns = seconds_to_ns(p.t_info_s).max(1);
     Ok(ProxySite { node, proxy: DelayedTelemetry::new(middlebox, seconds_to_ns(p.d_info_s)), timer, t_info_ns })

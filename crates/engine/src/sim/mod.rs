@@ -3,17 +3,16 @@
 
 use std::net::SocketAddrV4;
 
-use millinet_transport::app::{AppAction, AppSpec, Application, FlowId};
-use millinet_transport::aqm::Codel;
+use millinet_scenario::translate::{app_spec, link_codel, seconds_to_ns, tcp_config};
+use millinet_transport::app::{AppAction, FlowId};
 use millinet_transport::udp::{UdpSink, UdpSource, UdpSourceConfig};
-use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig, TcpConnection, TcpState, TcpStats};
-use std::net::Ipv4Addr;
+use millinet_transport::{TcpConnection, TcpState, TcpStats};
 
 use millinet_proxy::Direction as ProxyDirection;
 use millinet_ran::{CellId, UeId};
 use millinet_wire::Packet;
 use rand_core::RngCore;
-use serde_json::json;
+
 
 use crate::event::{Event, EventQueue, TimerSlots};
 use crate::link::{Link, LinkParams};
@@ -25,119 +24,20 @@ use crate::proxy_site::{self, ProxySite};
 use crate::radio::{self, RadioNet};
 use crate::rng;
 use crate::series::{Goodput, Series, CHUNK_ROWS};
-use crate::scenario::{App, Aqm, CwndGrowthSpec, FlowKind, FlowSpec, NewRenoVariantSpec, Scenario};
+use crate::scenario::{App, Aqm, FlowKind, Scenario};
 use crate::Error;
 
-pub(crate) fn seconds_to_ns(s: f64) -> u64 {
-    (s * 1e9).round() as u64
-}
+mod hosts;
+mod sampling;
+mod summary;
 
-/// The data sender listens on this port + flow index; the receiver connects from
-/// the ephemeral port + flow index.
-const SERVER_PORT: u16 = 5001;
-const CLIENT_PORT: u16 = 40001;
-
-/// The port plan: where a flow's sender listens and its receiver connects from.
-fn sender_port(flow: FlowId) -> u16 {
-    SERVER_PORT + flow.0 as u16
-}
-
-fn receiver_port(flow: FlowId) -> u16 {
-    CLIENT_PORT + flow.0 as u16
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Role {
-    Sender,
-    Receiver,
-}
-
-/// The transport model behind an endpoint.
-enum Model {
-    Tcp(TcpConnection),
-    UdpSource(UdpSource),
-    UdpSink { port: u16, sink: UdpSink },
-}
-
-impl Model {
-    #[inline]
-    fn on_packet(&mut self, now_ns: u64, packet: &Packet, out: &mut Vec<Packet>) {
-        match self {
-            Model::Tcp(c) => c.on_packet(now_ns, packet, out),
-            Model::UdpSink { sink, .. } => sink.on_packet(packet),
-            Model::UdpSource(_) => {}
-        }
-    }
-
-    fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        match self {
-            Model::Tcp(c) => c.on_timeout(now_ns, out),
-            Model::UdpSource(s) => s.on_timeout(now_ns, out),
-            Model::UdpSink { .. } => {}
-        }
-    }
-
-    #[inline]
-    fn next_timeout_ns(&self) -> Option<u64> {
-        match self {
-            Model::Tcp(c) => c.next_timeout_ns(),
-            Model::UdpSource(s) => s.next_timeout_ns(),
-            Model::UdpSink { .. } => None,
-        }
-    }
-
-    /// Whether a packet from `src:src_port` to local port `dst_port` is for this endpoint.
-    #[inline]
-    fn accepts(&self, src: Ipv4Addr, src_port: u16, dst_port: u16) -> bool {
-        match self {
-            Model::Tcp(c) => c.local().port() == dst_port && c.remote().is_none_or(|r| r.port() == src_port && *r.ip() == src),
-            Model::UdpSink { port, .. } => *port == dst_port,
-            Model::UdpSource(_) => false,
-        }
-    }
-
-    fn tcp(&self) -> Option<&TcpConnection> {
-        match self {
-            Model::Tcp(c) => Some(c),
-            _ => None,
-        }
-    }
-}
+use hosts::{receiver_port, sender_port, Endpoint, Flow, Model, Role, SERVER_PORT};
 
 /// Who a timer slot belongs to.
 #[derive(Clone, Copy)]
 enum TimerOwner {
     Endpoint(u32),
     Proxy,
-}
-
-struct Endpoint {
-    node: u32,
-    flow: FlowId,
-    role: Role,
-    timer: u32,
-    model: Model,
-}
-
-/// Per-flow measurements, kept by the engine (the models only count).
-struct Flow {
-    spec: FlowSpec,
-    sender: u32,
-    receiver: u32,
-    start_ns: u64,
-    /// The TCP application, told when the sender is established (UDP flows: None).
-    app: Option<Box<dyn Application>>,
-    app_started: bool,
-    /// The application's deadline as last scheduled (an `Event::AppDeadline` at another
-    /// time is stale).
-    app_deadline_ns: Option<u64>,
-    delivered_bytes: u64,
-    rtt_samples_seen: u64,
-    rtt: LogHistogram,
-    /// RAN latency of the flow's packets delivered over a radio downlink.
-    ran_latency: LogHistogram,
-    /// Delivered payload bytes per goodput bin.
-    goodput_bins: Vec<u64>,
 }
 
 /// Per-UE measurements of delivered packets (ran counts the per-slot radio ones).
@@ -178,75 +78,6 @@ pub struct Simulation {
     series: Series,
 }
 
-/// Mean and percentiles in milliseconds of a histogram of nanoseconds.
-fn latency_summary(h: &LogHistogram) -> serde_json::Value {
-    let ms = |v: Option<f64>| v.map(|ns| ns / 1e6);
-    json!({
-        "mean": ms(h.mean()),
-        "p50": ms(h.percentile(50.0)),
-        "p95": ms(h.percentile(95.0)),
-        "p99": ms(h.percentile(99.0)),
-    })
-}
-
-/// The TCP part of a flow's summary.
-fn tcp_summary(f: &Flow, stats: &TcpStats) -> serde_json::Value {
-    let limited_total: u64 = stats.limited_ns.iter().sum();
-    let share = |k: usize| if limited_total == 0 { 0.0 } else { stats.limited_ns[k] as f64 / limited_total as f64 };
-    let app = f.app.as_deref().expect("a TCP flow has an application");
-    let mut summary = json!({
-        "kind": "tcp",
-        "cc": f.spec.cc,
-        "mss_bytes": f.spec.mss_bytes,
-        "download_time_s": app.completed_ns().map(|t| (t - f.start_ns) as f64 / 1e9),
-        "rtt_ms": latency_summary(&f.rtt),
-        "rtt_samples": f.rtt.count(),
-        "retransmits": stats.retransmitted_segments,
-        "fast_retransmits": stats.fast_retransmits,
-        "rtos": stats.rtos,
-        "spurious_rtos": stats.spurious_rtos,
-        "limited_by": { "cwnd": share(0), "rwnd": share(1), "app": share(2), "pacing": share(3) },
-    });
-    if f.spec.app == App::Repeated {
-        let times_s: Vec<f64> = app.downloads().iter().map(|d| d.duration_ns() as f64 / 1e9).collect();
-        summary["download_times_s"] = json!(times_s);
-    }
-    summary
-}
-
-fn app_spec(f: &FlowSpec) -> AppSpec {
-    match f.app {
-        App::Bulk => AppSpec::Bulk,
-        App::File => AppSpec::File { size_bytes: f.file_bytes },
-        App::Repeated => AppSpec::Repeated { sizes_bytes: f.sizes_bytes.clone() },
-        App::Rate => AppSpec::Rate { rate_bps: f.app_rate_bps },
-    }
-}
-
-fn tcp_config(f: &FlowSpec, iss: u32) -> TcpConfig {
-    TcpConfig {
-        cc: f.cc.clone(),
-        mss_bytes: f.mss_bytes,
-        initial_window_segments: f.initial_window_segments,
-        sack: f.sack,
-        timestamps: f.timestamps,
-        window_scaling: f.window_scaling,
-        delayed_ack: f.delayed_ack,
-        min_rto_ns: seconds_to_ns(f.min_rto_s),
-        rcv_buf_bytes: f.rcv_buf_bytes,
-        newreno_variant: match f.newreno_variant {
-            NewRenoVariantSpec::Impatient => NewRenoVariant::Impatient,
-            NewRenoVariantSpec::SlowButSteady => NewRenoVariant::SlowButSteady,
-        },
-        cwnd_growth: match f.cwnd_growth {
-            CwndGrowthSpec::CwndLimited => CwndGrowth::WhenCwndLimited,
-            CwndGrowthSpec::Always => CwndGrowth::Always,
-        },
-        iss,
-        ..TcpConfig::default()
-    }
-}
-
 impl Simulation {
     /// Builds the network. `pcap` lists (node name, file path) captures.
     pub fn new(scenario: Scenario, base_dir: &std::path::Path, pcap: &[(String, std::path::PathBuf)]) -> Result<Simulation, Error> {
@@ -270,9 +101,7 @@ impl Simulation {
                         switch_rate_bps: if spec.switch_period_s > 0.0 { spec.switch_rate_bps.round() as u64 } else { rate_bps },
                         delay_ns: seconds_to_ns(spec.delay_s),
                         limit_bytes: spec.queue_bytes,
-                        aqm: (spec.aqm == Aqm::Codel).then(|| -> Box<dyn millinet_transport::aqm::Aqm> {
-                            Box::new(Codel::new(seconds_to_ns(spec.codel_target_s), seconds_to_ns(spec.codel_interval_s), 1500))
-                        }),
+                        aqm: (spec.aqm == Aqm::Codel).then(|| -> Box<dyn millinet_transport::aqm::Aqm> { Box::new(link_codel(spec)) }),
                     }),
                 ));
             }
@@ -735,60 +564,6 @@ impl Simulation {
         self.schedule_app_deadline(flow);
     }
 
-    fn sample(&mut self) {
-        let t = self.now_ns as f64 / 1e9;
-        let s = &mut self.series;
-        for (i, f) in self.flows.iter().enumerate() {
-            let Some(tcp) = self.endpoints[f.sender as usize].model.tcp() else { continue };
-            let stats = tcp.stats();
-            s.flow_t.push(t);
-            s.flow_id.push(i as u32);
-            s.cwnd_bytes.push(stats.cwnd_bytes);
-            s.ssthresh_bytes.push(stats.ssthresh_bytes);
-            s.srtt_ms.push(stats.srtt_ns as f64 / 1e6);
-            s.pacing_rate_bps.push(stats.pacing_rate_bps as f64);
-            s.in_flight_bytes.push(stats.bytes_in_flight);
-        }
-        for (i, l) in self.links.iter_mut().enumerate() {
-            s.queue_t.push(t);
-            s.queue_id.push(i as u32);
-            s.queue_bytes.push(l.queued_bytes(self.now_ns));
-            s.queue_packets.push(l.queued_packets(self.now_ns));
-        }
-        for (k, m) in self.ue_metrics.iter_mut().enumerate() {
-            let ue = UeId(k as u32);
-            let telemetry = self.radio.ran.telemetry(self.now_ns, ue);
-            let state = self.radio.ran.link_state(ue).expect("every scenario UE is attached");
-            s.ue_t.push(t);
-            s.ue_id.push(k as u32);
-            s.ue_sinr_db.push(state.sinr_db);
-            s.ue_rate_bps.push(telemetry.rate_bps);
-            s.ue_los.push(state.los as u32);
-            s.ue_rlc_bytes.push(telemetry.rlc_bytes);
-            s.ue_ran_latency_ms.push(if m.window_deliveries == 0 {
-                f64::NAN
-            } else {
-                m.window_latency_ns as f64 / m.window_deliveries as f64 / 1e6
-            });
-            m.window_latency_ns = 0;
-            m.window_deliveries = 0;
-        }
-        if let Some(site) = &self.proxy {
-            for (key, fs) in site.proxy.samples(self.now_ns) {
-                s.proxy_t.push(t);
-                s.proxy_flow.push(key.server.port().wrapping_sub(SERVER_PORT) as u32);
-                s.proxy_fw_bytes.push(fs.window_bytes);
-                s.proxy_buffered_bytes.push(fs.buffered_bytes);
-                s.proxy_in_flight_bytes.push(fs.in_flight_bytes);
-                s.proxy_rtt_min_ms.push(fs.rtt_min_ns.map_or(f64::NAN, |ns| ns as f64 / 1e6));
-            }
-        }
-        let next = self.now_ns + self.sample_step_ns;
-        if next <= self.end_ns {
-            self.events.schedule(next, Event::Sample);
-        }
-    }
-
     pub fn finish_captures(&mut self) -> Result<(), Error> {
         for w in self.captures.iter_mut().flatten() {
             w.finish().map_err(Error::Io)?;
@@ -796,135 +571,4 @@ impl Simulation {
         Ok(())
     }
 
-    /// The rows sampled since the last chunk, in every table; `last` adds the goodput
-    /// table (binned over the whole run, so complete only at the end).
-    fn take_chunk(&mut self, last: bool) -> Vec<Table> {
-        let mut goodput = Goodput::default();
-        if last {
-            let bin_s = self.goodput_bin_ns as f64 / 1e9;
-            for (i, f) in self.flows.iter().enumerate() {
-                for (b, &bytes) in f.goodput_bins.iter().enumerate() {
-                    goodput.t.push(b as f64 * bin_s);
-                    goodput.flow.push(i as u32);
-                    goodput.goodput_bps.push(bytes as f64 * 8.0 / bin_s);
-                }
-            }
-        }
-        self.series.take_chunk(goodput, !self.radio.ue_nodes.is_empty(), self.proxy.is_some())
-    }
-
-    /// summary.json without the simulator's cost fields (added by the caller).
-    pub fn summary(&mut self, name: &str) -> serde_json::Value {
-        let end_ns = self.end_ns;
-        let flows: Vec<_> = self
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let measured_s = (end_ns - f.start_ns) as f64 / 1e9;
-                let mut entry = json!({
-                    "id": i,
-                    "src": f.spec.src,
-                    "dst": f.spec.dst,
-                    "goodput_bps": if measured_s > 0.0 { f.delivered_bytes as f64 * 8.0 / measured_s } else { 0.0 },
-                    "delivered_bytes": f.delivered_bytes,
-                });
-                if f.ran_latency.count() > 0 {
-                    entry["ran_latency_ms"] = latency_summary(&f.ran_latency);
-                }
-                let extra = match &self.endpoints[f.sender as usize].model {
-                    Model::Tcp(c) => tcp_summary(f, c.stats()),
-                    Model::UdpSource(source) => {
-                        let received = match &self.endpoints[f.receiver as usize].model {
-                            Model::UdpSink { sink, .. } => sink.received_packets,
-                            _ => unreachable!("a UDP flow's receiver is a sink"),
-                        };
-                        json!({
-                            "kind": "udp",
-                            "sent_packets": source.sent_packets(),
-                            "received_packets": received,
-                            "lost_packets": source.sent_packets() - received,
-                        })
-                    }
-                    Model::UdpSink { .. } => unreachable!("a flow's sender is never a sink"),
-                };
-                entry.as_object_mut().expect("object").extend(extra.as_object().expect("object").clone());
-                entry
-            })
-            .collect();
-        let queues: Vec<_> = self
-            .links
-            .iter_mut()
-            .enumerate()
-            .map(|(i, l)| {
-                let mean = l.mean_bytes(end_ns);
-                json!({
-                    "id": i,
-                    "name": l.name,
-                    "arrived_packets": l.stats.arrived_packets,
-                    "delivered_packets": l.stats.delivered_packets,
-                    "dropped_packets": l.stats.dropped_packets,
-                    "dropped_bytes": l.stats.dropped_bytes,
-                    "aqm_dropped_packets": l.stats.aqm_dropped_packets,
-                    "max_bytes": l.stats.max_bytes,
-                    "mean_bytes": mean,
-                    "queued_packets_at_end": l.queued_packets(end_ns),
-                    "transmitting_packets_at_end": l.transmitting_packets(end_ns),
-                    "propagating_packets_at_end": l.propagating_packets(end_ns),
-                })
-            })
-            .collect();
-        let ues: Vec<_> = self
-            .ue_metrics
-            .iter()
-            .enumerate()
-            .map(|(k, m)| {
-                let ue = UeId(k as u32);
-                let r = self.radio.ran.radio_stats(ue);
-                let spec = &self.scenario.ues[k];
-                let goodput_bps: f64 = flows
-                    .iter()
-                    .zip(&self.flows)
-                    .filter(|(_, f)| f.spec.dst == spec.node)
-                    .map(|(summary, _)| summary["goodput_bps"].as_f64().unwrap_or(0.0))
-                    .sum();
-                let slots = r.slots.max(1) as f64;
-                let mean_rate_bps = r.rate_bps_sum / slots;
-                let st = self.radio.ran.ue_stats(ue).downlink;
-                json!({
-                    "id": k,
-                    "node": spec.node,
-                    "cell": spec.cell,
-                    "mean_rate_bps": mean_rate_bps,
-                    "goodput_bps": goodput_bps,
-                    "utilization": if mean_rate_bps > 0.0 { goodput_bps / mean_rate_bps } else { 0.0 },
-                    "los_fraction": r.los_slots as f64 / slots,
-                    "outage_fraction": r.outage_slots as f64 / slots,
-                    "ran_latency_ms": latency_summary(&m.ran_latency),
-                    "downlink": {
-                        "sdus_delivered": st.sdus_delivered,
-                        "bytes_delivered": st.bytes_delivered,
-                        "drops_overflow": st.drops_overflow,
-                        "drops_aqm": st.drops_aqm,
-                        "um_losses": st.um_losses,
-                        "harq_tx": st.harq_tx,
-                        "harq_retx": st.harq_retx,
-                        "harq_failures": st.harq_failures,
-                        "harq_give_ups": st.harq_give_ups,
-                        "rlc_retx_segments": st.rlc_retx_segments,
-                    },
-                })
-            })
-            .collect();
-        let proxy = self.proxy.as_ref().map(|site| site.proxy.summary(&self.scenario.proxy));
-        json!({
-            "scenario": name,
-            "proxy": proxy,
-            "ues": ues,
-            "seed": self.scenario.seed,
-            "duration_s": self.scenario.duration_s,
-            "flows": flows,
-            "queues": queues,
-        })
-    }
 }

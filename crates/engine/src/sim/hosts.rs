@@ -1,0 +1,115 @@
+//! The hosts: the endpoints bound on nodes (a TCP connection, a UDP source or sink, each
+//! with its timer slot), the scenario's flows with their applications and measurements, and
+//! the port plan that gives every flow its identity on the wire.
+
+use std::net::Ipv4Addr;
+
+use millinet_transport::app::{Application, FlowId};
+use millinet_transport::udp::{UdpSink, UdpSource};
+use millinet_transport::TcpConnection;
+use millinet_wire::Packet;
+
+use crate::metrics::LogHistogram;
+use crate::scenario::FlowSpec;
+
+/// The data sender listens on this port + flow index; the receiver connects from
+/// the ephemeral port + flow index.
+pub(super) const SERVER_PORT: u16 = 5001;
+pub(super) const CLIENT_PORT: u16 = 40001;
+
+/// The port plan: where a flow's sender listens and its receiver connects from.
+pub(super) fn sender_port(flow: FlowId) -> u16 {
+    SERVER_PORT + flow.0 as u16
+}
+
+pub(super) fn receiver_port(flow: FlowId) -> u16 {
+    CLIENT_PORT + flow.0 as u16
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    Sender,
+    Receiver,
+}
+
+/// The transport model behind an endpoint.
+pub(super) enum Model {
+    Tcp(TcpConnection),
+    UdpSource(UdpSource),
+    UdpSink { port: u16, sink: UdpSink },
+}
+
+impl Model {
+    #[inline]
+    pub(super) fn on_packet(&mut self, now_ns: u64, packet: &Packet, out: &mut Vec<Packet>) {
+        match self {
+            Model::Tcp(c) => c.on_packet(now_ns, packet, out),
+            Model::UdpSink { sink, .. } => sink.on_packet(packet),
+            Model::UdpSource(_) => {}
+        }
+    }
+
+    pub(super) fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        match self {
+            Model::Tcp(c) => c.on_timeout(now_ns, out),
+            Model::UdpSource(s) => s.on_timeout(now_ns, out),
+            Model::UdpSink { .. } => {}
+        }
+    }
+
+    #[inline]
+    pub(super) fn next_timeout_ns(&self) -> Option<u64> {
+        match self {
+            Model::Tcp(c) => c.next_timeout_ns(),
+            Model::UdpSource(s) => s.next_timeout_ns(),
+            Model::UdpSink { .. } => None,
+        }
+    }
+
+    /// Whether a packet from `src:src_port` to local port `dst_port` is for this endpoint.
+    #[inline]
+    pub(super) fn accepts(&self, src: Ipv4Addr, src_port: u16, dst_port: u16) -> bool {
+        match self {
+            Model::Tcp(c) => c.local().port() == dst_port && c.remote().is_none_or(|r| r.port() == src_port && *r.ip() == src),
+            Model::UdpSink { port, .. } => *port == dst_port,
+            Model::UdpSource(_) => false,
+        }
+    }
+
+    pub(super) fn tcp(&self) -> Option<&TcpConnection> {
+        match self {
+            Model::Tcp(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+pub(super) struct Endpoint {
+    pub(super) node: u32,
+    pub(super) flow: FlowId,
+    pub(super) role: Role,
+    pub(super) timer: u32,
+    pub(super) model: Model,
+}
+
+/// Per-flow measurements, kept by the engine (the models only count).
+pub(super) struct Flow {
+    pub(super) spec: FlowSpec,
+    pub(super) sender: u32,
+    pub(super) receiver: u32,
+    pub(super) start_ns: u64,
+    /// The TCP application, told when the sender is established (UDP flows: None).
+    pub(super) app: Option<Box<dyn Application>>,
+    pub(super) app_started: bool,
+    /// The application's deadline as last scheduled (an `Event::AppDeadline` at another
+    /// time is stale).
+    pub(super) app_deadline_ns: Option<u64>,
+    pub(super) delivered_bytes: u64,
+    pub(super) rtt_samples_seen: u64,
+    pub(super) rtt: LogHistogram,
+    /// RAN latency of the flow's packets delivered over a radio downlink.
+    pub(super) ran_latency: LogHistogram,
+    /// Delivered payload bytes per goodput bin.
+    pub(super) goodput_bins: Vec<u64>,
+}
+

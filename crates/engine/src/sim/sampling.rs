@@ -1,0 +1,78 @@
+//! The time series: one row per flow, queue, UE and proxied flow every sample step, handed
+//! out in chunks so memory stays flat (outputs.md §2).
+
+use super::*;
+
+impl Simulation {
+    pub(super) fn sample(&mut self) {
+        let t = self.now_ns as f64 / 1e9;
+        let s = &mut self.series;
+        for (i, f) in self.flows.iter().enumerate() {
+            let Some(tcp) = self.endpoints[f.sender as usize].model.tcp() else { continue };
+            let stats = tcp.stats();
+            s.flow_t.push(t);
+            s.flow_id.push(i as u32);
+            s.cwnd_bytes.push(stats.cwnd_bytes);
+            s.ssthresh_bytes.push(stats.ssthresh_bytes);
+            s.srtt_ms.push(stats.srtt_ns as f64 / 1e6);
+            s.pacing_rate_bps.push(stats.pacing_rate_bps as f64);
+            s.in_flight_bytes.push(stats.bytes_in_flight);
+        }
+        for (i, l) in self.links.iter_mut().enumerate() {
+            s.queue_t.push(t);
+            s.queue_id.push(i as u32);
+            s.queue_bytes.push(l.queued_bytes(self.now_ns));
+            s.queue_packets.push(l.queued_packets(self.now_ns));
+        }
+        for (k, m) in self.ue_metrics.iter_mut().enumerate() {
+            let ue = UeId(k as u32);
+            let telemetry = self.radio.ran.telemetry(self.now_ns, ue);
+            let state = self.radio.ran.link_state(ue).expect("every scenario UE is attached");
+            s.ue_t.push(t);
+            s.ue_id.push(k as u32);
+            s.ue_sinr_db.push(state.sinr_db);
+            s.ue_rate_bps.push(telemetry.rate_bps);
+            s.ue_los.push(state.los as u32);
+            s.ue_rlc_bytes.push(telemetry.rlc_bytes);
+            s.ue_ran_latency_ms.push(if m.window_deliveries == 0 {
+                f64::NAN
+            } else {
+                m.window_latency_ns as f64 / m.window_deliveries as f64 / 1e6
+            });
+            m.window_latency_ns = 0;
+            m.window_deliveries = 0;
+        }
+        if let Some(site) = &self.proxy {
+            for (key, fs) in site.proxy.samples(self.now_ns) {
+                s.proxy_t.push(t);
+                s.proxy_flow.push(key.server.port().wrapping_sub(SERVER_PORT) as u32);
+                s.proxy_fw_bytes.push(fs.window_bytes);
+                s.proxy_buffered_bytes.push(fs.buffered_bytes);
+                s.proxy_in_flight_bytes.push(fs.in_flight_bytes);
+                s.proxy_rtt_min_ms.push(fs.rtt_min_ns.map_or(f64::NAN, |ns| ns as f64 / 1e6));
+            }
+        }
+        let next = self.now_ns + self.sample_step_ns;
+        if next <= self.end_ns {
+            self.events.schedule(next, Event::Sample);
+        }
+    }
+
+    /// The rows sampled since the last chunk, in every table; `last` adds the goodput
+    /// table (binned over the whole run, so complete only at the end).
+    pub(super) fn take_chunk(&mut self, last: bool) -> Vec<Table> {
+        let mut goodput = Goodput::default();
+        if last {
+            let bin_s = self.goodput_bin_ns as f64 / 1e9;
+            for (i, f) in self.flows.iter().enumerate() {
+                for (b, &bytes) in f.goodput_bins.iter().enumerate() {
+                    goodput.t.push(b as f64 * bin_s);
+                    goodput.flow.push(i as u32);
+                    goodput.goodput_bps.push(bytes as f64 * 8.0 / bin_s);
+                }
+            }
+        }
+        self.series.take_chunk(goodput, !self.radio.ue_nodes.is_empty(), self.proxy.is_some())
+    }
+
+}

@@ -1,0 +1,14 @@
+//! The scenario translated into the models' own configurations: what the engine (and the
+//! emulator) build their channel, RAN, transport and proxy models from. Seconds become
+//! integer nanoseconds here, once.
+
+pub mod proxy;
+pub mod radio;
+mod transport;
+
+pub use transport::{app_spec, link_codel, rlc_codel, tcp_config};
+
+/// Seconds (as scenario files write them) to the models' integer nanoseconds.
+pub fn seconds_to_ns(s: f64) -> u64 {
+    (s * 1e9).round() as u64
+}

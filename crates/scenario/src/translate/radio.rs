@@ -1,0 +1,170 @@
+//! The scenario's cells and UEs as configurations of the channel and RAN models.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use millinet_channel::traces::{load_capacity_csv, load_sinr_csv, SinrTrace};
+use millinet_channel::{
+    BlockageConfig, CqiConfig, FadingConfig, ForcedEvent, ForcedKind, LinkConfig, MobilityConfig, ObstacleDraw, Point2, Rect,
+    Scenario as PathLossScenario,
+};
+use millinet_ran::{CellConfig, HarqConfig, HarqMode, RlcMode, TddConfig, UeConfig};
+use rand_core::RngCore;
+
+use super::seconds_to_ns;
+use crate::radio::{BlockageSpec, CellSpec, ForcedKindSpec, HarqSpec, PathLossModel, RlcModeSpec, UeSpec};
+use crate::{ConfigError, Scenario};
+
+/// Spectral efficiency at the top of the 64QAM CQI table (channel.md §5).
+const SE_MAX: f64 = millinet_channel::link::SE_MAX;
+
+fn config_error(path: String) -> impl Fn(&dyn std::fmt::Display) -> ConfigError {
+    move |e| ConfigError::at(&path, e)
+}
+
+/// A capacity trace maps low rates to SINRs below the usual outage threshold;
+/// only a zero rate is an outage there (the channel reports it).
+pub fn outage_threshold_db(s: &Scenario, c: &CellSpec) -> f64 {
+    let capacity_trace = s.ues.iter().any(|u| u.cell == c.node && u.blockage == BlockageSpec::CapacityTrace);
+    if capacity_trace {
+        f64::NEG_INFINITY
+    } else {
+        c.outage_threshold_db
+    }
+}
+
+pub fn cell_config(i: usize, c: &CellSpec, outage_sinr_db: f64) -> Result<CellConfig, ConfigError> {
+    let tdd = if c.tdd == "dynamic" {
+        TddConfig::Dynamic { ul_every: c.ul_every_slots }
+    } else {
+        TddConfig::pattern(&c.tdd).map_err(|e| config_error(format!("cells.{i}.tdd"))(&e))?
+    };
+    Ok(CellConfig {
+        slot_ns: seconds_to_ns(c.slot_s),
+        scheduler: c.scheduler.clone(),
+        tdd,
+        harq: HarqConfig {
+            mode: if c.harq == HarqSpec::Ideal { HarqMode::Ideal } else { HarqMode::Errors },
+            rtt_ns: seconds_to_ns(c.harq_rtt_s),
+            max_retx: if c.harq == HarqSpec::Off { 0 } else { c.harq_max_retx.min(u8::MAX as u32) as u8 },
+            processes: c.harq_processes as usize,
+        },
+        link: millinet_channel::LinkAbstraction { bandwidth_hz: c.bandwidth_hz, eta_oh: eta_oh(c), mcs: c.mcs },
+        outage_sinr_db,
+        ul_fraction: c.ul_fraction,
+        sr_delay_ns: seconds_to_ns(c.sr_delay_s),
+    })
+}
+
+/// η_oh such that the top spectral efficiency gives the configured peak rate.
+fn eta_oh(c: &CellSpec) -> f64 {
+    c.peak_rate_bps / (c.bandwidth_hz * SE_MAX)
+}
+
+pub fn ue_config(u: &UeSpec) -> UeConfig {
+    UeConfig {
+        rlc_mode: match u.rlc_mode {
+            RlcModeSpec::Am => RlcMode::Am,
+            RlcModeSpec::Um => RlcMode::Um,
+        },
+        dl_buffer_bytes: u.rlc_buffer_bytes,
+        t_reassembly_ns: seconds_to_ns(u.rlc_reassembly_s),
+        t_status_prohibit_ns: seconds_to_ns(u.rlc_status_prohibit_s),
+        t_reordering_ns: seconds_to_ns(u.rlc_reassembly_s),
+        ..UeConfig::default()
+    }
+}
+
+/// Fixed obstacles plus those drawn with `rng` (the run's obstacle stream).
+pub fn obstacles(s: &Scenario, rng: &mut impl RngCore) -> Result<Arc<[Rect]>, ConfigError> {
+    let mut all: Vec<Rect> = s
+        .obstacles
+        .iter()
+        .map(|o| {
+            Rect::from_corners(
+                Point2::new(o.x_m, o.y_m),
+                Point2::new(o.x_m + o.width_m, o.y_m + o.depth_m),
+                (o.height_m > 0.0).then_some(o.height_m),
+            )
+        })
+        .collect();
+    let r = &s.random_obstacles;
+    if r.count > 0 {
+        let draw = ObstacleDraw {
+            region: Rect::from_corners(Point2::new(r.region_m[0], r.region_m[1]), Point2::new(r.region_m[2], r.region_m[3]), None),
+            count: r.count as usize,
+            width_m: (r.width_m[0], r.width_m[1]),
+            depth_m: (r.depth_m[0], r.depth_m[1]),
+            height_m: None,
+        };
+        let drawn = draw.draw(rng).map_err(|e| config_error("random_obstacles".into())(&e))?;
+        all.extend(drawn);
+    }
+    Ok(all.into())
+}
+
+pub fn link_config(i: usize, u: &UeSpec, c: &CellSpec, outage_threshold_db: f64, obstacles: &Arc<[Rect]>, base_dir: &Path) -> Result<LinkConfig, ConfigError> {
+    let err = |e: &dyn std::fmt::Display| ConfigError::new(format!("ues.{i}: {e}"));
+    let trace_path = || base_dir.join(&u.trace);
+    let blockage = match u.blockage {
+        BlockageSpec::Geometric => BlockageConfig::Geometric { obstacles: obstacles.clone() },
+        BlockageSpec::None => BlockageConfig::Geometric { obstacles: Arc::from(Vec::new()) },
+        BlockageSpec::Markov => BlockageConfig::Markov { lambda_per_s: u.markov_lambda_per_s },
+        BlockageSpec::SinrTrace => match load_sinr_csv(&trace_path()).map_err(|e| err(&e))? {
+            SinrTrace::Single(series) => BlockageConfig::SinrTrace(Arc::new(series)),
+            SinrTrace::PerCell(mut cells) => {
+                let series = cells.iter().position(|(name, _)| name == &u.cell).map(|k| cells.swap_remove(k).1);
+                BlockageConfig::SinrTrace(Arc::new(series.ok_or_else(|| {
+                    ConfigError::new(format!("ues.{i}.trace: {}: no rows for cell {:?}", u.trace, u.cell))
+                })?))
+            }
+        },
+        BlockageSpec::CapacityTrace => BlockageConfig::CapacityTrace(Arc::new(load_capacity_csv(&trace_path()).map_err(|e| err(&e))?)),
+    };
+    let points: Vec<Point2> = u.route_m.iter().map(|p| Point2::new(p[0], p[1])).collect();
+    let mobility = match points.as_slice() {
+        [only] => MobilityConfig::Static(*only),
+        _ => MobilityConfig::Route { waypoints: points, speed_mps: u.speed_mps },
+    };
+    Ok(LinkConfig {
+        cell_position: Point2::new(c.position_m[0], c.position_m[1]),
+        h_bs_m: c.height_m,
+        scenario: match c.pathloss {
+            PathLossModel::Umi => PathLossScenario::UmiStreetCanyon,
+            PathLossModel::Uma => PathLossScenario::Uma,
+        },
+        fc_ghz: c.fc_ghz,
+        bandwidth_hz: c.bandwidth_hz,
+        p_tx_dbm: c.tx_power_dbm,
+        n_tx: c.antennas,
+        n_rx: u.antennas,
+        eta_oh: eta_oh(c),
+        mcs: c.mcs,
+        h_ut_m: u.height_m,
+        nf_db: u.noise_figure_db,
+        mobility,
+        indoor_distance_m: u.indoor.then_some(u.indoor_distance_m),
+        blockage,
+        forced_events: u
+            .forced_events
+            .iter()
+            .map(|f| ForcedEvent {
+                start_ns: seconds_to_ns(f.start_s),
+                duration_ns: seconds_to_ns(f.duration_s),
+                kind: match f.kind {
+                    ForcedKindSpec::Nlos => ForcedKind::Nlos,
+                    ForcedKindSpec::Outage => ForcedKind::Outage,
+                },
+            })
+            .collect(),
+        shadowing: u.shadowing,
+        fading: u.fading.then(FadingConfig::default),
+        outage_threshold_db,
+        ..LinkConfig::default()
+    })
+}
+
+/// The CQI reports of a UE served by cell `c` (period and delay, channel.md §5).
+pub fn cqi_config(c: &CellSpec) -> CqiConfig {
+    CqiConfig { period_ns: seconds_to_ns(c.cqi_period_s), delay_ns: seconds_to_ns(c.cqi_delay_s) }
+}

@@ -1,0 +1,57 @@
+//! Flows and queues as transport configurations.
+
+use millinet_transport::aqm::Codel;
+use millinet_transport::app::AppSpec;
+use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig};
+
+use super::seconds_to_ns;
+use crate::{App, CwndGrowthSpec, FlowSpec, LinkSpec, NewRenoVariantSpec};
+
+/// The MTU CoDel is told: it does not drop while no more than one such packet is queued
+/// (RFC 8289 §4.4, `maxpacket`).
+const CODEL_MAX_PACKET_BYTES: u32 = 1500;
+
+/// The application a TCP flow runs.
+pub fn app_spec(f: &FlowSpec) -> AppSpec {
+    match f.app {
+        App::Bulk => AppSpec::Bulk,
+        App::File => AppSpec::File { size_bytes: f.file_bytes },
+        App::Repeated => AppSpec::Repeated { sizes_bytes: f.sizes_bytes.clone() },
+        App::Rate => AppSpec::Rate { rate_bps: f.app_rate_bps },
+    }
+}
+
+/// Either end of a TCP flow; `iss` comes from the run's random streams.
+pub fn tcp_config(f: &FlowSpec, iss: u32) -> TcpConfig {
+    TcpConfig {
+        cc: f.cc.clone(),
+        mss_bytes: f.mss_bytes,
+        initial_window_segments: f.initial_window_segments,
+        sack: f.sack,
+        timestamps: f.timestamps,
+        window_scaling: f.window_scaling,
+        delayed_ack: f.delayed_ack,
+        min_rto_ns: seconds_to_ns(f.min_rto_s),
+        rcv_buf_bytes: f.rcv_buf_bytes,
+        newreno_variant: match f.newreno_variant {
+            NewRenoVariantSpec::Impatient => NewRenoVariant::Impatient,
+            NewRenoVariantSpec::SlowButSteady => NewRenoVariant::SlowButSteady,
+        },
+        cwnd_growth: match f.cwnd_growth {
+            CwndGrowthSpec::CwndLimited => CwndGrowth::WhenCwndLimited,
+            CwndGrowthSpec::Always => CwndGrowth::Always,
+        },
+        iss,
+        ..TcpConfig::default()
+    }
+}
+
+/// CoDel on a wired link with the link's target and interval.
+pub fn link_codel(spec: &LinkSpec) -> Codel {
+    Codel::new(seconds_to_ns(spec.codel_target_s), seconds_to_ns(spec.codel_interval_s), CODEL_MAX_PACKET_BYTES)
+}
+
+/// CoDel on an RLC buffer: RFC 8289's defaults, target 5 ms and interval 100 ms (transport.md §5).
+pub fn rlc_codel() -> Codel {
+    Codel::new(5_000_000, 100_000_000, CODEL_MAX_PACKET_BYTES)
+}
