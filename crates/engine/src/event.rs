@@ -26,8 +26,8 @@ pub enum Event {
     AppDeadline(FlowId),
     /// A cell delivers what its previous slot decoded and schedules the next slot.
     Slot(u32),
-    /// The gNBs sample telemetry for the proxy (every T_info).
-    Telemetry,
+    /// The gNBs sample telemetry for a middlebox (every T_info).
+    Telemetry(u32),
     /// A planned route change takes effect (index into the network's planned changes).
     RouteChange(u32),
 }

@@ -5,10 +5,10 @@
 pub mod event;
 pub mod link;
 pub mod metrics;
+pub mod middlebox;
 pub mod network;
 pub mod output;
 pub mod pcap;
-pub mod proxy_site;
 pub mod radio;
 pub mod rng;
 pub mod series;

@@ -8,7 +8,7 @@ use millinet_transport::app::{AppAction, FlowId};
 use millinet_transport::udp::{UdpSink, UdpSource, UdpSourceConfig};
 use millinet_transport::{TcpConnection, TcpState, TcpStats};
 
-use millinet_proxy::Direction as ProxyDirection;
+use millinet_proxy::{Direction as ProxyDirection, Middlebox};
 use millinet_ran::{CellId, UeId};
 use millinet_wire::Packet;
 use rand_core::RngCore;
@@ -20,7 +20,7 @@ use crate::metrics::{self, LogHistogram};
 use crate::network::{Edge, Hop, Network};
 use crate::output::Table;
 use crate::pcap::PcapWriter;
-use crate::proxy_site::{self, ProxySite};
+use crate::middlebox::{self, DelayedTelemetry, Site};
 use crate::radio::{self, RadioNet};
 use crate::rng;
 use crate::series::{Goodput, Series, CHUNK_ROWS};
@@ -33,11 +33,13 @@ mod summary;
 
 use hosts::{receiver_port, sender_port, Endpoint, Flow, Model, Role, SERVER_PORT};
 
+const NO_MIDDLEBOX: u32 = u32::MAX;
+
 /// Who a timer slot belongs to.
 #[derive(Clone, Copy)]
 enum TimerOwner {
     Endpoint(u32),
-    Proxy,
+    Middlebox(u32),
 }
 
 /// Per-UE measurements of delivered packets (ran counts the per-slot radio ones).
@@ -58,7 +60,12 @@ pub struct Simulation {
     events: EventQueue,
     timers: TimerSlots,
     timer_owners: Vec<TimerOwner>,
-    proxy: Option<ProxySite>,
+    /// The middleboxes, the scenario's `[proxy]` first when it has one.
+    middleboxes: Vec<Site>,
+    /// Per node: the index of its middlebox, or `NO_MIDDLEBOX`.
+    middlebox_at: Vec<u32>,
+    /// Whether `middleboxes[0]` is the scenario's `[proxy]` (summary.json's `proxy`).
+    scenario_proxy: bool,
     /// Per node: whether a UE sits there (packets toward it go "from the server").
     ue_node: Vec<bool>,
     network: Network,
@@ -140,7 +147,9 @@ impl Simulation {
             events: EventQueue::default(),
             timers: TimerSlots::default(),
             timer_owners: Vec::new(),
-            proxy: None,
+            middleboxes: Vec::new(),
+            middlebox_at: vec![NO_MIDDLEBOX; scenario.nodes.len()],
+            scenario_proxy: false,
             ue_node: (0..scenario.nodes.len()).map(|i| scenario.ues.iter().any(|u| node_index(&u.node) == i as u32)).collect(),
             network,
             link_from: links.iter().map(|(from, _)| *from).collect(),
@@ -222,13 +231,10 @@ impl Simulation {
             sim.events.schedule(0, Event::Slot(c));
         }
         if !scenario.proxy.node.is_empty() {
-            let timer = sim.timers.add();
-            sim.timer_owners.push(TimerOwner::Proxy);
             let iss_secret = rng::stream(scenario.seed, "proxy/iss-secret").next_u64();
-            sim.proxy = Some(proxy_site::build(&scenario.proxy, node_index(&scenario.proxy.node), timer, iss_secret)?);
-            if !sim.radio.cell_nodes.is_empty() {
-                sim.events.schedule(0, Event::Telemetry);
-            }
+            let (proxy, d_info_ns, t_info_ns) = middlebox::from_scenario(&scenario.proxy, iss_secret)?;
+            sim.add_middlebox(&scenario.proxy.node, proxy, d_info_ns, t_info_ns)?;
+            sim.scenario_proxy = true;
         }
         sim.events.schedule(0, Event::Sample);
         Ok(sim)
@@ -287,10 +293,9 @@ impl Simulation {
                                 self.endpoints[e as usize].model.on_timeout(now_ns, &mut out);
                                 self.after_endpoint(e, out);
                             }
-                            TimerOwner::Proxy => {
-                                let site = self.proxy.as_mut().expect("proxy timer without a proxy");
-                                site.proxy.on_timeout(now_ns, &mut out);
-                                self.after_proxy(out);
+                            TimerOwner::Middlebox(m) => {
+                                self.middleboxes[m as usize].middlebox.on_timeout(now_ns, &mut out);
+                                self.after_middlebox(m, out);
                             }
                         }
                     }
@@ -310,7 +315,7 @@ impl Simulation {
                 Event::FlowStart(f) => self.start_flow(f),
                 Event::AppDeadline(f) => self.app_deadline(f),
                 Event::Slot(c) => self.slot(c),
-                Event::Telemetry => self.telemetry(),
+                Event::Telemetry(m) => self.telemetry(m),
                 Event::RouteChange(change) => self.network.apply_planned(change),
             }
             if self.events.processed() & 0xFFFF == 0 {
@@ -386,15 +391,15 @@ impl Simulation {
             w.write(self.now_ns, &packet);
         }
         if self.network.node_of(packet.dst) != Some(node) {
-            match &mut self.proxy {
-                Some(site) if site.node == node && packet.tcp_header().is_some() => {
-                    let downstream = self.network.node_of(packet.dst).is_some_and(|d| self.ue_node[d as usize]);
-                    let direction = if downstream { ProxyDirection::FromServer } else { ProxyDirection::FromUe };
-                    let mut out = std::mem::take(&mut self.scratch);
-                    site.proxy.on_packet(self.now_ns, packet, direction, &mut out);
-                    self.after_proxy(out);
-                }
-                _ => self.forward(node, packet),
+            let m = self.middlebox_at[node as usize];
+            if m != NO_MIDDLEBOX && packet.tcp_header().is_some() {
+                let downstream = self.network.node_of(packet.dst).is_some_and(|d| self.ue_node[d as usize]);
+                let direction = if downstream { ProxyDirection::FromServer } else { ProxyDirection::FromUe };
+                let mut out = std::mem::take(&mut self.scratch);
+                self.middleboxes[m as usize].middlebox.on_packet(self.now_ns, packet, direction, &mut out);
+                self.after_middlebox(m, out);
+            } else {
+                self.forward(node, packet);
             }
             return;
         }
@@ -458,11 +463,11 @@ impl Simulation {
         self.events.schedule(self.radio.ran.next_slot_ns(cell), Event::Slot(c));
     }
 
-    /// Sends what the proxy emitted from its node and re-arms its timer.
-    fn after_proxy(&mut self, mut out: Vec<Packet>) {
-        let site = self.proxy.as_ref().expect("proxy");
+    /// Sends what middlebox `m` emitted from its node and re-arms its timer.
+    fn after_middlebox(&mut self, m: u32, mut out: Vec<Packet>) {
+        let site = &self.middleboxes[m as usize];
         let node = site.node;
-        self.timers.set(&mut self.events, site.timer, site.proxy.next_timeout_ns());
+        self.timers.set(&mut self.events, site.timer, site.middlebox.next_timeout_ns());
         for mut packet in out.drain(..) {
             packet.meta.uid = self.next_uid;
             self.next_uid += 1;
@@ -481,17 +486,37 @@ impl Simulation {
         self.scratch = out;
     }
 
-    /// Every T_info the gNBs' telemetry of each UE goes to the proxy (milliproxy.md §3).
-    fn telemetry(&mut self) {
-        let Some(site) = self.proxy.as_mut() else { return };
+    /// Every T_info the gNBs' telemetry of each UE goes to middlebox `m` (milliproxy.md §3).
+    fn telemetry(&mut self, m: u32) {
+        let site = &mut self.middleboxes[m as usize];
         let mut out = std::mem::take(&mut self.scratch);
         for (k, &ue_node) in self.radio.ue_nodes.iter().enumerate() {
             let record = self.radio.ran.telemetry(self.now_ns, UeId(k as u32));
-            site.proxy.on_telemetry(self.now_ns, self.network.address(ue_node), record, &mut out);
+            site.middlebox.on_telemetry(self.now_ns, self.network.address(ue_node), record, &mut out);
         }
         let next = self.now_ns + site.t_info_ns;
-        self.events.schedule(next, Event::Telemetry);
-        self.after_proxy(out);
+        self.events.schedule(next, Event::Telemetry(m));
+        self.after_middlebox(m, out);
+    }
+
+    /// Puts `middlebox` on node `node`: from now on it gets every TCP packet crossing that node
+    /// (not addressed to it) and, in a run with cells, the UEs' telemetry every `t_info_ns`,
+    /// each record `d_info_ns` after its sample time. One middlebox per node.
+    pub fn add_middlebox(&mut self, node: &str, middlebox: Box<dyn Middlebox>, d_info_ns: u64, t_info_ns: u64) -> Result<(), Error> {
+        let n = self.network.node_by_name(node).ok_or_else(|| Error::Scenario(format!("middlebox: no node {node:?}")))?;
+        if self.middlebox_at[n as usize] != NO_MIDDLEBOX {
+            return Err(Error::Scenario(format!("middlebox: node {node:?} has one already; allowed: one middlebox per node")));
+        }
+        let m = self.middleboxes.len() as u32;
+        let timer = self.timers.add();
+        self.timer_owners.push(TimerOwner::Middlebox(m));
+        let t_info_ns = t_info_ns.max(1);
+        self.middleboxes.push(Site { node: n, middlebox: DelayedTelemetry::new(middlebox, d_info_ns), timer, t_info_ns });
+        self.middlebox_at[n as usize] = m;
+        if !self.radio.cell_nodes.is_empty() {
+            self.events.schedule(self.now_ns, Event::Telemetry(m));
+        }
+        Ok(())
     }
 
     /// After any call into an endpoint: send its packets, re-arm its timer, and

@@ -42,8 +42,9 @@ impl Simulation {
             m.window_latency_ns = 0;
             m.window_deliveries = 0;
         }
-        if let Some(site) = &self.proxy {
-            for (key, fs) in site.proxy.samples(self.now_ns) {
+        // The proxy table is the scenario's [proxy]'s: its rows are keyed by flow alone.
+        if let Some(site) = self.middleboxes.first().filter(|_| self.scenario_proxy) {
+            for (key, fs) in site.middlebox.samples(self.now_ns) {
                 s.proxy_t.push(t);
                 s.proxy_flow.push(key.server.port().wrapping_sub(SERVER_PORT) as u32);
                 s.proxy_fw_bytes.push(fs.window_bytes);
@@ -72,7 +73,7 @@ impl Simulation {
                 }
             }
         }
-        self.series.take_chunk(goodput, !self.radio.ue_nodes.is_empty(), self.proxy.is_some())
+        self.series.take_chunk(goodput, !self.radio.ue_nodes.is_empty(), self.scenario_proxy)
     }
 
 }

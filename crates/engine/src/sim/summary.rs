@@ -144,8 +144,9 @@ impl Simulation {
                 })
             })
             .collect();
-        let proxy = self.proxy.as_ref().map(|site| site.proxy.summary(&self.scenario.proxy));
-        json!({
+        let node_name = |site: &Site| self.network.nodes[site.node as usize].name.clone();
+        let proxy = self.middleboxes.first().filter(|_| self.scenario_proxy).map(|site| site.middlebox.summary(&node_name(site)));
+        let mut summary = json!({
             "scenario": name,
             "proxy": proxy,
             "ues": ues,
@@ -153,6 +154,12 @@ impl Simulation {
             "duration_s": self.scenario.duration_s,
             "flows": flows,
             "queues": queues,
-        })
+        });
+        // Middleboxes a caller added besides the scenario's [proxy].
+        let added = &self.middleboxes[self.scenario_proxy as usize..];
+        if !added.is_empty() {
+            summary["middleboxes"] = added.iter().map(|site| site.middlebox.summary(&node_name(site))).collect();
+        }
+        summary
     }
 }

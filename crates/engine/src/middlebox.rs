@@ -1,7 +1,8 @@
-//! The proxy placed on a node, built from the scenario's `[proxy]` table: milliProxy or the
-//! split-TCP baseline, driven through the one `Middlebox` interface. It is fed every TCP
-//! packet crossing that node and, when it uses them, the gNB's telemetry records, each
-//! D_info after the gNB sampled it (milliproxy.md §1, §3).
+//! Middleboxes placed on nodes, driven through the one `proxy::Middlebox` interface: the
+//! scenario's `[proxy]` (milliProxy or the split-TCP baseline), and any others a caller adds
+//! (`Simulation::add_middlebox`). Each is fed every TCP packet crossing its node that is not
+//! addressed to the node and, when it uses them, the gNBs' telemetry records, each D_info
+//! after the gNB sampled it (milliproxy.md §1, §3).
 
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
@@ -16,10 +17,12 @@ use serde_json::{Map, Value};
 use crate::scenario::{ProxyKind, ProxySpec};
 use crate::Error;
 
-pub struct ProxySite {
+/// One middlebox on one node, with the timer slot the engine wakes it by.
+pub struct Site {
     pub node: u32,
-    pub proxy: DelayedTelemetry,
+    pub middlebox: DelayedTelemetry,
     pub timer: u32,
+    /// T_info: how often the gNBs sample telemetry for it.
     pub t_info_ns: u64,
 }
 
@@ -67,11 +70,11 @@ impl DelayedTelemetry {
         self.middlebox.flow_samples(now_ns)
     }
 
-    /// summary.json's `proxy` object: the node, the middlebox's kind and setting, its counters.
-    pub fn summary(&self, spec: &ProxySpec) -> Value {
+    /// summary.json's object for it: the node, the middlebox's kind and setting, its counters.
+    pub fn summary(&self, node: &str) -> Value {
         let s = self.middlebox.summary();
         let mut m = Map::new();
-        m.insert("node".into(), spec.node.clone().into());
+        m.insert("node".into(), node.into());
         m.insert("kind".into(), s.kind.into());
         m.insert(s.setting.0.into(), s.setting.1.into());
         for (name, value) in s.counters {
@@ -91,15 +94,15 @@ impl DelayedTelemetry {
     }
 }
 
-/// `iss_secret` seeds the split proxy's initial sequence numbers (from the run's seed).
-pub fn build(p: &ProxySpec, node: u32, timer: u32, iss_secret: u64) -> Result<ProxySite, Error> {
+/// The scenario's `[proxy]` with its D_info and T_info; `iss_secret` seeds the split proxy's
+/// initial sequence numbers (from the run's seed).
+pub fn from_scenario(p: &ProxySpec, iss_secret: u64) -> Result<(Box<dyn Middlebox>, u64, u64), Error> {
     let refused = |e: &dyn std::fmt::Display| Error::Scenario(format!("proxy: {e}"));
     let middlebox: Box<dyn Middlebox> = match p.kind {
         ProxyKind::Milliproxy => Box::new(Proxy::<LengthOnly>::new(milliproxy_config(p)).map_err(|e| refused(&e))?),
         ProxyKind::Split => Box::new(SplitProxy::new(split_config(p, iss_secret)).map_err(|e| refused(&e))?),
     };
-    let t_info_ns = seconds_to_ns(p.t_info_s).max(1);
-    Ok(ProxySite { node, proxy: DelayedTelemetry::new(middlebox, seconds_to_ns(p.d_info_s)), timer, t_info_ns })
+    Ok((middlebox, seconds_to_ns(p.d_info_s), seconds_to_ns(p.t_info_s).max(1)))
 }
 
 #[cfg(test)]
