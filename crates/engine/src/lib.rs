@@ -20,18 +20,27 @@ pub use millinet_scenario as scenario;
 pub use output::{Column, ColumnData, Table};
 pub use serde_json::Value as Json;
 
-/// Errors a user can cause (bad scenario, bad override, unreadable file) are
-/// `Scenario`; the CLI prints them as one line and exits with status 2.
+/// Errors a user can cause (bad scenario, bad override, bad trace, a model refusing its
+/// configuration) are `Scenario`, the one configuration-error type; the CLI prints them as
+/// one line and exits with status 2. `Io` is a file that could not be written.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
-    Scenario(String),
+    Scenario(scenario::ConfigError),
     Io(String),
+}
+
+impl Error {
+    /// A configuration error with this message.
+    pub(crate) fn config(message: String) -> Error {
+        Error::Scenario(scenario::ConfigError::new(message))
+    }
 }
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Error::Scenario(m) | Error::Io(m) => f.write_str(m),
+            Error::Scenario(e) => e.fmt(f),
+            Error::Io(m) => f.write_str(m),
         }
     }
 }
@@ -40,7 +49,7 @@ impl std::error::Error for Error {}
 
 impl From<scenario::ConfigError> for Error {
     fn from(e: scenario::ConfigError) -> Error {
-        Error::Scenario(e.message().to_string())
+        Error::Scenario(e)
     }
 }
 

@@ -97,7 +97,7 @@ impl DelayedTelemetry {
 /// The scenario's `[proxy]` with its D_info and T_info; `iss_secret` seeds the split proxy's
 /// initial sequence numbers (from the run's seed).
 pub fn from_scenario(p: &ProxySpec, iss_secret: u64) -> Result<(Box<dyn Middlebox>, u64, u64), Error> {
-    let refused = |e: &dyn std::fmt::Display| Error::Scenario(format!("proxy: {e}"));
+    let refused = |e: &dyn std::fmt::Display| Error::config(format!("proxy: {e}"));
     let middlebox: Box<dyn Middlebox> = match p.kind {
         ProxyKind::Milliproxy => Box::new(Proxy::<LengthOnly>::new(milliproxy_config(p)).map_err(|e| refused(&e))?),
         ProxyKind::Split => Box::new(SplitProxy::new(split_config(p, iss_secret)).map_err(|e| refused(&e))?),

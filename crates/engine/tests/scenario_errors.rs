@@ -12,7 +12,7 @@ fn dumbbell() -> PathBuf {
 fn error_of(path: &Path, overrides: &[&str]) -> String {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     match resolve_file(path, &overrides, None) {
-        Err(Error::Scenario(m)) => m,
+        Err(Error::Scenario(e)) => e.to_string(),
         other => panic!("expected a scenario error, got {other:?}"),
     }
 }

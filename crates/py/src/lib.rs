@@ -14,7 +14,7 @@ create_exception!(_core, ScenarioError, PyValueError, "A scenario, override or t
 
 fn to_py_err(e: Error) -> PyErr {
     match e {
-        Error::Scenario(m) => ScenarioError::new_err(m),
+        Error::Scenario(e) => ScenarioError::new_err(e.to_string()),
         Error::Io(m) => PyOSError::new_err(m),
     }
 }

@@ -130,7 +130,7 @@ impl Simulation {
             .map(|(name, _)| {
                 network.node_by_name(name).ok_or_else(|| {
                     let known: Vec<&str> = network.nodes.iter().map(|n| n.name.as_str()).collect();
-                    Error::Scenario(format!("--pcap {name}: no such node; allowed: {}", known.join(", ")))
+                    Error::config(format!("--pcap {name}: no such node; allowed: {}", known.join(", ")))
                 })
             })
 .collect::<Result<Vec<u32>, Error>>()?;
@@ -169,7 +169,7 @@ impl Simulation {
         for (i, spec) in scenario.flows.iter().enumerate() {
             let (src, dst) = (node_index(&spec.src), node_index(&spec.dst));
             if !sim.network.reaches(src, dst) || !sim.network.reaches(dst, src) {
-                return Err(Error::Scenario(format!(
+                return Err(Error::config(format!(
                     "flows.{i}: no path between {:?} and {:?}; allowed: nodes joined by [[links]] in both directions",
                     spec.src, spec.dst
                 )));
@@ -181,7 +181,7 @@ impl Simulation {
             let (sender, receiver) = match spec.kind {
                 FlowKind::Tcp => {
                     let iss = rng::stream(scenario.seed, &format!("flow{i}/sender-iss")).next_u32();
-                    let listener = TcpConnection::listen(tcp_config(spec, iss), sender_addr).map_err(|e| Error::Scenario(format!("flows.{i}: {e}")))?;
+                    let listener = TcpConnection::listen(tcp_config(spec, iss), sender_addr).map_err(|e| Error::config(format!("flows.{i}: {e}")))?;
                     // The receiver connects at the flow's start (Event::FlowStart).
                     sim.events.schedule(start_ns, Event::FlowStart(flow));
                     (sim.add_endpoint(src, flow, Role::Sender, Model::Tcp(listener)), u32::MAX)
@@ -196,7 +196,7 @@ impl Simulation {
                         stop_ns: sim.end_ns,
                         flow: flow.0,
                     })
-                    .map_err(|e| Error::Scenario(format!("flows.{i}: {e}")))?;
+                    .map_err(|e| Error::config(format!("flows.{i}: {e}")))?;
                     let sink = Model::UdpSink { port: receiver_addr.port(), sink: UdpSink::new() };
                     let sender = sim.add_endpoint(src, flow, Role::Sender, Model::UdpSource(source));
                     let receiver = sim.add_endpoint(dst, flow, Role::Receiver, sink);
@@ -253,12 +253,12 @@ impl Simulation {
     /// to the neighbour `next` (a path change; packets already queued go on as they were).
     pub fn change_route_at(&mut self, at_ns: u64, node: &str, destination: &str, next: &str) -> Result<(), Error> {
         let net = &self.network;
-        let find = |name: &str| net.node_by_name(name).ok_or_else(|| Error::Scenario(format!("route change: no node {name:?}")));
+        let find = |name: &str| net.node_by_name(name).ok_or_else(|| Error::config(format!("route change: no node {name:?}")));
         let (from, to, via) = (find(node)?, find(destination)?, find(next)?);
         let link = (0..self.links.len() as u32)
             .find(|&l| self.link_from[l as usize] == from && self.links[l as usize].to_node == via)
-            .ok_or_else(|| Error::Scenario(format!("route change: no link from {node:?} to {next:?}")))?;
-        let change = self.network.plan(from, self.network.address(to), Hop::Link(link)).map_err(|e| Error::Scenario(format!("route change: {e}")))?;
+            .ok_or_else(|| Error::config(format!("route change: no link from {node:?} to {next:?}")))?;
+        let change = self.network.plan(from, self.network.address(to), Hop::Link(link)).map_err(|e| Error::config(format!("route change: {e}")))?;
         self.events.schedule(at_ns, Event::RouteChange(change));
         Ok(())
     }
@@ -503,9 +503,9 @@ impl Simulation {
     /// (not addressed to it) and, in a run with cells, the UEs' telemetry every `t_info_ns`,
     /// each record `d_info_ns` after its sample time. One middlebox per node.
     pub fn add_middlebox(&mut self, node: &str, middlebox: Box<dyn Middlebox>, d_info_ns: u64, t_info_ns: u64) -> Result<(), Error> {
-        let n = self.network.node_by_name(node).ok_or_else(|| Error::Scenario(format!("middlebox: no node {node:?}")))?;
+        let n = self.network.node_by_name(node).ok_or_else(|| Error::config(format!("middlebox: no node {node:?}")))?;
         if self.middlebox_at[n as usize] != NO_MIDDLEBOX {
-            return Err(Error::Scenario(format!("middlebox: node {node:?} has one already; allowed: one middlebox per node")));
+            return Err(Error::config(format!("middlebox: node {node:?} has one already; allowed: one middlebox per node")));
         }
         let m = self.middleboxes.len() as u32;
         let timer = self.timers.add();
