@@ -169,16 +169,16 @@ impl Driver {
     pub fn step(&mut self, limit_ns: u64, stations: &mut [&mut dyn Station]) -> bool {
         let arrival_ns = self.arrivals.peek().map(|a| a.0.at_ns);
         let deadline = stations.iter().enumerate().filter_map(|(i, s)| Some((s.next_deadline_ns()?, i))).min();
-        let (t, deadline_of) = match (arrival_ns, deadline) {
-            (Some(a), Some((d, i))) if d < a => (d, Some(i)),
-            (Some(a), _) => (a, None),
-            (None, Some((d, i))) => (d, Some(i)),
-            (None, None) => (u64::MAX, None),
+        let next = match (arrival_ns, deadline) {
+            (Some(a), Some((d, i))) if d < a => Some((d, Some(i))),
+            (Some(a), _) => Some((a, None)),
+            (None, Some((d, i))) => Some((d, Some(i))),
+            (None, None) => None,
         };
-        if t > limit_ns {
+        let Some((t, deadline_of)) = next.filter(|&(t, _)| t <= limit_ns) else {
             self.now_ns = self.now_ns.max(limit_ns);
             return false;
-        }
+        };
         assert!(t >= self.now_ns, "time went backwards: {t} < {}", self.now_ns);
         self.now_ns = t;
         let station = match deadline_of {
@@ -284,6 +284,7 @@ mod tests {
         assert_eq!((driver.now_ns(), probe.log.len()), (49, 0));
         assert!(driver.step(50, &mut [&mut probe]));
         assert_eq!(probe.log, [(50, None)]);
+        assert!(!driver.step(u64::MAX, &mut [&mut probe]), "nothing left, even with no limit");
     }
 
     #[test]
