@@ -7,6 +7,7 @@
 //! - relayed ACKs never acknowledge beyond the UE's highest cumulative ACK;
 //! - relayed windows never exceed the UE's own advertised window;
 //! - the UE's application gets the stream in order, once, and only bytes that arrived.
+//!
 //! The split-TCP baseline runs in the same harness: the ACK check then counts instead of
 //! failing (`acks_beyond_ue`), which shows that the check can fail.
 
