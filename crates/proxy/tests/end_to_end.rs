@@ -17,9 +17,9 @@ fn lossy_ue_hop_keeps_end_to_end_semantics_and_the_byte_stream() {
     setup.telemetry_rate_bps = Some(|t| if (t / (25 * MS)) % 2 == 0 { 400_000_000 } else { 50_000_000 });
     let mut sim = Sim::new(setup);
     sim.run(60_000 * MS, bytes);
-    assert_eq!(sim.delivered, bytes, "UE got {} of {bytes}", sim.delivered);
-    assert!(sim.max_segment_bytes > 1400, "no coalescing happened: {:?}", sim.proxy.stats());
-    assert!(sim.relayed_acks > sim.coalesced_segments, "one ACK per original boundary expected");
+    assert_eq!(sim.delivered(), bytes, "UE got {} of {bytes}", sim.delivered());
+    assert!(sim.proxy.max_segment_bytes > 1400, "no coalescing happened: {:?}", sim.proxy.stats());
+    assert!(sim.proxy.relayed_acks > sim.proxy.coalesced_segments, "one ACK per original boundary expected");
     let st = *sim.proxy.stats();
     assert!(st.local_retransmissions > 0, "{st:?}");
     assert_eq!(st.flows_created, 1);
@@ -32,9 +32,9 @@ fn rtt_estimate_matches_the_base_rtt() {
     setup.proxy = ProxyConfig { policy: PolicySpec::new("static").with("fw_bytes", 4e6), ..ProxyConfig::default() };
     let mut sim = Sim::new(setup);
     sim.run(10_000 * MS, bytes);
-    assert_eq!(sim.delivered, bytes);
+    assert_eq!(sim.delivered(), bytes);
     let key = sim.proxy.flow_keys().next().expect("flow still open");
-    let st = sim.proxy.flow_stats(sim.now_ns, &key).unwrap();
+    let st = sim.proxy.flow_stats(sim.now_ns(), &key).unwrap();
     let min = st.rtt.min_ns.unwrap() as i64;
     // 2 · 10 ms server side + 2 · 5 ms UE side.
     assert!((min - 30 * MS as i64).abs() <= MS as i64, "RTT_min {min} ns, rtt {:?}", st.rtt);
@@ -49,9 +49,9 @@ fn rtt_estimate_without_timestamps() {
     setup.proxy = ProxyConfig { policy: PolicySpec::new("static").with("fw_bytes", 4e6), ..ProxyConfig::default() };
     let mut sim = Sim::new(setup);
     sim.run(10_000 * MS, bytes);
-    assert_eq!(sim.delivered, bytes);
+    assert_eq!(sim.delivered(), bytes);
     let key = sim.proxy.flow_keys().next().unwrap();
-    let min = sim.proxy.flow_stats(sim.now_ns, &key).unwrap().rtt.min_ns.unwrap() as i64;
+    let min = sim.proxy.flow_stats(sim.now_ns(), &key).unwrap().rtt.min_ns.unwrap() as i64;
     assert!((min - 30 * MS as i64).abs() <= MS as i64, "RTT_min {min} ns");
 }
 
@@ -63,7 +63,7 @@ fn local_repair_on_three_dup_acks_spares_the_server() {
     setup.ue_link_filter = drop_data_packets(vec![12]);
     let mut sim = Sim::new(setup);
     sim.run(20_000 * MS, bytes);
-    assert_eq!(sim.delivered, bytes);
+    assert_eq!(sim.delivered(), bytes);
     assert_eq!(sim.proxy.stats().local_retransmissions, 1, "{:?}", sim.proxy.stats());
     assert_eq!(sim.server.stats().retransmitted_segments, 0, "{:?}", sim.server.stats());
     assert!(sim.proxy.stats().dup_acks_suppressed >= 3);
@@ -76,12 +76,12 @@ fn relayed_window_follows_the_flow_window() {
     setup.proxy = ProxyConfig { policy: PolicySpec::new("static").with("fw_bytes", 100_000.0), ..ProxyConfig::default() };
     let mut sim = Sim::new(setup);
     sim.run(60_000 * MS, bytes);
-    assert_eq!(sim.delivered, bytes);
+    assert_eq!(sim.delivered(), bytes);
     let key = sim.proxy.flow_keys().next().unwrap();
-    let st = sim.proxy.flow_stats(sim.now_ns, &key).unwrap();
+    let st = sim.proxy.flow_stats(sim.now_ns(), &key).unwrap();
     assert!(st.last_relayed_window_bytes <= 100_000 && st.last_relayed_window_bytes > 90_000, "{st:?}");
     // Window-limited to 100 kB per 30 ms: about 3.3 MB/s, so 2 MB take ≥ 0.5 s.
-    assert!(sim.now_ns > 500 * MS, "finished at {} ns", sim.now_ns);
+    assert!(sim.now_ns() > 500 * MS, "finished at {} ns", sim.now_ns());
 }
 
 #[test]
@@ -92,8 +92,8 @@ fn coalesces_when_the_flow_window_reopens() {
     setup.telemetry_rate_bps = Some(|t| if (t / (25 * MS)) % 2 == 0 { 400_000_000 } else { 50_000_000 });
     let mut sim = Sim::new(setup);
     sim.run(60_000 * MS, bytes);
-    assert_eq!(sim.delivered, bytes);
-    assert!(sim.max_segment_bytes > 1400, "no coalescing happened: {:?} {:?}", sim.proxy.stats(), sim.server.stats());
+    assert_eq!(sim.delivered(), bytes);
+    assert!(sim.proxy.max_segment_bytes > 1400, "no coalescing happened: {:?} {:?}", sim.proxy.stats(), sim.server.stats());
 }
 
 #[test]
@@ -101,10 +101,10 @@ fn fin_exchange_removes_the_instance() {
     let bytes = 1_000_000;
     let mut sim = Sim::new(Setup::new(bytes));
     sim.run(10_000 * MS, bytes);
-    assert_eq!(sim.delivered, bytes);
+    assert_eq!(sim.delivered(), bytes);
     assert_eq!(sim.proxy.flow_count(), 1);
     sim.close_both();
-    sim.run(sim.now_ns + 500 * MS, u64::MAX);
+    sim.run(sim.now_ns() + 500 * MS, u64::MAX);
     assert_eq!(sim.proxy.flow_count(), 0, "{:?}", sim.proxy.stats());
     assert_eq!(sim.proxy.stats().flows_closed, 1);
     assert_eq!(sim.proxy.stats().buffer_bytes, 0);
@@ -120,9 +120,9 @@ fn a_flow_window_above_the_buffer_is_capped_so_the_server_never_overruns_it() {
     setup.proxy = ProxyConfig { flow_buffer_bytes: 300_000, policy: PolicySpec::new("static").with("fw_bytes", 4e6), ..ProxyConfig::default() };
     let mut sim = Sim::new(setup);
     sim.run(60_000 * MS, bytes);
-    assert_eq!(sim.delivered, bytes);
+    assert_eq!(sim.delivered(), bytes);
     assert_eq!(sim.proxy.stats().buffer_full_drops, 0, "{:?}", sim.proxy.stats());
     assert_eq!(sim.server.stats().retransmitted_segments, 0);
     let key = sim.proxy.flow_keys().next().unwrap();
-    assert!(sim.proxy.flow_stats(sim.now_ns, &key).unwrap().last_relayed_window_bytes <= 300_000);
+    assert!(sim.proxy.flow_stats(sim.now_ns(), &key).unwrap().last_relayed_window_bytes <= 300_000);
 }

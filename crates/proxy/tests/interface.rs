@@ -23,10 +23,10 @@ fn both_proxies_run_through_one_driver_path() {
         s.telemetry_rate_bps = Some(|_| 50_000_000);
         let mut sim: Sim<Box<dyn Middlebox>> = Sim::new(s);
         sim.run(60_000 * MS, bytes);
-        assert_eq!(sim.delivered, bytes);
+        assert_eq!(sim.delivered(), bytes);
         let summary = sim.proxy.summary();
         assert_eq!(summary.counters.iter().find(|(name, _)| *name == "flows_created"), Some(&("flows_created", 1)), "{summary:?}");
-        acks_beyond_ue.push((summary.kind, sim.acks_beyond_ue));
+        acks_beyond_ue.push((summary.kind, sim.proxy.acks_beyond_ue));
     }
     // End-to-end semantics: milliProxy (checked on every ACK) never acknowledges ahead of the
     // UE; the split proxy does by design.

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::packet;
+use common::{packet, ran_port, RanStation, Script};
 use millinet_channel::{
     CqiConfig, CqiReporter, LinkChannel, LinkConfig, LinkRngs, MobilityConfig, Point2,
 };
@@ -12,6 +12,7 @@ use millinet_ran::{
     CellConfig, CellId, DirStats, Direction, HarqConfig, HarqMode, LegRadio, Ran, RanOutput,
     RlcMode, UeConfig, UeId,
 };
+use millinet_testkit::{Driver, Link, Port};
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -98,51 +99,52 @@ fn arrivals(end_ns: u64) -> Vec<(u64, UeId, Direction, u64)> {
 
 type Seen = (Vec<(u32, u32, u64, u64)>, Vec<(u32, u64, u64)>);
 
-fn collect(out: &mut RanOutput, seen: &mut Seen) {
-    for d in out.downlink.iter().chain(&out.uplink) {
-        seen.0.push((d.ue.0, d.cell.0, d.at_ns, d.packet.meta.uid));
-    }
-    for d in &out.dropped {
-        seen.1.push((d.ue.0, d.at_ns, d.packet.meta.uid));
-    }
-    out.clear();
-}
-
-fn enqueue(ran: &mut Ran<Xoshiro256PlusPlus>, (t, ue, dir, uid): (u64, UeId, Direction, u64)) {
-    let p = packet(uid, 1500);
-    match dir {
-        Direction::Downlink => ran.enqueue_downlink(t, ue, p),
-        Direction::Uplink => ran.enqueue_uplink(t, ue, p),
-    };
-}
-
-/// Drives the network over the arrivals, calling `advance_to` at each of
-/// `calls` (sorted) and at each arrival before enqueueing it (the contract:
-/// slots starting at or before an arrival run before it; later ones after).
-/// Returns the outputs and the final counters.
+/// Drives the network over the arrivals on the shared test driver, calling
+/// `advance_to` at each of `calls` (sorted) and at each arrival before
+/// enqueueing it (the contract: slots starting at or before an arrival run
+/// before it; later ones after). Returns the outputs and the final counters.
 fn run(
     calls: &[u64],
     end_ns: u64,
 ) -> (Seen, Vec<(millinet_ran::UeStats, millinet_ran::RadioStats)>) {
-    let mut ran = network();
-    let mut out = RanOutput::default();
-    let mut seen = Seen::default();
-    let mut calls = calls.iter().peekable();
-    for a in arrivals(end_ns) {
-        while let Some(&&c) = calls.peek().filter(|&&&c| c <= a.0) {
-            ran.advance_to(c, &mut out);
-            collect(&mut out, &mut seen);
-            calls.next();
-        }
-        ran.advance_to(a.0, &mut out);
-        collect(&mut out, &mut seen);
-        enqueue(&mut ran, a);
+    let script = arrivals(end_ns)
+        .into_iter()
+        .map(|(t, ue, dir, uid)| (t, ran_port(ue, dir), packet(uid, 1500)))
+        .collect::<Vec<_>>();
+    let ports = script.iter().map(|s| s.1).max().unwrap_or(0);
+    let mut source = Script::new(script);
+    let mut station = RanStation::new(network(), calls);
+    let mut net = Driver::new();
+    for port in 0..=ports {
+        // No delay: each packet reaches the RAN at its arrival time.
+        net.connect(
+            Port { station: 0, port },
+            Port { station: 1, port },
+            Link::new(0),
+        );
     }
-    ran.advance_to(end_ns, &mut out);
-    collect(&mut out, &mut seen);
+    while net.step(u64::MAX, &mut [&mut source, &mut station]) {}
+    station.advance_to(end_ns);
     let stats = (0..3)
-        .map(|i| (ran.ue_stats(UeId(i)), ran.radio_stats(UeId(i))))
+        .map(|i| {
+            (
+                station.ran.ue_stats(UeId(i)),
+                station.ran.radio_stats(UeId(i)),
+            )
+        })
         .collect();
+    let seen = (
+        station
+            .delivered
+            .iter()
+            .map(|d| (d.ue.0, d.cell.0, d.at_ns, d.packet.meta.uid))
+            .collect(),
+        station
+            .dropped
+            .iter()
+            .map(|d| (d.ue.0, d.at_ns, d.packet.meta.uid))
+            .collect(),
+    );
     (seen, stats)
 }
 

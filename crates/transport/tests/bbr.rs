@@ -301,7 +301,7 @@ fn bulk(queue_packets: usize, duration_ns: u64, lose_offset: Option<u64>) -> Run
         h.run_until(t, |_| false);
         let s = h.server.stats().clone();
         if t == STEADY_FROM_NS {
-            delivered_at_steady = h.delivered_bytes;
+            delivered_at_steady = h.delivered_bytes();
         }
         let probe_rtt = s.cwnd_bytes <= MIN_PIPE_CWND_SEGMENTS * MSS && t > 1_000 * MS;
         if probe_rtt && !in_probe_rtt {
@@ -316,7 +316,7 @@ fn bulk(queue_packets: usize, duration_ns: u64, lose_offset: Option<u64>) -> Run
         run.fast_retransmits = s.fast_retransmits;
         run.cwnd_at_end = s.cwnd_bytes;
         if t > STEADY_FROM_NS {
-            let q = h.down.queued_packets(t);
+            let q = h.down().queued_packets(t);
             queue_sum += q as u64;
             queue_samples += 1;
             run.max_queue_packets = run.max_queue_packets.max(q);
@@ -326,9 +326,9 @@ fn bulk(queue_packets: usize, duration_ns: u64, lose_offset: Option<u64>) -> Run
             }
         }
     }
-    run.goodput_bps = (h.delivered_bytes - delivered_at_steady) as f64 * 8e9 / (duration_ns - STEADY_FROM_NS) as f64;
+    run.goodput_bps = (h.delivered_bytes() - delivered_at_steady) as f64 * 8e9 / (duration_ns - STEADY_FROM_NS) as f64;
     run.mean_queue_packets = queue_sum as f64 / queue_samples as f64;
-    run.queue_drops = h.down.dropped_by_queue;
+    run.queue_drops = h.down().dropped_by_queue;
     run.worst_gain_mismatch = run
         .pacing_over_cwnd_rate
         .iter()

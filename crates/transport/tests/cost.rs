@@ -33,7 +33,7 @@ fn steps_per_ack(window: u64, sack: bool) -> f64 {
         "window {window}: losses were repaired ({})",
         s.retransmitted_segments
     );
-    h.server.scoreboard_steps() as f64 / h.acks_to_server as f64
+    h.server.scoreboard_steps() as f64 / h.acks_to_server() as f64
 }
 
 #[test]

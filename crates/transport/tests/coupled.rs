@@ -74,12 +74,12 @@ fn two_subflows_built_by_one_factory_observe_one_shared_state() {
     let mut slow = subflow(&factory, 40 * MS);
     // Both run side by side, one millisecond at a time.
     let mut t = 0;
-    while (fast.delivered_bytes < 2_000_000 || slow.delivered_bytes < 2_000_000) && t < 20_000 * MS {
+    while (fast.delivered_bytes() < 2_000_000 || slow.delivered_bytes() < 2_000_000) && t < 20_000 * MS {
         t += MS;
         fast.run_until(t, |_| false);
         slow.run_until(t, |_| false);
     }
-    assert_eq!((fast.delivered_bytes, slow.delivered_bytes), (2_000_000, 2_000_000));
+    assert_eq!((fast.delivered_bytes(), slow.delivered_bytes()), (2_000_000, 2_000_000));
 
     // The set holds exactly the two live subflows (the placeholder algorithms built before
     // the handshakes left it), with each one's latest figures.

@@ -21,7 +21,7 @@ fn app_limited(growth: CwndGrowth) -> Harness {
     assert!(h.run_until(1_000 * MS, |h| h.server.state() == millinet_transport::TcpState::Established));
     for k in 1..=100 {
         h.server_send(2 * MSS);
-        h.run_until(h.now_ns.max(k * 20 * MS), |_| false);
+        h.run_until(h.now_ns().max(k * 20 * MS), |_| false);
     }
     assert!(h.run_to_completion(10_000 * MS));
     h
@@ -42,7 +42,7 @@ fn an_application_limited_sender_does_not_grow_cwnd_by_default() {
     let s = always.server.stats();
     // Every acknowledged byte grows cwnd in slow start: 200 segments acknowledged.
     assert_eq!(s.cwnd_bytes, 10 * MSS + 200 * MSS, "grows on every ACK");
-    assert_eq!(always.delivered_bytes, 200 * MSS);
+    assert_eq!(always.delivered_bytes(), 200 * MSS);
 }
 
 #[test]
@@ -55,7 +55,7 @@ fn a_bulk_sender_grows_and_is_cwnd_limited() {
     // Time is charged up to the server's last call (ACKs arrive every fraction of a ms).
     let charged: u64 = s.limited_ns.iter().sum();
     assert!(
-        charged <= h.now_ns && charged + 5 * MS >= h.now_ns,
+        charged <= h.now_ns() && charged + 5 * MS >= h.now_ns(),
         "every nanosecond is charged to one cause: {charged}"
     );
     // Until the handshake completes (30 ms) the sender has nothing to send (App); then cwnd binds.

@@ -12,7 +12,7 @@ use millinet_wire::{Packet, TcpFlags};
 const MSS: u64 = 1400;
 
 fn syn_of(h: &Harness, from: Side) -> Packet {
-    h.sent
+    h.sent()
         .iter()
         .find(|s| s.from == from && s.packet.tcp_header().unwrap().flags.contains(TcpFlags::SYN))
         .expect("SYN")
@@ -48,7 +48,7 @@ fn features_are_used_only_when_both_ends_offer_them() {
         (syn_ack.mss, syn_ack.window_scale, syn_ack.sack_permitted, syn_ack.timestamps),
         (Some(1400), Some(14), false, None)
     );
-    for s in h.sent.iter().filter(|s| !s.packet.tcp_header().unwrap().flags.contains(TcpFlags::SYN)) {
+    for s in h.sent().iter().filter(|s| !s.packet.tcp_header().unwrap().flags.contains(TcpFlags::SYN)) {
         let o = s.packet.tcp_header().unwrap().options;
         assert!(
             o.timestamps.is_none() && o.sack_count == 0,
@@ -66,7 +66,7 @@ fn negotiated_sack_and_timestamps_appear_on_the_wire() {
     let down = Link::new(10 * MS).with_filter(drop_first_transmission_of(&[2 * MSS], server_cfg.iss));
     let mut h = Harness::new(server_cfg, TcpConfig::default(), down, Link::new(10 * MS), 100 * MSS, true).recording();
     assert!(h.run_to_completion(60_000 * MS));
-    let after_handshake = || h.sent.iter().filter(|s| !s.packet.tcp_header().unwrap().flags.contains(TcpFlags::SYN));
+    let after_handshake = || h.sent().iter().filter(|s| !s.packet.tcp_header().unwrap().flags.contains(TcpFlags::SYN));
     assert!(
         after_handshake().all(|s| s.packet.tcp_header().unwrap().options.timestamps.is_some()),
         "TSopt on every segment"
@@ -100,14 +100,14 @@ fn advertised_window_is_the_free_buffer_scaled() {
     let syn_h = syn.tcp_header().unwrap();
     assert_eq!((syn_h.window, syn_h.options.window_scale), (65_535, Some(1)), "the SYN window is never scaled");
     let acks: Vec<u16> = h
-        .sent
+        .sent()
         .iter()
         .filter(|s| s.from == Side::Client && s.packet.payload_bytes == 0)
         .skip(1)
         .map(|s| s.packet.tcp_header().unwrap().window)
         .collect();
     assert!(acks.iter().all(|&w| w == 50_000), "no loss: the whole buffer is free, scaled by 2");
-    let max_in_flight = h.server_log.iter().map(|e| e.stats.bytes_in_flight).max().unwrap();
+    let max_in_flight = h.server_log().iter().map(|e| e.stats.bytes_in_flight).max().unwrap();
     assert!(
         max_in_flight <= 100_000 && max_in_flight > 90_000,
         "the sender fills but never exceeds rwnd: {max_in_flight}"
@@ -131,7 +131,7 @@ fn advertised_window_is_the_free_buffer_scaled() {
     let mut h = Harness::new(server_cfg, client_cfg, down, Link::new(10 * MS), 3_000_000, true).recording();
     assert!(h.run_to_completion(60_000 * MS));
     assert_eq!(syn_of(&h, Side::Server).tcp_header().unwrap().options.window_scale, None);
-    assert!(h.server_log.iter().all(|e| e.stats.bytes_in_flight <= 65_535));
+    assert!(h.server_log().iter().all(|e| e.stats.bytes_in_flight <= 65_535));
 }
 
 #[test]
@@ -155,12 +155,12 @@ fn persist_timer_probes_a_zero_window_with_backoff_and_resumes() {
     .recording();
     assert!(h.run_to_completion(60_000 * MS), "the transfer resumes when the window opens");
     let probes: Vec<&Sent> = h
-        .sent
+        .sent()
         .iter()
         .filter(|s| s.from == Side::Server && s.time_ns > 400 * MS && s.packet.payload_bytes == 0)
         .collect();
     assert!(probes.len() >= 4, "zero-window probes were sent: {}", probes.len());
-    let acked_at_probe = |s: &Sent| h.server_log.iter().rev().find(|e| e.time_ns <= s.time_ns).unwrap().stats.acked_bytes;
+    let acked_at_probe = |s: &Sent| h.server_log().iter().rev().find(|e| e.time_ns <= s.time_ns).unwrap().stats.acked_bytes;
     for p in &probes {
         // SND.UNA − 1: an already acknowledged sequence number that elicits an ACK.
         let una = h.server_iss.wrapping_add(1).wrapping_add(acked_at_probe(p) as u32);
@@ -187,7 +187,7 @@ fn delayed_ack_waits_40_ms_or_acks_every_second_segment() {
     assert!(h.run_until(2_000 * MS, |h| h.server.stats().acked_bytes == MSS));
     let data = h.server_data().next().unwrap().time_ns;
     let acks = |h: &Harness, after: u64| -> Vec<u64> {
-        h.sent
+        h.sent()
             .iter()
             .filter(|s| s.from == Side::Client && s.time_ns > after && s.packet.payload_bytes == 0)
             .map(|s| s.time_ns)
@@ -195,7 +195,7 @@ fn delayed_ack_waits_40_ms_or_acks_every_second_segment() {
     };
     assert_eq!(acks(&h, data), vec![data + 10 * MS + 40 * MS], "a lone segment is ACKed after the 40 ms timer");
     // Three more segments in one burst: the second is ACKed on arrival, the third after 40 ms.
-    let t = h.now_ns;
+    let t = h.now_ns();
     h.server_send(3 * MSS);
     assert!(h.run_until(t + 1_000 * MS, |h| h.server.stats().acked_bytes == 4 * MSS));
     assert_eq!(acks(&h, t), vec![t + 10 * MS, t + 10 * MS + 40 * MS]);
@@ -214,7 +214,7 @@ fn lost_syn_is_retransmitted_after_the_initial_rto() {
         true,
     );
     assert!(h.run_until(5_000 * MS, |h| h.client.state() == TcpState::Established));
-    assert_eq!(h.now_ns, 1_000 * MS + 20 * MS, "SYN again after 1 s, SYN-ACK one RTT later");
+    assert_eq!(h.now_ns(), 1_000 * MS + 20 * MS, "SYN again after 1 s, SYN-ACK one RTT later");
     assert!(h.run_to_completion(10_000 * MS));
 }
 

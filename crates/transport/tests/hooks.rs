@@ -123,7 +123,7 @@ fn a_syn_option_from_a_hook_reaches_the_peers_hook_on_syn_and_syn_ack_only() {
     assert!(server.segments_in > 10 && client.segments_in > 10);
     assert_eq!((server.markers_in_segments, client.markers_in_segments), (0, 0), "no SYN option on later segments");
     // The option rides in the SYN's raw options (counted in its header) and nowhere else.
-    let syn = h.sent[0].packet.tcp_header().unwrap();
+    let syn = h.sent()[0].packet.tcp_header().unwrap();
     assert_eq!(Marker::marker_of(syn), Some(CLIENT_MARK));
     assert_eq!(syn.header_bytes(), 20 + 20 + 12, "MSS, SACK-permitted, timestamps, window scale (20 bytes) + the 12-byte option");
     assert!(h.server_data().all(|s| s.packet.tcp_header().unwrap().options.raw().is_empty()));
@@ -153,8 +153,8 @@ fn a_receive_window_cap_bounds_the_senders_flight() {
         let (h, _, _) = hooked(config(), client_cfg.clone(), Link::new(90 * MS), 2_000_000, cap);
         let mut h = h.recording();
         assert!(h.run_to_completion(60_000 * MS));
-        let max_flight = h.server_log.iter().map(|s| s.stats.bytes_in_flight).max().unwrap();
-        let max_window = h.sent.iter().filter(|s| s.from == Side::Client).skip(1).map(|s| s.packet.tcp_header().unwrap().window).max().unwrap();
+        let max_flight = h.server_log().iter().map(|s| s.stats.bytes_in_flight).max().unwrap();
+        let max_window = h.sent().iter().filter(|s| s.from == Side::Client).skip(1).map(|s| s.packet.tcp_header().unwrap().window).max().unwrap();
         (max_flight, max_window as u64)
     };
     let (uncapped_flight, _) = run(None);

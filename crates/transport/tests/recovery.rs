@@ -25,8 +25,8 @@ fn flight(cc: &str, sack: bool, segments: u64, dropped: &[u64]) -> Harness {
 
 /// Also lets the last ACK reach the server.
 fn run_until_acked(h: &mut Harness) {
-    let total = h.app_bytes;
-    assert!(h.run_until(h.now_ns + 60_000 * MS, |h| h.server.stats().acked_bytes >= total));
+    let total = h.app_bytes();
+    assert!(h.run_until(h.now_ns() + 60_000 * MS, |h| h.server.stats().acked_bytes >= total));
 }
 
 fn retransmitted_offsets(h: &Harness) -> Vec<u64> {
@@ -50,7 +50,7 @@ fn three_duplicate_acks_trigger_fast_retransmit_two_do_not() {
         assert_eq!((s.fast_retransmits, s.rtos, s.retransmitted_segments), (1, 0, 1), "sack={sack}: 3 dupacks");
         assert_eq!(retransmitted_offsets(&h), vec![0]);
         // It happened one RTT after the flight, long before the 1 s initial-based RTO.
-        assert!(h.delivered_at_ns.expect("done") < 100 * MS, "sack={sack}");
+        assert!(h.delivered_at_ns().expect("done") < 100 * MS, "sack={sack}");
     }
 }
 
@@ -91,7 +91,7 @@ fn a_lost_retransmission_is_repaired_without_a_timeout_and_lowers_the_window_onc
     assert!((20 * MS..=60 * MS).contains(&gap_ns), "second retransmission {gap_ns} ns after the first");
     // RFC 5681 §4.3: the lost retransmissions lower ssthresh a second time — once, as both
     // were sent before that reduction.
-    let ssthresh_at = |t: u64| h.server_log.iter().take_while(|e| e.time_ns <= t).last().unwrap().stats.ssthresh_bytes;
+    let ssthresh_at = |t: u64| h.server_log().iter().take_while(|e| e.time_ns <= t).last().unwrap().stats.ssthresh_bytes;
     let first = ssthresh_at(times[0]);
     assert_eq!(ssthresh_at(times[1]), first / 2);
     assert_eq!(s.ssthresh_bytes, first / 2, "not lowered a third time");
@@ -107,8 +107,8 @@ fn sacked_data_beyond_a_stuck_hole_does_not_raise_ssthresh() {
     let down = Link::new(10 * MS).with_filter(drop_first_transmissions_of(&[5 * MSS], 100, server_cfg.iss));
     let mut h = Harness::new(server_cfg, cfg("newreno", true), down, Link::new(10 * MS), 2000 * MSS, false).recording();
     assert!(h.run_until(60_000 * MS, |h| h.server.stats().rtos == 1));
-    let at_rto = h.server_log.iter().position(|e| e.stats.rtos == 1).expect("an RTO");
-    let (before, after) = (&h.server_log[at_rto - 1].stats, &h.server_log[at_rto].stats);
+    let at_rto = h.server_log().iter().position(|e| e.stats.rtos == 1).expect("an RTO");
+    let (before, after) = (&h.server_log()[at_rto - 1].stats, &h.server_log()[at_rto].stats);
     assert!(before.sacked_bytes > 4 * before.cwnd_bytes, "FlightSize ≫ cwnd: {before:?}");
     // (cwnd is small by then: every lost retransmission lowered it again.)
     assert_eq!(after.ssthresh_bytes, (before.cwnd_bytes / 2).max(2 * MSS), "half of cwnd, not of FlightSize");
@@ -145,7 +145,7 @@ fn partial_acks(variant: NewRenoVariant) -> (Harness, Vec<ServerSnapshot>) {
     );
     let iss = h.server_iss;
     let first_ack_of = |k: u64| {
-        h.server_log
+        h.server_log()
             .iter()
             .find(|e| e.ack == Some(iss.wrapping_add(1 + (k * MSS) as u32)))
             .cloned()
@@ -240,9 +240,9 @@ fn spurious_timeouts_are_detected_with_timestamps() {
         h.run_until(500 * MS, |_| false);
         if spike {
             // A delay spike far above the RTO: the originals arrive after the timeout.
-            h.down.delay_ns = 700 * MS;
+            h.down_mut().delay_ns = 700 * MS;
             h.run_until(1_500 * MS, |_| false);
-            h.down.delay_ns = 10 * MS;
+            h.down_mut().delay_ns = 10 * MS;
         }
         assert!(h.run_to_completion(600_000 * MS));
         h.server.stats().clone()

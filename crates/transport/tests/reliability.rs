@@ -28,7 +28,7 @@ fn transfer(cc: &str, loss: Loss, sack: bool, delayed_ack: bool, iss: u32, seed:
     let up = Link::new(10 * MS).with_filter(up_filter);
     let mut h = Harness::new(server_cfg, client_cfg, down, up, FILE_BYTES, true);
     let label = format!("{cc} {loss:?} sack={sack} delayed_ack={delayed_ack} iss={iss}");
-    assert!(h.run_to_completion(600_000 * MS), "{label}: delivered {} of {FILE_BYTES}", h.delivered_bytes);
+    assert!(h.run_to_completion(600_000 * MS), "{label}: delivered {} of {FILE_BYTES}", h.delivered_bytes());
     // The stream ends: the client sees the FIN, and the server's FIN is acknowledged.
     assert!(
         h.run_until(700_000 * MS, |h| h.client.state() == TcpState::CloseWait
@@ -87,13 +87,13 @@ fn clean_path_fills_the_bottleneck_and_tears_down() {
     let s = h.server.stats().clone();
     assert_eq!((s.retransmitted_segments, s.rtos), (0, 0));
     // 5 MB at 20 Mbit/s is 2 s of payload; headers and slow start add a little.
-    let elapsed_s = h.delivered_at_ns.expect("completed") as f64 / 1e9;
+    let elapsed_s = h.delivered_at_ns().expect("completed") as f64 / 1e9;
     assert!(elapsed_s > 2.0 && elapsed_s < 2.6, "took {elapsed_s} s");
     // Both sides close: the client enters LAST-ACK, the server TIME-WAIT, then CLOSED.
     let mut out = Vec::new();
-    h.client.close(h.now_ns, &mut out);
+    let now = h.now_ns();
+    h.client.close(now, &mut out);
     assert!(!out.is_empty(), "the client's FIN goes out");
-    let now = h.now_ns;
     let emitted = std::mem::take(&mut out);
     for pkt in &emitted {
         h.server.on_packet(now + 10 * MS, pkt, &mut out);

@@ -25,23 +25,23 @@ fn all_algorithms_deliver_the_stream_over_a_switching_bottleneck() {
         let down = Link::new(10 * MS).with_rate(RATE_BPS, 100);
         let mut h = Harness::new(cfg, TcpConfig::default(), down, Link::new(10 * MS), FILE_BYTES, true);
         let mut second = 0;
-        while h.delivered_bytes < FILE_BYTES && second < 60 {
+        while h.delivered_bytes() < FILE_BYTES && second < 60 {
             second += 1;
-            h.down.rate_bps = Some(if second % 2 == 1 { RATE_BPS } else { RATE_BPS / 10 });
-            h.run_until(second * 1_000 * MS, |h| h.delivered_bytes >= FILE_BYTES);
+            h.down_mut().rate_bps = Some(if second % 2 == 1 { RATE_BPS } else { RATE_BPS / 10 });
+            h.run_until(second * 1_000 * MS, |h| h.delivered_bytes() >= FILE_BYTES);
         }
         let s = h.server.stats();
         eprintln!(
             "{name}: {} bytes in {:.2} s, {} queue drops, {} fast retransmits, {} RTOs",
-            h.delivered_bytes,
-            h.delivered_at_ns.unwrap_or(0) as f64 / 1e9,
-            h.down.dropped_by_queue,
+            h.delivered_bytes(),
+            h.delivered_at_ns().unwrap_or(0) as f64 / 1e9,
+            h.down().dropped_by_queue,
             s.fast_retransmits,
             s.rtos
         );
-        assert_eq!(h.delivered_bytes, FILE_BYTES, "{name}: the whole stream, in order");
+        assert_eq!(h.delivered_bytes(), FILE_BYTES, "{name}: the whole stream, in order");
         assert!(
-            h.down.dropped_by_queue > 0 || name == "bbr",
+            h.down().dropped_by_queue > 0 || name == "bbr",
             "{name}: the rate drops cost losses"
         );
     }

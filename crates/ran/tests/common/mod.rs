@@ -1,12 +1,14 @@
-//! Helpers shared by the integration tests: packets, a seeded stream, and a
-//! loop that drives a cell slot by slot the way the engine will.
+//! Helpers shared by the integration tests: packets, a seeded stream, a loop
+//! that drives a cell slot by slot the way the engine will, and a `Ran` as a
+//! station of the shared test driver (millinet-testkit).
 #![allow(dead_code)]
 
 use std::net::Ipv4Addr;
 
-use millinet_ran::{Bearer, Cell, CellConfig, Direction, RanOutput, UeConfig, UeId, UeRadio};
+use millinet_ran::{Bearer, Cell, CellConfig, Delivery, Direction, Dropped, Ran, RanOutput, UeConfig, UeId, UeRadio};
+use millinet_testkit::{Outbox, Station};
 use millinet_wire::{Packet, UdpHeader};
-use rand_xoshiro::rand_core::SeedableRng;
+use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 pub const SLOT_NS: u64 = 125_000;
@@ -115,5 +117,95 @@ impl Sim {
 
     pub fn ue(i: u32) -> UeId {
         UeId(i)
+    }
+}
+
+/// Sends each scripted packet out of its port at its time (port = what the receiver makes
+/// of it).
+pub struct Script {
+    /// (time, port, packet), in time order.
+    pub packets: Vec<(u64, usize, Packet)>,
+    next: usize,
+}
+
+impl Script {
+    pub fn new(packets: Vec<(u64, usize, Packet)>) -> Script {
+        Script { packets, next: 0 }
+    }
+}
+
+impl Station for Script {
+    fn on_packet(&mut self, _: u64, _: usize, _: Packet, _: &mut Outbox<'_>) {
+        unreachable!("a script receives nothing")
+    }
+
+    fn on_deadline(&mut self, now_ns: u64, out: &mut Outbox<'_>) {
+        while let Some(&(_, port, packet)) = self.packets.get(self.next).filter(|s| s.0 <= now_ns) {
+            out.send(port, packet);
+            self.next += 1;
+        }
+    }
+
+    fn next_deadline_ns(&self) -> Option<u64> {
+        self.packets.get(self.next).map(|s| s.0)
+    }
+}
+
+/// The port of a `RanStation` that offers packets to `ue` in `direction`.
+pub fn ran_port(ue: UeId, direction: Direction) -> usize {
+    2 * ue.0 as usize + (direction == Direction::Uplink) as usize
+}
+
+/// A `Ran` as a station: a packet arriving on port `ran_port(ue, direction)` is offered to that UE after the slots due by then have run (the `advance_to`
+/// contract); its deadlines are the instants the test chose to call `advance_to` at.
+pub struct RanStation<R> {
+    pub ran: Ran<R>,
+    /// Call instants, latest first.
+    calls: Vec<u64>,
+    out: RanOutput,
+    /// What the slots delivered, each call's downlink then its uplink, call after call.
+    pub delivered: Vec<Delivery>,
+    pub dropped: Vec<Dropped>,
+}
+
+impl<R: RngCore> RanStation<R> {
+    pub fn new(ran: Ran<R>, calls: &[u64]) -> RanStation<R> {
+        RanStation {
+            ran,
+            calls: calls.iter().rev().copied().collect(),
+            out: RanOutput::default(),
+            delivered: Vec::new(),
+            dropped: Vec::new(),
+        }
+    }
+
+    pub fn advance_to(&mut self, now_ns: u64) {
+        self.ran.advance_to(now_ns, &mut self.out);
+        self.delivered.append(&mut self.out.downlink);
+        self.delivered.append(&mut self.out.uplink);
+        self.dropped.append(&mut self.out.dropped);
+    }
+}
+
+impl<R: RngCore> Station for RanStation<R> {
+    fn on_packet(&mut self, now_ns: u64, port: usize, packet: Packet, _: &mut Outbox<'_>) {
+        self.advance_to(now_ns);
+        let ue = UeId((port / 2) as u32);
+        if port % 2 == 0 {
+            self.ran.enqueue_downlink(now_ns, ue, packet);
+        } else {
+            self.ran.enqueue_uplink(now_ns, ue, packet);
+        }
+    }
+
+    fn on_deadline(&mut self, now_ns: u64, _: &mut Outbox<'_>) {
+        self.advance_to(now_ns);
+        while self.calls.last().is_some_and(|&c| c <= now_ns) {
+            self.calls.pop();
+        }
+    }
+
+    fn next_deadline_ns(&self) -> Option<u64> {
+        self.calls.last().copied()
     }
 }
