@@ -1,30 +1,29 @@
-//! The simulation: assembles nodes, links and flows from a scenario and drives
-//! the sans-IO models from the event queue.
+//! The simulation: assembles the network, hosts, RAN and middleboxes from a scenario and
+//! drives the sans-IO models from the event queue, moving packets between them (docs/engine.md,
+//! "Who drives whom"). Hosts, sampling and the summary live in modules of their own.
 
 use std::net::SocketAddrV4;
 
+use millinet_proxy::{Direction as ProxyDirection, Middlebox};
+use millinet_ran::{CellId, UeId};
 use millinet_scenario::translate::{app_spec, link_codel, seconds_to_ns, tcp_config};
 use millinet_transport::app::{AppAction, FlowId};
 use millinet_transport::udp::{UdpSink, UdpSource, UdpSourceConfig};
 use millinet_transport::{TcpConnection, TcpState, TcpStats};
-
-use millinet_proxy::{Direction as ProxyDirection, Middlebox};
-use millinet_ran::{CellId, UeId};
 use millinet_wire::Packet;
 use rand_core::RngCore;
-
 
 use crate::event::{Event, EventQueue, TimerSlots};
 use crate::link::{Link, LinkParams};
 use crate::metrics::{self, LogHistogram};
+use crate::middlebox::{self, DelayedTelemetry, Site};
 use crate::network::{Edge, Hop, Network};
 use crate::output::Table;
 use crate::pcap::PcapWriter;
-use crate::middlebox::{self, DelayedTelemetry, Site};
 use crate::radio::{self, RadioNet};
 use crate::rng;
-use crate::series::{Goodput, Series, CHUNK_ROWS};
 use crate::scenario::{App, Aqm, FlowKind, Scenario};
+use crate::series::{Goodput, Series, CHUNK_ROWS};
 use crate::Error;
 
 mod hosts;
