@@ -114,10 +114,13 @@ mod tests {
 
     const UE: Ipv4Addr = Ipv4Addr::new(10, 9, 0, 2);
 
+    /// (time, what, record sample time) of every call, in order.
+    type Seen = Rc<RefCell<Vec<(u64, &'static str, u64)>>>;
+
     /// Records what reaches it, in order.
     struct Recorder {
         uses_telemetry: bool,
-        seen: Rc<RefCell<Vec<(u64, &'static str, u64)>>>,
+        seen: Seen,
     }
 
     impl Middlebox for Recorder {
@@ -144,7 +147,7 @@ mod tests {
         }
     }
 
-    fn site(uses_telemetry: bool, delay_ns: u64) -> (DelayedTelemetry, Rc<RefCell<Vec<(u64, &'static str, u64)>>>) {
+    fn site(uses_telemetry: bool, delay_ns: u64) -> (DelayedTelemetry, Seen) {
         let seen = Rc::new(RefCell::new(Vec::new()));
         (DelayedTelemetry::new(Box::new(Recorder { uses_telemetry, seen: seen.clone() }), delay_ns), seen)
     }
