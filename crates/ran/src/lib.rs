@@ -13,6 +13,7 @@ mod bearer;
 mod cell;
 mod config;
 mod error;
+mod handover;
 pub mod harq;
 mod output;
 mod pdcp;
@@ -27,6 +28,7 @@ pub use bearer::Bearer;
 pub use cell::{Cell, Detached, UeRadio};
 pub use config::{CellConfig, ConfigError, HarqConfig, HarqMode, RlcMode, UeConfig};
 pub use error::RanError;
+pub use handover::{HandoverConfig, HandoverTrigger};
 /// The AQM interface of RLC buffers (and every other queue).
 pub use millinet_wire::aqm::{Aqm, Verdict};
 pub use output::{Delivery, Direction, Dropped, RanOutput};
