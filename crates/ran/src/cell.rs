@@ -66,8 +66,7 @@ impl Link {
     }
 
     /// PDCP stamps the SDU and hands it to RLC; false when the buffer refused it.
-    // Inlined into the packet path: measured 0.7% fewer instructions on the
-    // mmWave route than a call.
+    // On every radio packet's path: inlined rather than called.
     #[inline]
     fn enqueue(&mut self, now_ns: u64, pdcp: &mut PdcpTx, mut packet: Packet) -> bool {
         let bytes = packet.wire_bytes();

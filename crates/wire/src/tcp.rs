@@ -136,11 +136,10 @@ const AREA_BLOCKS: usize = OPTION_AREA_BYTES / 8;
 /// The TCP options the models use, plus the others as raw bytes.
 ///
 /// SACK blocks and unmodelled options share one area of four SACK blocks' size, as they share
-/// the option space on the wire: blocks from the front, raw option bytes at the back. Sizes
-/// measured with callgrind on the milliproxy route's event loop: a separate 40-byte raw buffer
-/// (160-byte `Packet`, moved by `memcpy` calls) cost +9% instructions; one shared 40-byte area
-/// (120 bytes) +3.9%; this 32-byte area keeps `Packet` at main's 112 bytes (+2.8%, the rest
-/// not from the size). The price: a segment whose unmodelled options and SACK blocks exceed 32
+/// the option space on the wire: blocks from the front, raw option bytes at the back. The
+/// simulator moves packets by value, so their size is on the per-packet path: a separate
+/// 40-byte raw buffer made `Packet` 160 bytes (moved by `memcpy` calls), this 32-byte area keeps
+/// it at 112 (`size_of::<Packet>()`). The price: a segment whose unmodelled options and SACK blocks exceed 32
 /// bytes together (of its 40; real MPTCP options are at most 28) is refused by `parse` with
 /// `ParseError::UnknownTcpOptionsTooLong` rather than carried.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
