@@ -30,6 +30,11 @@ pub enum Event {
     Telemetry(u32),
     /// A planned route change takes effect (index into the network's planned changes).
     RouteChange(u32),
+    /// A UE measures every cell it hears (handover, ran.md §7).
+    Measure(u32),
+    /// Downlink data a handover's source cell forwarded reaches the target (index of the
+    /// forwarding).
+    X2Forward(u32),
 }
 
 #[derive(Clone, Copy, Debug)]

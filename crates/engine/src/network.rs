@@ -157,6 +157,29 @@ impl Network {
         Ok(())
     }
 
+    /// Every node's route toward `destination` (every interface of that node) becomes its
+    /// route toward `via`; `via` itself uses `last`. A handover turns the routes toward a UE
+    /// to its new serving cell this way (the caller then points the old cell at the new
+    /// one over X2).
+    pub fn route_via(&mut self, destination: u32, via: u32, last: Hop) {
+        let width = self.interfaces.len();
+        let via_interface = self.nodes[via as usize].interfaces[0] as usize;
+        for n in 0..self.nodes.len() {
+            let hop = if n == via as usize { last } else { self.routes[n * width + via_interface] };
+            for &k in &self.nodes[destination as usize].interfaces {
+                self.routes[n * width + k as usize] = hop;
+            }
+        }
+    }
+
+    /// From now on `node` sends packets for every interface of node `destination` to `hop`.
+    pub fn set_node_route(&mut self, node: u32, destination: u32, hop: Hop) {
+        let width = self.interfaces.len();
+        for &k in &self.nodes[destination as usize].interfaces {
+            self.routes[node as usize * width + k as usize] = hop;
+        }
+    }
+
     /// Checks a route change now and keeps it for [`Network::apply_planned`] later (the
     /// driver decides when); returns its index.
     pub fn plan(&mut self, node: u32, destination: Ipv4Addr, hop: Hop) -> Result<u32, RouteError> {

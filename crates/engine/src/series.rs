@@ -27,12 +27,28 @@ pub struct Series {
     pub ue_los: Vec<u32>,
     pub ue_rlc_bytes: Vec<u64>,
     pub ue_ran_latency_ms: Vec<f64>,
+    /// The cell carrying the UE's bearer (scenario cell index).
+    pub ue_cell: Vec<u32>,
     pub proxy_t: Vec<f64>,
     pub proxy_flow: Vec<u32>,
     pub proxy_fw_bytes: Vec<u64>,
     pub proxy_buffered_bytes: Vec<u64>,
     pub proxy_in_flight_bytes: Vec<u64>,
     pub proxy_rtt_min_ms: Vec<f64>,
+}
+
+/// The handovers and bearer switches of the run (filled once, at the end), one row each;
+/// `kind` is 0 handover, 1 switch to the LTE anchor, 2 switch back (summary.json names them).
+#[derive(Default)]
+pub struct Mobility {
+    pub t: Vec<f64>,
+    pub ue: Vec<u32>,
+    pub kind: Vec<u32>,
+    pub from_cell: Vec<u32>,
+    pub to_cell: Vec<u32>,
+    pub interruption_s: Vec<f64>,
+    pub sdus_forwarded: Vec<u64>,
+    pub bytes_forwarded: Vec<u64>,
 }
 
 /// The goodput table's columns (filled once, at the end of the run).
@@ -51,7 +67,7 @@ impl Series {
     /// The rows held so far as one chunk of every table, leaving the series empty. Each
     /// chunk has the same tables in the same order (flows, goodput, queues, then ues and
     /// proxy when the run has them), empty ones included, so chunks concatenate.
-    pub fn take_chunk(&mut self, goodput: Goodput, ues: bool, proxy: bool) -> Vec<Table> {
+    pub fn take_chunk(&mut self, goodput: Goodput, mobility: Mobility, ues: bool, proxy: bool) -> Vec<Table> {
         let s = std::mem::take(self);
         let col = |name, data| Column { name, data };
         let mut tables = vec![
@@ -96,6 +112,20 @@ impl Series {
                     col("los", ColumnData::U32(s.ue_los)),
                     col("rlc_bytes", ColumnData::U64(s.ue_rlc_bytes)),
                     col("ran_latency_ms", ColumnData::F64(s.ue_ran_latency_ms)),
+                    col("cell", ColumnData::U32(s.ue_cell)),
+                ],
+            });
+            tables.push(Table {
+                name: "mobility",
+                columns: vec![
+                    col("t", ColumnData::F64(mobility.t)),
+                    col("ue", ColumnData::U32(mobility.ue)),
+                    col("kind", ColumnData::U32(mobility.kind)),
+                    col("from_cell", ColumnData::U32(mobility.from_cell)),
+                    col("to_cell", ColumnData::U32(mobility.to_cell)),
+                    col("interruption_s", ColumnData::F64(mobility.interruption_s)),
+                    col("sdus_forwarded", ColumnData::U64(mobility.sdus_forwarded)),
+                    col("bytes_forwarded", ColumnData::U64(mobility.bytes_forwarded)),
                 ],
             });
         }

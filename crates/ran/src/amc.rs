@@ -48,8 +48,9 @@ pub(crate) fn validate(link: &LinkAbstraction, outage_sinr_db: f64) -> Result<()
             "a positive number",
         ));
     }
-    if !(link.eta_oh > 0.0 && link.eta_oh <= 1.0) {
-        return Err(bad("link.eta_oh", link.eta_oh, "0 < eta_oh <= 1"));
+    // Up to two spatial layers (LTE's 2×2 MIMO folds its second layer into η_oh).
+    if !(link.eta_oh > 0.0 && link.eta_oh <= 2.0) {
+        return Err(bad("link.eta_oh", link.eta_oh, "0 < eta_oh <= 2"));
     }
     if outage_sinr_db.is_nan() || outage_sinr_db == f64::INFINITY {
         return Err(bad(

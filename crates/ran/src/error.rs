@@ -23,6 +23,16 @@ pub enum RanError {
     },
     /// The UE has no leg at all to carry its bearer.
     Detached(UeId),
+    /// The UE already has a radio link to that cell (a leg or a neighbour).
+    AlreadyMeasured {
+        ue: UeId,
+        cell: CellId,
+    },
+    /// The UE has no neighbour radio link to that cell to hand over to.
+    NotMeasured {
+        ue: UeId,
+        cell: CellId,
+    },
 }
 
 impl fmt::Display for RanError {
@@ -38,6 +48,12 @@ impl fmt::Display for RanError {
                 write!(f, "UE {} is not attached to cell {}", ue.0, cell.0)
             }
             RanError::Detached(ue) => write!(f, "UE {} is attached to no cell", ue.0),
+            RanError::AlreadyMeasured { ue, cell } => {
+                write!(f, "UE {} has a radio link to cell {} already", ue.0, cell.0)
+            }
+            RanError::NotMeasured { ue, cell } => {
+                write!(f, "UE {} has no neighbour radio link to cell {}", ue.0, cell.0)
+            }
         }
     }
 }

@@ -44,6 +44,9 @@ pub struct RadioStats {
 struct Leg {
     ue: UeId,
     radio: LegRadio,
+    /// Before this time the leg is being set up (handover interruption): the
+    /// cell buffers the UE's data but schedules nothing for it.
+    resume_ns: u64,
     /// The channel at the latest slot.
     state: LinkState,
     /// SINR of the latest CQI report (−∞ before the first).
@@ -64,6 +67,10 @@ struct UeContext {
     /// Cells with a leg of this UE, in attach order; the first carries the
     /// bearer's new data in both directions.
     cells: Vec<CellId>,
+    /// Radio links to cells the UE measures without a leg there (ran.md §7).
+    neighbours: Vec<(CellId, LegRadio)>,
+    /// The configuration of its first leg; a handover gives the target leg the same.
+    cfg: Option<UeConfig>,
     radio_stats: RadioStats,
     /// Counters of legs already detached.
     retired: UeStats,
@@ -112,6 +119,8 @@ impl<R: RngCore> Ran<R> {
         let id = UeId(self.ues.len() as u32);
         self.ues.push(UeContext {
             cells: Vec::new(),
+            neighbours: Vec::new(),
+            cfg: None,
             radio_stats: RadioStats::default(),
             retired: UeStats::default(),
         });
@@ -120,12 +129,24 @@ impl<R: RngCore> Ran<R> {
     }
 
     /// Give `ue` a leg on `cell` over `radio`. The first leg carries the bearer.
+    /// A radio link the UE had to that cell as a neighbour is replaced by `radio`.
     pub fn attach(
         &mut self,
         ue: UeId,
         cell: CellId,
         cfg: UeConfig,
         radio: LegRadio,
+    ) -> Result<(), RanError> {
+        self.attach_leg(ue, cell, cfg, radio, 0)
+    }
+
+    fn attach_leg(
+        &mut self,
+        ue: UeId,
+        cell: CellId,
+        cfg: UeConfig,
+        radio: LegRadio,
+        resume_ns: u64,
     ) -> Result<(), RanError> {
         self.check_ue(ue)?;
         let site = self
@@ -136,6 +157,7 @@ impl<R: RngCore> Ran<R> {
         site.legs.push(Leg {
             ue,
             radio,
+            resume_ns,
             state: LinkState {
                 los: true,
                 outage: true,
@@ -144,11 +166,71 @@ impl<R: RngCore> Ran<R> {
             reported_sinr_db: f64::NEG_INFINITY,
         });
         site.radio.push(UeRadio::OUTAGE);
-        self.ues[ue.index()].cells.push(cell);
+        let ctx = &mut self.ues[ue.index()];
+        ctx.cells.push(cell);
+        ctx.neighbours.retain(|(c, _)| *c != cell);
+        ctx.cfg.get_or_insert(cfg);
         Ok(())
     }
 
-    /// End `ue`'s leg on `cell` at `now_ns` (handover, ran.md §7). Returns the
+    /// A radio link over which `ue` measures `cell` without a leg there (a
+    /// handover candidate, ran.md §7).
+    pub fn add_neighbour(&mut self, ue: UeId, cell: CellId, radio: LegRadio) -> Result<(), RanError> {
+        self.check_ue(ue)?;
+        if cell.0 as usize >= self.sites.len() {
+            return Err(RanError::UnknownCell(cell));
+        }
+        let ctx = &mut self.ues[ue.index()];
+        if ctx.cells.contains(&cell) || ctx.neighbours.iter().any(|(c, _)| *c == cell) {
+            return Err(RanError::AlreadyMeasured { ue, cell });
+        }
+        ctx.neighbours.push((cell, radio));
+        Ok(())
+    }
+
+    /// The channel of every cell `ue` has a radio link to (legs first, then
+    /// neighbours), evaluated at `now_ns`, appended to `out`.
+    pub fn measure(&mut self, now_ns: u64, ue: UeId, out: &mut Vec<(CellId, LinkState)>) {
+        let ctx = &mut self.ues[ue.index()];
+        for &cell in &ctx.cells {
+            let site = &mut self.sites[cell.0 as usize];
+            let leg = site.legs.iter_mut().find(|l| l.ue == ue).expect("a leg per attached cell");
+            out.push((cell, leg.radio.channel.state(now_ns)));
+        }
+        for (cell, radio) in &mut ctx.neighbours {
+            out.push((*cell, radio.channel.state(now_ns)));
+        }
+    }
+
+    /// Move `ue`'s bearer from its leg to the neighbour `to` at `now_ns` (a
+    /// handover or a bearer switch, ran.md §7): the old leg is detached (its
+    /// radio link stays, as a neighbour) and a new leg on `to` starts, which
+    /// schedules nothing before `now_ns + interruption_ns`. Returns what the old
+    /// leg had not delivered, for the caller to forward (see [`Ran::detach`]).
+    pub fn hand_over(
+        &mut self,
+        now_ns: u64,
+        ue: UeId,
+        to: CellId,
+        interruption_ns: u64,
+        out: &mut RanOutput,
+    ) -> Result<Detached, RanError> {
+        let from = self.bearer_cell(ue)?;
+        let ctx = &self.ues[ue.index()];
+        if !ctx.neighbours.iter().any(|(c, _)| *c == to) {
+            return Err(RanError::NotMeasured { ue, cell: to });
+        }
+        let cfg = ctx.cfg.expect("set by the first attach");
+        let detached = self.detach(now_ns, ue, from, out)?;
+        let ctx = &mut self.ues[ue.index()];
+        let k = ctx.neighbours.iter().position(|(c, _)| *c == to).expect("checked above");
+        let (_, radio) = ctx.neighbours.remove(k);
+        self.attach_leg(ue, to, cfg, radio, now_ns + interruption_ns)?;
+        Ok(detached)
+    }
+
+    /// End `ue`'s leg on `cell` at `now_ns` (handover, ran.md §7); the UE keeps
+    /// measuring the cell over the leg's radio link. Returns the
     /// SDUs that leg had not delivered, in order, with their COUNT: the caller
     /// forwards them to the UE's next leg with [`Ran::adopt`] (after the X2
     /// delay on the downlink). SDUs PDCP releases at the detach go to `out`.
@@ -170,10 +252,11 @@ impl<R: RngCore> Ran<R> {
             .position(|u| u == ue)
             .ok_or(RanError::NotAttached { ue, cell })?;
         let detached = site.cell.detach(now_ns, ue, &mut self.bearers, out)?;
-        site.legs.remove(position);
+        let leg = site.legs.remove(position);
         site.radio.remove(position);
         let ctx = &mut self.ues[ue.index()];
         ctx.cells.retain(|&c| c != cell);
+        ctx.neighbours.push((cell, leg.radio));
         ctx.retired += &detached.stats;
         Ok(detached)
     }
@@ -278,9 +361,13 @@ impl<R: RngCore> Ran<R> {
             } else {
                 leg.state.sinr_db
             };
-            *radio = UeRadio {
-                reported_sinr_db: leg.reported_sinr_db,
-                sinr_db: actual,
+            *radio = if now_ns < leg.resume_ns {
+                UeRadio::OUTAGE
+            } else {
+                UeRadio {
+                    reported_sinr_db: leg.reported_sinr_db,
+                    sinr_db: actual,
+                }
             };
         }
         site.cell.on_slot(

@@ -8,6 +8,7 @@ use serde_path_to_error::Segment;
 use toml_edit::{DocumentMut, ImDocument, Item, Table, Value};
 
 use super::schema::Scenario;
+use crate::radio::LteDefault;
 use super::validate::validate;
 use crate::ConfigError;
 
@@ -46,6 +47,7 @@ pub fn load(path: &Path, overrides: &[String], seed: Option<u64>) -> Result<Load
     for o in &parsed {
         apply(&mut doc, o)?;
     }
+    fill_lte_defaults(&mut doc);
 
     let resolved_text = doc.to_string();
     let where_ = |path: &[String]| -> String {
@@ -76,6 +78,27 @@ pub fn load(path: &Path, overrides: &[String], seed: Option<u64>) -> Result<Load
     let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     Ok(Loaded { scenario, name, base_dir })
+}
+
+/// Every field an LTE cell leaves out takes its LTE default (radio.rs), so the schema's
+/// own defaults (a mmWave gNB's) apply to mmWave cells only.
+fn fill_lte_defaults(doc: &mut DocumentMut) {
+    let Some(Item::ArrayOfTables(cells)) = doc.get_mut("cells") else { return };
+    for cell in cells.iter_mut() {
+        if cell.get("kind").and_then(Item::as_str) != Some("lte") {
+            continue;
+        }
+        for (key, value) in crate::radio::LTE_CELL_DEFAULTS {
+            if !cell.contains_key(key) {
+                let value = match *value {
+                    LteDefault::Number(x) => Value::from(x),
+                    LteDefault::Whole(n) => Value::from(n),
+                    LteDefault::Text(t) => Value::from(t),
+                };
+                cell.insert(key, Item::Value(value));
+            }
+        }
+    }
 }
 
 fn io_reason(e: &std::io::Error) -> String {

@@ -28,11 +28,67 @@ pub enum RlcModeSpec {
     Um,
 }
 
+/// What kind of cell: its defaults and how obstacles affect it (channel.md §7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CellKind {
+    /// A mmWave gNB (28 GHz, 1 GHz): an obstacle on the path makes the link NLOS.
+    #[default]
+    Mmwave,
+    /// An LTE eNB (2.1 GHz, 20 MHz, 1 ms TTI, UMa): an obstacle only adds
+    /// `penetration_loss_db`; the UE side is one antenna (2×2 MIMO as `mimo_gain_db`).
+    /// Every field left out takes the LTE default of [`LTE_CELL_DEFAULTS`].
+    Lte,
+}
+
+impl CellKind {
+    fn is_mmwave(&self) -> bool {
+        *self == CellKind::Mmwave
+    }
+}
+
+/// The defaults of an LTE cell's fields that differ from a mmWave cell's (channel.md §7:
+/// 2.1 GHz, 20 MHz, 46 dBm, 2×2 MIMO gain 3 dB, UMa, peak 150 Mbit/s; ran.md: a 1 ms TTI, the
+/// LTE FDD HARQ of 8 processes with an 8 ms round trip, 5 ms CQI and SR periods).
+pub const LTE_CELL_DEFAULTS: &[(&str, LteDefault)] = &[
+    ("height_m", LteDefault::Number(25.0)),
+    ("pathloss", LteDefault::Text("uma")),
+    ("fc_ghz", LteDefault::Number(2.1)),
+    ("bandwidth_hz", LteDefault::Number(20e6)),
+    ("tx_power_dbm", LteDefault::Number(46.0)),
+    ("antennas", LteDefault::Whole(1)),
+    ("mimo_gain_db", LteDefault::Number(3.0)),
+    ("peak_rate_bps", LteDefault::Number(150e6)),
+    ("slot_s", LteDefault::Number(0.001)),
+    ("harq_rtt_s", LteDefault::Number(0.008)),
+    ("harq_processes", LteDefault::Whole(8)),
+    ("cqi_period_s", LteDefault::Number(0.005)),
+    ("cqi_delay_s", LteDefault::Number(0.004)),
+    ("sr_delay_s", LteDefault::Number(0.005)),
+];
+
+/// A default value as the scenario file would write it.
+#[derive(Clone, Copy, Debug)]
+pub enum LteDefault {
+    Number(f64),
+    Whole(i64),
+    Text(&'static str),
+}
+
 /// A gNB: its radio, MAC, RLC and PDCP. `node` names the [[nodes]] entry it sits on.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CellSpec {
     pub node: String,
+    /// Left out of the resolved scenario for mmWave cells (run ids stay those of before LTE).
+    #[serde(default, skip_serializing_if = "CellKind::is_mmwave")]
+    pub kind: CellKind,
+    /// Extra antenna gain (LTE's 2×2 MIMO); left out while 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub mimo_gain_db: f64,
+    /// What an obstacle on the path costs a sub-6 GHz (LTE) cell; left out while 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub penetration_loss_db: f64,
     pub position_m: [f64; 2],
     #[serde(default = "d_height_bs")]
     pub height_m: f64,
@@ -110,7 +166,8 @@ pub struct ForcedEventSpec {
     pub kind: ForcedKindSpec,
 }
 
-/// A UE attached to `cell` (the node name of a cell), sitting on node `node`.
+/// A UE first served by `cell` (the node name of a cell), sitting on node `node`. It
+/// measures every cell and is handed over between them ([handover]).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UeSpec {
@@ -136,6 +193,10 @@ pub struct UeSpec {
     pub markov_lambda_per_s: f64,
     #[serde(default)]
     pub forced_events: Vec<ForcedEventSpec>,
+    /// The LTE cell (its node) anchoring dual connectivity: while the serving mmWave cell
+    /// is in outage the bearer moves there (ran.md §7). "" (default): no anchor.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub anchor: String,
     /// Trace file for the trace blockage models, relative to the scenario file.
     #[serde(default)]
     pub trace: String,
@@ -187,6 +248,9 @@ impl Default for RandomObstacles {
 
 fn yes() -> bool {
     true
+}
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 fn d_height_bs() -> f64 {
     10.0
@@ -280,4 +344,48 @@ fn d_reassembly() -> f64 {
 }
 fn d_status_prohibit() -> f64 {
     0.002
+}
+
+/// Handover and dual connectivity (ran.md §7); applies to every UE of a scenario with more
+/// than one cell it can measure.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HandoverSpec {
+    /// false: every UE stays on its first cell.
+    pub enabled: bool,
+    /// A neighbour must beat the serving cell by this much (A3 hysteresis), dB.
+    pub hysteresis_db: f64,
+    /// … for this long.
+    pub time_to_trigger_s: f64,
+    /// Hard handover: how long the UE receives nothing.
+    pub interruption_s: f64,
+    /// Dual connectivity: interruption of a bearer switch to or from the LTE anchor.
+    pub switch_interruption_s: f64,
+    /// X2 forwarding delay of the source cell's undelivered data.
+    pub x2_delay_s: f64,
+    /// Rate of the X2 links between every pair of cells.
+    pub x2_rate_bps: f64,
+    /// How often each UE measures every cell.
+    pub measurement_period_s: f64,
+}
+
+impl Default for HandoverSpec {
+    fn default() -> Self {
+        HandoverSpec {
+            enabled: true,
+            hysteresis_db: 3.0,
+            time_to_trigger_s: 0.04,
+            interruption_s: 0.02,
+            switch_interruption_s: 0.005,
+            x2_delay_s: 0.001,
+            x2_rate_bps: 10e9,
+            measurement_period_s: 0.001,
+        }
+    }
+}
+
+impl HandoverSpec {
+    pub fn is_default(&self) -> bool {
+        *self == HandoverSpec::default()
+    }
 }

@@ -31,6 +31,9 @@ pub struct Scenario {
     pub obstacles: Vec<super::radio::ObstacleSpec>,
     #[serde(default)]
     pub random_obstacles: super::radio::RandomObstacles,
+    /// Left out of the resolved scenario while it has the defaults (run ids unchanged).
+    #[serde(default, skip_serializing_if = "super::radio::HandoverSpec::is_default")]
+    pub handover: super::radio::HandoverSpec,
     /// milliProxy (milliproxy.md); off while `proxy.node` is empty.
     #[serde(default)]
     pub proxy: ProxySpec,

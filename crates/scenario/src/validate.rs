@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use super::radio::BlockageSpec;
+use super::radio::{BlockageSpec, CellKind};
 use super::schema::{App, FlowKind, Scenario};
 
 /// What is wrong with one field.
@@ -166,7 +166,12 @@ fn validate_radio(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
         range(p("height_m"), c.height_m, 1.01, 500.0, "above 1 m, up to 500 m")?;
         range(p("fc_ghz"), c.fc_ghz, 0.5, 100.0, "0.5 to 100 GHz")?;
         range(p("bandwidth_hz"), c.bandwidth_hz, 1e5, 1e10, "1e5 to 1e10 Hz")?;
-        range(p("peak_rate_bps"), c.peak_rate_bps, 1e3, c.bandwidth_hz * millinet_channel::link::SE_MAX, "1e3 bit/s up to bandwidth_hz × 5.5547 (η_oh ≤ 1)")?;
+        // η_oh ≤ 1 per spatial layer: one layer for mmWave, two for LTE's 2×2 MIMO.
+        let (layers, allowed) = match c.kind {
+            CellKind::Mmwave => (1.0, "1e3 bit/s up to bandwidth_hz × 5.5547 (η_oh ≤ 1)"),
+            CellKind::Lte => (2.0, "1e3 bit/s up to 2 × bandwidth_hz × 5.5547 (two MIMO layers, η_oh ≤ 2)"),
+        };
+        range(p("peak_rate_bps"), c.peak_rate_bps, 1e3, layers * c.bandwidth_hz * millinet_channel::link::SE_MAX, allowed)?;
         whole(p("antennas"), c.antennas as u64, 1, 4096)?;
         range(p("slot_s"), c.slot_s, 1e-6, 0.01, "1 µs to 10 ms")?;
         range(p("ul_fraction"), c.ul_fraction, 0.001, 1.0, "0.001 to 1")?;
@@ -177,6 +182,8 @@ fn validate_radio(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
         whole(p("ul_every_slots"), c.ul_every_slots as u64, 1, 1000)?;
         range(p("cqi_period_s"), c.cqi_period_s, 1e-6, 1.0, "1 µs to 1 s")?;
         range(p("cqi_delay_s"), c.cqi_delay_s, 0.0, 1.0, "0 to 1 s")?;
+        range(p("mimo_gain_db"), c.mimo_gain_db, -30.0, 30.0, "-30 to 30 dB")?;
+        range(p("penetration_loss_db"), c.penetration_loss_db, 0.0, 100.0, "0 to 100 dB")?;
         let known: Vec<&str> = millinet_ran::scheduler::names().collect();
         if !known.contains(&c.scheduler.as_str()) {
             return Err(Issue { path: p("scheduler"), value: format!("{:?}", c.scheduler), problem: "unknown scheduler", allowed: format!("one of {}", known.join(", ")) });
@@ -189,6 +196,13 @@ fn validate_radio(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
             let mut known: Vec<&str> = cell_nodes.iter().copied().collect();
             known.sort_unstable();
             return Err(Issue { path: p("cell"), value: format!("{:?}", u.cell), problem: "no cell on that node", allowed: format!("one of {}", known.join(", ")) });
+        }
+        if !u.anchor.is_empty() {
+            let lte: Vec<&str> = s.cells.iter().filter(|c| c.kind == CellKind::Lte).map(|c| c.node.as_str()).collect();
+            if !lte.contains(&u.anchor.as_str()) {
+                let allowed = if lte.is_empty() { "the node of a cell with kind = \"lte\" (this scenario has none)".to_string() } else { format!("one of {}", lte.join(", ")) };
+                return Err(Issue { path: p("anchor"), value: format!("{:?}", u.anchor), problem: "no LTE cell on that node", allowed });
+            }
         }
         if u.route_m.is_empty() {
             return Err(Issue { path: p("route_m"), value: "[]".into(), problem: "empty", allowed: "one point (static) or more waypoints [[x, y], ...]".into() });
@@ -209,6 +223,14 @@ fn validate_radio(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
             range(format!("ues.{i}.forced_events.{k}.duration_s"), f.duration_s, 0.0, 1e6, "0 or longer, seconds")?;
         }
     }
+    let h = &s.handover;
+    range("handover.hysteresis_db".into(), h.hysteresis_db, 0.0, 30.0, "0 to 30 dB")?;
+    range("handover.time_to_trigger_s".into(), h.time_to_trigger_s, 0.0, 10.0, "0 to 10 seconds")?;
+    range("handover.interruption_s".into(), h.interruption_s, 0.0, 10.0, "0 to 10 seconds")?;
+    range("handover.switch_interruption_s".into(), h.switch_interruption_s, 0.0, 10.0, "0 to 10 seconds")?;
+    range("handover.x2_delay_s".into(), h.x2_delay_s, 0.0, 1.0, "0 to 1 second")?;
+    range("handover.x2_rate_bps".into(), h.x2_rate_bps, 1e3, 1e12, "1e3 to 1e12 bit/s")?;
+    range("handover.measurement_period_s".into(), h.measurement_period_s, 1e-4, 1.0, "0.1 ms to 1 second")?;
     for (i, o) in s.obstacles.iter().enumerate() {
         range(format!("obstacles.{i}.width_m"), o.width_m, 0.0, 1e5, "0 to 1e5 m")?;
         range(format!("obstacles.{i}.depth_m"), o.depth_m, 0.0, 1e5, "0 to 1e5 m")?;

@@ -5,7 +5,7 @@
 use std::net::SocketAddrV4;
 
 use millinet_proxy::{Direction as ProxyDirection, Middlebox};
-use millinet_ran::{CellId, UeId};
+use millinet_ran::{CellId, RanOutput, UeId};
 use millinet_scenario::translate::{app_spec, link_codel, seconds_to_ns, tcp_config};
 use millinet_transport::app::{AppAction, FlowId};
 use millinet_transport::udp::{UdpSink, UdpSource, UdpSourceConfig};
@@ -23,13 +23,15 @@ use crate::pcap::PcapWriter;
 use crate::radio::{self, RadioNet};
 use crate::rng;
 use crate::scenario::{App, Aqm, FlowKind, Scenario};
-use crate::series::{Goodput, Series, CHUNK_ROWS};
+use crate::series::{Goodput, Mobility, Series, CHUNK_ROWS};
 use crate::Error;
 
+mod handover;
 mod hosts;
 mod sampling;
 mod summary;
 
+use handover::Handovers;
 use hosts::{receiver_port, sender_port, Endpoint, Flow, Model, Role, SERVER_PORT};
 
 const NO_MIDDLEBOX: u32 = u32::MAX;
@@ -78,6 +80,7 @@ pub struct Simulation {
     captures: Vec<Option<PcapWriter>>,
     /// The mmWave network: the RAN with its cells and UEs (UE k of the scenario is `UeId(k)`).
     radio: RadioNet,
+    handovers: Handovers,
     ue_metrics: Vec<UeMetrics>,
     scratch: Vec<Packet>,
     next_uid: u64,
@@ -159,6 +162,7 @@ impl Simulation {
             captures,
             ue_metrics: (0..radio.ue_nodes.len()).map(|_| UeMetrics::default()).collect(),
             radio,
+            handovers: Handovers::new(&scenario.handover),
             scratch: Vec::with_capacity(64),
             next_uid: 0,
             series: Series::default(),
@@ -228,6 +232,11 @@ impl Simulation {
         }
         for c in 0..sim.radio.cell_nodes.len() as u32 {
             sim.events.schedule(0, Event::Slot(c));
+        }
+        for k in 0..sim.radio.serving.len() as u32 {
+            if sim.radio.serving[k as usize].is_some() {
+                sim.events.schedule(sim.handovers.period_ns(), Event::Measure(k));
+            }
         }
         if !scenario.proxy.node.is_empty() {
             let iss_secret = rng::stream(scenario.seed, "proxy/iss-secret").next_u64();
@@ -316,6 +325,8 @@ impl Simulation {
                 Event::Slot(c) => self.slot(c),
                 Event::Telemetry(m) => self.telemetry(m),
                 Event::RouteChange(change) => self.network.apply_planned(change),
+                Event::Measure(ue) => self.measure(ue),
+                Event::X2Forward(index) => self.x2_forward(index),
             }
             if self.events.processed() & 0xFFFF == 0 {
                 progress(now_ns as f64 / 1e9, total_s);
@@ -437,8 +448,18 @@ impl Simulation {
     /// Delivers what the cell decoded in its previous slot, then runs this slot.
     fn slot(&mut self, c: u32) {
         let mut decoded = std::mem::take(&mut self.radio.decoded[c as usize]);
-        for d in decoded.downlink.drain(..) {
-            debug_assert_eq!(d.at_ns, self.now_ns, "decoded in the previous slot");
+        self.deliver(CellId(c), &mut decoded);
+        let cell = CellId(c);
+        self.radio.ran.advance_cell_to(cell, self.now_ns, &mut decoded);
+        self.radio.decoded[c as usize] = decoded;
+        self.events.schedule(self.radio.ran.next_slot_ns(cell), Event::Slot(c));
+    }
+
+    /// Hands what cell `cell` delivered now to the UEs (downlink) and to the cell's node
+    /// (uplink), and leaves `delivered` empty.
+    fn deliver(&mut self, cell: CellId, delivered: &mut RanOutput) {
+        for d in delivered.downlink.drain(..) {
+            debug_assert_eq!(d.at_ns, self.now_ns, "delivered now");
             let latency_ns = d.at_ns - d.packet.meta.ran_entry_ns;
             let node = self.radio.ue_nodes[d.ue.index()];
             let m = &mut self.ue_metrics[d.ue.index()];
@@ -451,15 +472,11 @@ impl Simulation {
             }
             self.arrive(node, d.packet);
         }
-        let gnb = self.radio.cell_nodes[c as usize];
-        for d in decoded.uplink.drain(..) {
+        let gnb = self.radio.cell_nodes[cell.0 as usize];
+        for d in delivered.uplink.drain(..) {
             self.arrive(gnb, d.packet);
         }
-        decoded.clear();
-        let cell = CellId(c);
-        self.radio.ran.advance_cell_to(cell, self.now_ns, &mut decoded);
-        self.radio.decoded[c as usize] = decoded;
-        self.events.schedule(self.radio.ran.next_slot_ns(cell), Event::Slot(c));
+        delivered.clear();
     }
 
     /// Sends what middlebox `m` emitted from its node and re-arms its timer.

@@ -39,6 +39,7 @@ impl Simulation {
             } else {
                 m.window_latency_ns as f64 / m.window_deliveries as f64 / 1e6
             });
+            s.ue_cell.push(self.radio.ran.cells_of(ue)[0].0);
             m.window_latency_ns = 0;
             m.window_deliveries = 0;
         }
@@ -63,7 +64,18 @@ impl Simulation {
     /// table (binned over the whole run, so complete only at the end).
     pub(super) fn take_chunk(&mut self, last: bool) -> Vec<Table> {
         let mut goodput = Goodput::default();
+        let mut mobility = Mobility::default();
         if last {
+            for r in &self.handovers.log {
+                mobility.t.push(r.t_ns as f64 / 1e9);
+                mobility.ue.push(r.ue.0);
+                mobility.kind.push(r.kind as u32);
+                mobility.from_cell.push(r.from.0);
+                mobility.to_cell.push(r.to.0);
+                mobility.interruption_s.push(r.interruption_ns as f64 / 1e9);
+                mobility.sdus_forwarded.push(r.sdus_forwarded);
+                mobility.bytes_forwarded.push(r.bytes_forwarded);
+            }
             let bin_s = self.goodput_bin_ns as f64 / 1e9;
             for (i, f) in self.flows.iter().enumerate() {
                 for (b, &bytes) in f.goodput_bins.iter().enumerate() {
@@ -73,7 +85,7 @@ impl Simulation {
                 }
             }
         }
-        self.series.take_chunk(goodput, !self.radio.ue_nodes.is_empty(), self.scenario_proxy)
+        self.series.take_chunk(goodput, mobility, !self.radio.ue_nodes.is_empty(), self.scenario_proxy)
     }
 
 }

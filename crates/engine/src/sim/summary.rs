@@ -1,5 +1,6 @@
 //! summary.json: what a run measured, per flow, queue, UE and middlebox (outputs.md §1).
 
+use millinet_ran::SwitchKind;
 use serde_json::json;
 
 use super::*;
@@ -119,10 +120,14 @@ impl Simulation {
                 let slots = r.slots.max(1) as f64;
                 let mean_rate_bps = r.rate_bps_sum / slots;
                 let st = self.radio.ran.ue_stats(ue).downlink;
+                let switches = |kinds: &[SwitchKind]| self.handovers.log.iter().filter(|r| r.ue == ue && kinds.contains(&r.kind)).count();
                 json!({
                     "id": k,
                     "node": spec.node,
                     "cell": spec.cell,
+                    "cell_at_end": self.scenario.cells[self.radio.ran.cells_of(ue)[0].0 as usize].node,
+                    "handovers": switches(&[SwitchKind::Handover]),
+                    "bearer_switches": switches(&[SwitchKind::ToAnchor, SwitchKind::FromAnchor]),
                     "mean_rate_bps": mean_rate_bps,
                     "goodput_bps": goodput_bps,
                     "utilization": if mean_rate_bps > 0.0 { goodput_bps / mean_rate_bps } else { 0.0 },
@@ -146,6 +151,24 @@ impl Simulation {
             .collect();
         let node_name = |site: &Site| self.network.nodes[site.node as usize].name.clone();
         let proxy = self.middleboxes.first().filter(|_| self.scenario_proxy).map(|site| site.middlebox.summary(&node_name(site)));
+        let cell_name = |c: CellId| self.scenario.cells[c.0 as usize].node.clone();
+        let mobility: Vec<_> = self
+            .handovers
+            .log
+            .iter()
+            .map(|r| {
+                json!({
+                    "t_s": r.t_ns as f64 / 1e9,
+                    "ue": r.ue.0,
+                    "kind": r.kind.name(),
+                    "from": cell_name(r.from),
+                    "to": cell_name(r.to),
+                    "interruption_s": r.interruption_ns as f64 / 1e9,
+                    "sdus_forwarded": r.sdus_forwarded,
+                    "bytes_forwarded": r.bytes_forwarded,
+                })
+            })
+            .collect();
         let mut summary = json!({
             "scenario": name,
             "proxy": proxy,
@@ -155,6 +178,9 @@ impl Simulation {
             "flows": flows,
             "queues": queues,
         });
+        if !self.radio.ue_nodes.is_empty() {
+            summary["mobility"] = json!(mobility);
+        }
         // Middleboxes a caller added besides the scenario's [proxy].
         let added = &self.middleboxes[self.scenario_proxy as usize..];
         if !added.is_empty() {

@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use millinet_channel::traces::{load_capacity_csv, load_sinr_csv, SinrTrace};
 use millinet_channel::{
-    BlockageConfig, CqiConfig, FadingConfig, ForcedEvent, ForcedKind, LinkConfig, MobilityConfig, ObstacleDraw, Point2, Rect,
+    BlockageConfig, BlockedEffect, CqiConfig, FadingConfig, ForcedEvent, ForcedKind, LinkConfig, MobilityConfig, ObstacleDraw, Point2, Rect,
     Scenario as PathLossScenario,
 };
-use millinet_ran::{CellConfig, HarqConfig, HarqMode, RlcMode, TddConfig, UeConfig};
+use millinet_ran::{CellConfig, HandoverConfig, HarqConfig, HarqMode, RlcMode, TddConfig, UeConfig};
 use rand_core::RngCore;
 
 use super::seconds_to_ns;
-use crate::radio::{BlockageSpec, CellSpec, ForcedKindSpec, HarqSpec, PathLossModel, RlcModeSpec, UeSpec};
+use crate::radio::{BlockageSpec, CellKind, CellSpec, ForcedKindSpec, HandoverSpec, HarqSpec, PathLossModel, RlcModeSpec, UeSpec};
 use crate::{ConfigError, Scenario};
 
 /// Spectral efficiency at the top of the 64QAM CQI table (channel.md §5).
@@ -103,6 +103,8 @@ pub fn obstacles(s: &Scenario, rng: &mut impl RngCore) -> Result<Arc<[Rect]>, Co
     Ok(all.into())
 }
 
+/// The radio link between UE `u` (scenario UE `i`) and cell `c`: each link its own LOS
+/// test, path loss, shadowing and fading (channel.md §1–4).
 pub fn link_config(i: usize, u: &UeSpec, c: &CellSpec, outage_threshold_db: f64, obstacles: &Arc<[Rect]>, base_dir: &Path) -> Result<LinkConfig, ConfigError> {
     let err = |e: &dyn std::fmt::Display| ConfigError::new(format!("ues.{i}: {e}"));
     let trace_path = || base_dir.join(&u.trace);
@@ -113,9 +115,9 @@ pub fn link_config(i: usize, u: &UeSpec, c: &CellSpec, outage_threshold_db: f64,
         BlockageSpec::SinrTrace => match load_sinr_csv(&trace_path()).map_err(|e| err(&e))? {
             SinrTrace::Single(series) => BlockageConfig::SinrTrace(Arc::new(series)),
             SinrTrace::PerCell(mut cells) => {
-                let series = cells.iter().position(|(name, _)| name == &u.cell).map(|k| cells.swap_remove(k).1);
+                let series = cells.iter().position(|(name, _)| name == &c.node).map(|k| cells.swap_remove(k).1);
                 BlockageConfig::SinrTrace(Arc::new(series.ok_or_else(|| {
-                    ConfigError::new(format!("ues.{i}.trace: {}: no rows for cell {:?}", u.trace, u.cell))
+                    ConfigError::new(format!("ues.{i}.trace: {}: no rows for cell {:?}", u.trace, c.node))
                 })?))
             }
         },
@@ -137,7 +139,13 @@ pub fn link_config(i: usize, u: &UeSpec, c: &CellSpec, outage_threshold_db: f64,
         bandwidth_hz: c.bandwidth_hz,
         p_tx_dbm: c.tx_power_dbm,
         n_tx: c.antennas,
-        n_rx: u.antennas,
+        // An LTE link's UE side is one antenna; its 2×2 MIMO is the cell's mimo_gain_db.
+        n_rx: if c.kind == CellKind::Lte { 1 } else { u.antennas },
+        mimo_gain_db: c.mimo_gain_db,
+        blocked_effect: match c.kind {
+            CellKind::Mmwave => BlockedEffect::Nlos,
+            CellKind::Lte => BlockedEffect::PenetrationLoss { loss_db: c.penetration_loss_db },
+        },
         eta_oh: eta_oh(c),
         mcs: c.mcs,
         h_ut_m: u.height_m,
@@ -167,4 +175,21 @@ pub fn link_config(i: usize, u: &UeSpec, c: &CellSpec, outage_threshold_db: f64,
 /// The CQI reports of a UE served by cell `c` (period and delay, channel.md §5).
 pub fn cqi_config(c: &CellSpec) -> CqiConfig {
     CqiConfig { period_ns: seconds_to_ns(c.cqi_period_s), delay_ns: seconds_to_ns(c.cqi_delay_s) }
+}
+
+/// The cells UE `u` measures, by scenario index, its first serving cell first: every cell
+/// while handover is on, except for a trace-driven UE, whose trace is its one link.
+pub fn measured_cells(s: &Scenario, u: &UeSpec) -> Vec<usize> {
+    let serving = s.cells.iter().position(|c| c.node == u.cell).expect("validated");
+    let trace = matches!(u.blockage, BlockageSpec::SinrTrace | BlockageSpec::CapacityTrace);
+    let mut cells = vec![serving];
+    if s.handover.enabled && !trace {
+        cells.extend((0..s.cells.len()).filter(|&k| k != serving));
+    }
+    cells
+}
+
+/// The A3 parameters (ran.md §7).
+pub fn handover_config(h: &HandoverSpec) -> HandoverConfig {
+    HandoverConfig { hysteresis_db: h.hysteresis_db, time_to_trigger_ns: seconds_to_ns(h.time_to_trigger_s) }
 }
