@@ -140,3 +140,34 @@ fn overrides_reach_inside_lists_and_seed_overrides() {
     // Defaults are filled in.
     assert_eq!(v["flows"][0]["newreno_variant"].as_str(), Some("impatient"));
 }
+
+fn shipped(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../python/millinet/scenarios/{name}.toml"))
+}
+
+#[test]
+fn a_dual_connectivity_anchor_must_be_an_lte_cell() {
+    let m = error_of(&shipped("train"), &["ues.0.anchor=gnb2"]);
+    assert_all(&m, &["--set ues.0.anchor=gnb2", "ues.0.anchor", "\"gnb2\"", "no LTE cell on that node", "one of enb"]);
+    let m = error_of(&shipped("handover"), &["ues.0.anchor=gnb2"]);
+    assert_all(&m, &["ues.0.anchor", "this scenario has none"]);
+}
+
+#[test]
+fn handover_parameters_out_of_range_name_their_range() {
+    let m = error_of(&shipped("handover"), &["handover.hysteresis_db=-1"]);
+    assert_all(&m, &["handover.hysteresis_db", "-1", "0 to 30 dB"]);
+    let m = error_of(&shipped("handover"), &["handover.measurement_period_s=0"]);
+    assert_all(&m, &["handover.measurement_period_s", "0.1 ms to 1 second"]);
+    let m = error_of(&shipped("handover"), &["handover.bogus=1"]);
+    assert_all(&m, &["handover.bogus", "expected one of", "time_to_trigger_s"]);
+}
+
+#[test]
+fn an_lte_cell_peak_rate_is_bounded_by_two_mimo_layers() {
+    let m = error_of(&shipped("train"), &["cells.4.peak_rate_bps=300e6"]);
+    assert_all(&m, &["cells.4.peak_rate_bps", "300000000", "two MIMO layers"]);
+    // The same rate on a mmWave cell of 20 MHz is refused with the one-layer bound.
+    let m = error_of(&shipped("train"), &["cells.0.bandwidth_hz=20e6", "cells.0.peak_rate_bps=150e6"]);
+    assert_all(&m, &["cells.0.peak_rate_bps", "η_oh ≤ 1"]);
+}

@@ -223,6 +223,7 @@ fn a_bearer_moved_between_cells_delivers_every_sdu_once_and_in_order() {
     let ue = ran.add_ue();
     let cfg = UeConfig::default(); // RLC AM
     ran.attach(ue, cells[0], cfg, leg(0.0, 3)).unwrap();
+    ran.add_neighbour(ue, cells[1], leg(120.0, 99)).unwrap();
 
     let mut out = RanOutput::default();
     let (mut dl, mut ul) = (Vec::new(), Vec::new());
@@ -256,16 +257,24 @@ fn a_bearer_moved_between_cells_delivers_every_sdu_once_and_in_order() {
         if now > 0 && now < end_ns - 100 * MS && now % (37 * MS) == 0 {
             // Break before make: the source leg ends, the target leg starts;
             // the UE's PDCP sends its uplink SDUs again, X2 brings the
-            // downlink ones a little later.
-            let detached = ran.detach(now, ue, cells[serving], &mut out).unwrap();
-            assert!(ran.cells_of(ue).is_empty());
-            assert!(
-                !ran.enqueue_downlink(now, ue, packet(u64::MAX, 1500)),
-                "no leg"
-            );
-            serving = 1 - serving;
-            ran.attach(ue, cells[serving], cfg, leg(120.0 * serving as f64, 4 + k))
-                .unwrap();
+            // downlink ones a little later. Every other time in one call, over
+            // the neighbour's radio link, with a 20 ms interruption during which
+            // the target buffers but schedules nothing.
+            let detached = if handovers % 2 == 0 {
+                let detached = ran.detach(now, ue, cells[serving], &mut out).unwrap();
+                assert!(ran.cells_of(ue).is_empty());
+                assert!(
+                    !ran.enqueue_downlink(now, ue, packet(u64::MAX, 1500)),
+                    "no leg"
+                );
+                serving = 1 - serving;
+                ran.attach(ue, cells[serving], cfg, leg(120.0 * serving as f64, 4 + k))
+                    .unwrap();
+                detached
+            } else {
+                serving = 1 - serving;
+                ran.hand_over(now, ue, cells[serving], 20 * MS, &mut out).unwrap()
+            };
             ran.adopt(now, ue, Direction::Uplink, &detached.uplink)
                 .unwrap();
             x2 = Some((now + X2_DELAY_NS, detached.downlink));
@@ -350,7 +359,14 @@ fn attach_and_detach_report_bookkeeping_errors() {
     };
     let e = ran.attach(UeId(0), b, bad, leg(0.0, 1)).unwrap_err();
     assert!(matches!(e, millinet_ran::RanError::Config(_)), "{e}");
+    let e = ran.hand_over(0, UeId(0), b, 0, &mut out).unwrap_err();
+    assert_eq!(e.to_string(), "UE 0 has no neighbour radio link to cell 1");
+    let e = ran.add_neighbour(UeId(0), a, leg(0.0, 1)).unwrap_err();
+    assert_eq!(e.to_string(), "UE 0 has a radio link to cell 0 already");
+    assert_eq!(ran.add_neighbour(UeId(0), CellId(7), leg(0.0, 1)).unwrap_err().to_string(), "no cell 7");
     ran.detach(0, UeId(0), a, &mut out).unwrap();
+    let e = ran.add_neighbour(UeId(0), a, leg(0.0, 1)).unwrap_err();
+    assert_eq!(e.to_string(), "UE 0 has a radio link to cell 0 already", "a detached leg's radio stays a neighbour");
     assert_eq!(
         ran.adopt(0, UeId(0), Direction::Downlink, &[])
             .unwrap_err()

@@ -31,7 +31,7 @@ mod hosts;
 mod sampling;
 mod summary;
 
-use handover::Handovers;
+use handover::{Handovers, END_MARKER};
 use hosts::{receiver_port, sender_port, Endpoint, Flow, Model, Role, SERVER_PORT};
 
 const NO_MIDDLEBOX: u32 = u32::MAX;
@@ -81,6 +81,8 @@ pub struct Simulation {
     /// The mmWave network: the RAN with its cells and UEs (UE k of the scenario is `UeId(k)`).
     radio: RadioNet,
     handovers: Handovers,
+    /// Set while a packet that came over an X2 link is handled (it passes a handover's hold).
+    arriving_over_x2: bool,
     ue_metrics: Vec<UeMetrics>,
     scratch: Vec<Packet>,
     next_uid: u64,
@@ -162,7 +164,8 @@ impl Simulation {
             captures,
             ue_metrics: (0..radio.ue_nodes.len()).map(|_| UeMetrics::default()).collect(),
             radio,
-            handovers: Handovers::new(&scenario.handover),
+            handovers: Handovers::new(&scenario.handover, scenario.ues.len()),
+            arriving_over_x2: false,
             scratch: Vec::with_capacity(64),
             next_uid: 0,
             series: Series::default(),
@@ -291,7 +294,13 @@ impl Simulation {
                     let link = &mut self.links[l as usize];
                     let packet = link.on_arrival(l, &mut self.events);
                     let node = link.to_node;
-                    self.arrive(node, packet);
+                    if self.handovers.is_x2(l) {
+                        self.arriving_over_x2 = true;
+                        self.arrive(node, packet);
+                        self.arriving_over_x2 = false;
+                    } else {
+                        self.arrive(node, packet);
+                    }
                 }
                 Event::Timer(slot, generation) => {
                     if self.timers.surfaced(&mut self.events, slot, generation, now_ns) {
@@ -397,6 +406,10 @@ impl Simulation {
     /// A packet reaches a node: delivered to an endpoint there, or forwarded.
     #[inline]
     fn arrive(&mut self, node: u32, packet: Packet) {
+        if packet.meta.flow == END_MARKER {
+            self.end_marker(node, packet);
+            return;
+        }
         if let Some(w) = &mut self.captures[node as usize] {
             w.write(self.now_ns, &packet);
         }
@@ -437,7 +450,11 @@ impl Simulation {
                 self.links[link as usize].enqueue(self.now_ns, packet, link, &mut self.events);
             }
             Hop::RadioDownlink(k) => {
-                self.radio.ran.enqueue_downlink(self.now_ns, UeId(k), packet);
+                if self.handovers.holds(k) && !self.arriving_over_x2 {
+                    self.handovers.hold(k, packet);
+                } else {
+                    self.radio.ran.enqueue_downlink(self.now_ns, UeId(k), packet);
+                }
             }
             Hop::RadioUplink(k) => {
                 self.radio.ran.enqueue_uplink(self.now_ns, UeId(k), packet);
