@@ -27,7 +27,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build test demo study bench bench-study bench-route crosscheck
+.PHONY: deps venv build test demo study bench bench-study bench-route bench-train crosscheck
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -79,6 +79,11 @@ bench: build deps
 # Only the milliProxy study's core grid (800 runs on 2 workers, about five minutes).
 bench-study: build
 	bash bench/run.sh --study
+
+# Only the train run (d): one UE past four mmWave gNBs and an LTE anchor, 60 s, MSS 1400 and
+# 14000, median of 3 runs each (about four minutes).
+bench-train: build
+	bash bench/run.sh --train --runs 3
 
 # millinet against ns-3 on the dumbbell, every case of issue 4 (slow: run it by hand);
 # `make test` runs a subset. Results and plots in runs/crosscheck, see docs/validation.md.

@@ -6,7 +6,10 @@
     milliProxy at the gNB: simulated seconds per wall second on one core, and the peak
     resident memory of one such run at 10 s and at 60 s (a fresh process each);
 (c) the milliProxy study's core grid (8 points x 50 paired seeds, NewReno, arms none and
-    gnb = 800 runs) on 2 local workers: wall time (about five minutes; --study runs only this).
+    gnb = 800 runs) on 2 local workers: wall time (about five minutes; --study runs only this);
+(d) one train run (issue 13): 1 UE at 30 m/s for 60 s past four mmWave gNBs with an LTE
+    anchor (handovers, bearer switches, fast fading), CUBIC at MSS 1400 and 14000: simulated
+    seconds per wall second on one core (--train runs only this).
 
 millinet figures are medians over --runs runs in one process (wall time of the event loop);
 ns-3 is slow, so it runs once per rate and simulates only the first --ns3-seconds, and the
@@ -135,6 +138,21 @@ def bench_route(runs: int) -> None:
         print(f"{label:22} {wall:8.3f} {events:12d} {events / wall:10.3e} {DURATION_S / wall:15.1f} {goodput:15.3f}  {load()}", flush=True)
 
 
+TRAIN_DURATION_S = 60.0
+
+
+def bench_train(runs: int) -> None:
+    print(f"\n(d) train, 1 UE, 4 mmWave gNBs + LTE anchor, CUBIC, {TRAIN_DURATION_S:g} s, one core")
+    print(f"{'case':22} {'wall s':>8} {'events':>12} {'events/s':>10} {'sim s / wall s':>15} {'goodput Gbit/s':>15} {'switches':>9}  load")
+    for mss in (1400, 14000):
+        summary = median_run(runs, "train", [f"flows.0.mss_bytes={mss}", f"duration_s={TRAIN_DURATION_S}"])
+        wall, events = summary["sim"]["wall_s"], summary["sim"]["events"]
+        goodput = summary["flows"][0]["goodput_bps"] / 1e9
+        switches = len(summary["mobility"])
+        label = f"MSS {mss}"
+        print(f"{label:22} {wall:8.3f} {events:12d} {events / wall:10.3e} {TRAIN_DURATION_S / wall:15.1f} {goodput:15.3f} {switches:9d}  {load()}", flush=True)
+
+
 def peak_rss_mb(duration_s: float, extra: list[str]) -> float:
     """Peak resident memory of a fresh Python process doing one millinet.run of the route
     (interpreter, pandas and pyarrow included), in MB."""
@@ -186,15 +204,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="millinet runs per figure (the median is shown)")
     parser.add_argument("--ns3-seconds", type=float, default=2.0, help="simulated seconds of each ns-3 run")
     parser.add_argument("--study", action="store_true", help="run only (c), the study grid (about five minutes)")
+    parser.add_argument("--train", action="store_true", help="run only (d), the train run")
     parser.add_argument("--workers", type=int, default=2, help="local workers for (c)")
     args = parser.parse_args()
     command = " ".join(["bench/simulator.py", *sys.argv[1:]])
     print(f"machine: {machine()}")
     print(f"command: {command}   ({load()} at start)")
+    if args.train:
+        bench_train(args.runs)
+        return
     if not args.study:
         bench_dumbbell(args.runs, args.ns3_seconds)
         bench_route(args.runs)
         bench_memory()
+        bench_train(args.runs)
     bench_study(args.workers)
 
 
