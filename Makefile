@@ -27,7 +27,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build test demo study bench bench-study bench-route bench-train crosscheck
+.PHONY: deps venv build test demo study study-train bench bench-study bench-route bench-train crosscheck
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -69,6 +69,12 @@ demo: build
 # hour on 2 cores).
 study: build
 	$(BIN)/millinet study milliproxy --out runs/study-milliproxy
+
+# The full high-speed train study (scenarios.md §2, 800 runs of 60 s, 10 paired seeds per point;
+# about 50 minutes on 2 cores: one seed's 80 runs took 5 min 8 s, 596 s of run time on 2 workers).
+# Not in CI; `millinet study train --quick` (24 runs of 20 s, about 30 s) is, in `make test`.
+study-train: build
+	$(BIN)/millinet study train --out runs/study-train
 
 # Issue 7's figures in one run (BENCHMARKS.md): speed against ns-3 on the dumbbell, real time
 # and memory on the milliproxy route, the study's core grid on 2 cores. About 45 minutes: ns-3

@@ -107,3 +107,30 @@ def test_plot_of_missing_run_dir(tmp_path):
     assert result.returncode == 2
     assert result.stderr.startswith("error: ") and len(result.stderr.splitlines()) == 1
     assert "nothing-here" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["--runs", "0"], ["--runs", "0", "x>=1"]),
+        (["--runs", "many"], ["--runs", "many"]),
+        (["--bogus"], ["--bogus"]),
+        (["--engine", "slurm"], ["--engine", "slurm", "local", "ray"]),
+    ],
+    ids=["zero runs", "runs not a number", "unknown option", "unknown engine"],
+)
+def test_study_train_rejects_bad_options(args, fragments, tmp_path):
+    result = cli("study", "train", "--quick", *args, "--out", tmp_path / "out")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr + result.stdout
+    error = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(error) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in error[0]
+    assert not (tmp_path / "out").exists(), "nothing runs on bad options"
+
+
+def test_unknown_study_names_the_studies(tmp_path):
+    result = cli("study", "trian", "--out", tmp_path / "out")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "trian" in result.stderr and "train" in result.stderr and "milliproxy" in result.stderr

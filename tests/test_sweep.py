@@ -17,6 +17,7 @@ import millinet
 from conftest import millinet as cli
 from millinet import store as stores
 from millinet._toml import tomllib
+from millinet.report import paired_ratios
 from millinet.sweep import load_sweep, run_sweep
 
 # 2 delays x 3 congestion controls x 2 seeds of a 0.2 s dumbbell with a slow bottleneck.
@@ -200,6 +201,40 @@ duration_s = 0.2
     assert {r.seed for r in sweep.runs(seeds=[11])} == {11}
 
 
+def test_parts_on_their_own_scenarios_are_told_apart(tmp_path):
+    # The same keys on two scenarios: without the scenario column their rows would pair and
+    # group as one point.
+    text = """\
+scenario = "dumbbell"
+seeds = 2
+[set]
+duration_s = 0.2
+"links.1.rate_bps" = 10e6
+[arms.newreno]
+"flows.0.cc" = "newreno"
+[arms.cubic]
+"flows.0.cc" = "cubic"
+[[parts]]
+[[parts]]
+scenario = "dumbbell-switching"
+[[pairings]]
+name = "cubic-vs-newreno"
+baseline = "newreno"
+treatment = "cubic"
+"""
+    sweep = load_sweep(write(tmp_path, text))
+    assert sweep.parameters == ("scenario", "duration_s", "links.1.rate_bps", "flows.0.cc")
+    frame = run_sweep(sweep, tmp_path / "store", workers=2, quiet=True)
+    assert len(frame) == 8 and set(frame["status"]) == {"ok"}
+    for _, row in frame.iterrows():
+        resolved = tomllib.loads((stores.run_dir(tmp_path / "store", row["run_key"]) / "scenario.toml").read_text())
+        assert resolved["description"].startswith("The dumbbell with") == (row["scenario"] == "dumbbell-switching")
+    ratios = paired_ratios(frame, "cubic-vs-newreno", "flows.0.goodput_bps")
+    assert sorted(ratios["scenario"]) == ["dumbbell", "dumbbell-switching"] and (ratios["n"] == 2).all()
+    # A sweep on one scenario has no such column.
+    assert "scenario" not in load_sweep(write(tmp_path, GRID_SWEEP, "grid.toml")).parameters
+
+
 # (id, sweep file text, fragments the message names)
 BAD_SWEEPS = [
     ("unknown key", 'scenario = "dumbbell"\nseeds = 2\n[gird]\n"flows.0.cc" = ["cubic"]\n', ["sweep.toml:3", "'gird'", "grid", "zip", "arms"]),
@@ -221,6 +256,7 @@ BAD_SWEEPS = [
         ["sweep.toml:7", "treatment = 'c'", "arms: a, b"],
     ),
     ("unknown scenario", 'scenario = "dumbell"\n', ["sweep.toml:1", "dumbell", "dumbbell"]),
+    ("unknown scenario of a part", 'scenario = "dumbbell"\n[[parts]]\nscenario = "trian"\n', ["sweep.toml:3", "trian", "train"]),
 ]
 
 

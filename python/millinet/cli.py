@@ -248,27 +248,44 @@ def report_command(store: Path, out: Path | None, run_key: str | None) -> None:
     click.echo(f"wrote {page} and {page.with_name('report.md')}")
 
 
+# The studies `millinet study` runs (millinet.studies.STUDIES; named here so that --help
+# does not import pandas and matplotlib).
+STUDY_NAMES = ["milliproxy", "train"]
+
+
 @cli.command(name="study")
-@click.argument("name", type=click.Choice(["milliproxy"]))
-@click.option("--runs", type=click.IntRange(min=1), help="Paired seeds per point [default: 50; --quick: 3].")
-@click.option("--quick", is_flag=True, help="The short variant (4 points, 4 s runs, under two minutes).")
+@click.argument("name", type=click.Choice(STUDY_NAMES))
+@click.option("--runs", type=click.IntRange(min=1), help="Paired seeds per point [default: milliproxy 50, train 10; --quick: 3 and 1].")
+@click.option("--quick", is_flag=True, help="The short variant (milliproxy: 4 s runs, under two minutes; train: 20 s runs, under one minute).")
 @click.option("--cwnd-growth", type=click.Choice(["cwnd-limited", "always"]), help="How the servers' cwnd grows [default: the scenario's, cwnd-limited].")
 @click.option("--out", type=click.Path(path_type=Path), help="Study directory [default: runs/study-NAME, -quick appended for --quick].")
 @engine_options
 @click.option("--quiet", is_flag=True, help="No progress bar and no table.")
 def study_command(name: str, runs: int | None, quick: bool, cwnd_growth: str | None, out: Path | None, engine: str, address: str | None, workers: int | None, quiet: bool) -> None:
-    """Runs the study NAME (scenarios.md): its sweep into OUT/store, then the table, plots,
-    summary.json and a self-contained index.html in OUT. Runs already in the store are reused."""
+    """Runs the study NAME (scenarios.md, docs/studies.md): its sweep into OUT/store, then
+    the tables, plots, summary.json and a self-contained index.html in OUT. Runs already in
+    the store are reused."""
     from millinet.studies import STUDIES  # pandas, matplotlib and the engines
+    from millinet.studies.common import Options
 
     out = out or Path("runs") / (f"study-{name}" + ("-quick" if quick else ""))
-    result = STUDIES[name].run(out, runs=runs, quick=quick, cwnd_growth=cwnd_growth, engine=engine, workers=workers, address=address, quiet=quiet)
+    result = STUDIES[name].run(out, Options(name, runs, quick, cwnd_growth, engine, workers, address, quiet))
     if not quiet:
-        table = Table(box=box.SIMPLE_HEAD, title=f"{name} study: {result.summary['runs']} runs ({result.summary['cwnd_growth']} cwnd growth)")
-        for column in result.table.columns:
-            table.add_column(column, justify="left" if column in ("cc", "proxy") else "right")
-        for row in result.table.itertuples(index=False):
-            table.add_row(*(str(cell) for cell in row))
-        # Piped output (logs, CI) gets a width that fits the table; a terminal its own.
-        Console(width=None if sys.stdout.isatty() else 150).print(table)
+        # Piped output (logs, CI) gets a width that fits the tables; a terminal its own.
+        console = Console(width=None if sys.stdout.isatty() else 150)
+        for title, frame in result.tables.items():
+            heading = f"{name} study: {result.summary['runs']} runs ({result.summary['cwnd_growth']} cwnd growth); {title}"
+            console.print(_rich_table(frame, heading))
         click.echo(f"wrote {out / 'summary.json'}, {out / 'table.md'}, {out / 'index.html'} and {out / 'plots'}")
+
+
+def _rich_table(frame, title: str) -> Table:
+    """A study's table for the terminal: label columns (every cell starts with a letter,
+    e.g. cc, proxy, radio) to the left, figures to the right."""
+    table = Table(box=box.SIMPLE_HEAD, title=title)
+    for column in frame.columns:
+        labels = all(str(cell)[:1].isalpha() for cell in frame[column])
+        table.add_column(column, justify="left" if labels else "right")
+    for row in frame.itertuples(index=False):
+        table.add_row(*(str(cell) for cell in row))
+    return table

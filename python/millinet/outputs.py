@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -106,9 +106,11 @@ def write_run_dir(out: Path, scenario_toml: str, summary: dict) -> None:
     _write_atomic(out / SUMMARY, lambda path: path.write_text(text))
 
 
-def read_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
-    """The time series saved in a run directory, table name -> DataFrame."""
-    return {path.stem: pq.read_table(path).to_pandas() for path in sorted(run_dir.glob("*.parquet"))}
+def read_tables(run_dir: Path, names: Collection[str] | None = None) -> dict[str, pd.DataFrame]:
+    """The time series saved in a run directory, table name -> DataFrame: all of them, or
+    those of `names` the run has (a long run's queue table is large)."""
+    paths = sorted(run_dir.glob("*.parquet"))
+    return {path.stem: pq.read_table(path).to_pandas() for path in paths if names is None or path.stem in names}
 
 
 def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from millinet import plot  # chooses matplotlib's file-only backend before pyplot is imported
+from millinet import mobility, outputs, plot  # plot chooses matplotlib's file-only backend before pyplot is imported
 
 import matplotlib.pyplot as plt  # noqa: E402, I001
 
@@ -67,3 +67,54 @@ def run_panels(run_dir: Path) -> bytes | None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run.png"
         return out.read_bytes() if plot.plot_run(run_dir, out) else None
+
+
+def cwnd_runs(runs: dict[str, Path]) -> bytes | None:
+    """The cwnd of flow 0 over time, one panel per named run (label -> run directory) on a
+    shared time axis, each with its run's handovers and bearer switches marked as in
+    `millinet plot`; None when no run has a cwnd series."""
+    loaded = {label: (outputs.read_tables(run_dir, ("flows", "mobility")), mobility.cell_names(run_dir)) for label, run_dir in runs.items()}
+    loaded = {label: (tables, cells) for label, (tables, cells) in loaded.items() if "cwnd_bytes" in tables.get("flows", pd.DataFrame()).columns}
+    if not loaded:
+        return None
+    fig, axes = plt.subplots(len(loaded), 1, sharex=True, squeeze=False, figsize=(10, 1.9 * len(loaded) + 0.6))
+    for i, ((label, (tables, cells)), ax) in enumerate(zip(loaded.items(), axes[:, 0])):
+        plot.mark_events(ax, mobility.from_tables(tables, cells), labelled=i == 0)
+        flow = tables["flows"][tables["flows"]["flow"] == 0]
+        series = plot.binned(flow, "cwnd_bytes", plot.plotting_bin_s({"flows": flow})) * 1e-6
+        ax.plot(series.index, series, linewidth=0.8, color="tab:blue")
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("cwnd (MB)")
+        ax.set_title(label, fontsize=9, loc="left")
+        ax.grid(True, alpha=0.3)
+        if i == 0 and ax.get_legend_handles_labels()[1]:
+            ax.legend(loc="upper right", fontsize="small")
+    axes[-1, 0].set_xlabel("time (s)")
+    return _png(fig)
+
+
+# A marker per kind of mobility event on the timeline (colours those of `millinet plot`).
+TIMELINE_MARKERS = {"handover": "D", "switch_to_anchor": "v", "switch_from_anchor": "^"}
+
+
+def mobility_timeline(rows: dict[str, list[mobility.Event]], end_s: float) -> bytes:
+    """One row per label, a marker per handover or bearer switch at its time."""
+    fig, ax = plt.subplots(figsize=(10, 0.32 * len(rows) + 1.4))
+    labelled = set()
+    for y, events in enumerate(rows.values()):
+        for event in events:
+            text, style = plot.EVENT_STYLES[event.kind]
+            ax.scatter(
+                event.t_s, y, marker=TIMELINE_MARKERS[event.kind], color=style["color"], s=28, zorder=3,
+                label=None if event.kind in labelled else text,
+            )
+            labelled.add(event.kind)
+    ax.set_yticks(range(len(rows)), list(rows), fontsize=7)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlim(0, end_s)
+    ax.set_xlabel("time (s)")
+    ax.grid(True, axis="x", alpha=0.3)
+    if labelled:
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(labelled), fontsize="small", frameon=False)
+    ax.set_title("handovers and bearer switches per run", fontsize=10, pad=18)
+    return _png(fig)

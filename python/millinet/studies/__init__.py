@@ -1,8 +1,8 @@
 """Studies: a shipped sweep plus the analysis, table, plots and page of one classic
 experiment of the field. `millinet study NAME` runs one."""
 
-from millinet.studies import milliproxy
+from millinet.studies import milliproxy, train
 
-STUDIES = {"milliproxy": milliproxy}
+STUDIES = {"milliproxy": milliproxy, "train": train}
 
-__all__ = ["STUDIES", "milliproxy"]
+__all__ = ["STUDIES", "milliproxy", "train"]

@@ -9,21 +9,14 @@ Writes into OUT: summary.json (`points`, one per proxy parameter point), table.m
 
 from __future__ import annotations
 
-import json
-import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from millinet import resolve
 from millinet import store as stores
-from millinet._toml import tomllib
 from millinet.report import figures
-from millinet.report.page import html_page, markdown_page
-from millinet.report.stats import aggregate, paired_ratios
-from millinet.sweep import load_sweep, run_sweep
-from millinet.sweep.spec import lookup
+from millinet.report.stats import paired_ratios
+from millinet.studies.common import CWND_GROWTH, Options, StudyResult, interval, plus_minus, point_stats, ratio_cell, ratio_fields, run_runs, summary_head, with_base_values, write_outputs
 
 BASELINE_ARM = "none"
 GOODPUT = "flows.0.goodput_bps"
@@ -31,76 +24,21 @@ LATENCY = "flows.0.ran_latency_ms.mean"
 # The sweep's parameters that define a point (besides the arm), and their names in summary.json.
 CC, D_RS, B_RLC = "flows.0.cc", "links.0.delay_s", "ues.0.rlc_buffer_bytes"
 D_INFO, T_INFO, KIND, NODE = "proxy.d_info_s", "proxy.t_info_s", "proxy.kind", "proxy.node"
-CWND_GROWTH = "flows.0.cwnd_growth"
 POINT = [CC, D_RS, B_RLC, D_INFO, T_INFO, KIND, NODE]
 
 
-@dataclass(frozen=True)
-class StudyResult:
-    summary: dict
-    table: pd.DataFrame
-    out: Path
-
-
-def run(
-    out: Path,
-    runs: int | None = None,
-    quick: bool = False,
-    cwnd_growth: str | None = None,
-    engine: str = "local",
-    workers: int | None = None,
-    address: str | None = None,
-    quiet: bool = False,
-) -> StudyResult:
-    """Runs the study (what the store lacks) and writes its results into `out`.
-
-    `runs` replaces the number of paired seeds per point (50, quick 3); `cwnd_growth`
-    ("cwnd-limited" or "always") sets how the servers' cwnd grows (transport.md §1)."""
+def run(out: Path, options: Options) -> StudyResult:
+    """Runs the study (what the store lacks) and writes its results into `out`;
+    `options.runs` paired seeds per point, default 50 (quick 3)."""
     out = Path(out)
-    name = "milliproxy-quick" if quick else "milliproxy"
-    overrides = {CWND_GROWTH: cwnd_growth} if cwnd_growth else None
-    sweep = load_sweep(name, overrides)
-    seeds = list(range(1, runs + 1)) if runs else None
-    run_sweep(sweep, out / "store", engine=engine, workers=workers, address=address, quiet=quiet, seeds=seeds)
-    frame = _with_base_values(stores.load(out / "store"), tomllib.loads(resolve("milliproxy")))
-    growth = cwnd_growth or frame[CWND_GROWTH].iloc[0]
+    frame = with_base_values(run_runs(out, options), [*POINT, CWND_GROWTH], "milliproxy")
     points = _points(frame)
     baselines = _baselines(frame)
-    command = "millinet study milliproxy" + (" --quick" if quick else "") + (f" --runs {runs}" if runs else "") + (
-        f" --cwnd-growth {cwnd_growth}" if cwnd_growth else ""
-    )
-    summary = {
-        "study": "milliproxy",
-        "sweep": name,
-        "command": command,
-        "cwnd_growth": growth,
-        "runs": int((frame["status"] == "ok").sum()),
-        "failed_runs": int((frame["status"] != "ok").sum()),
-        "points": points,
-        "baselines": baselines,
-    }
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(_json_ready(summary), indent=2, allow_nan=False) + "\n")
-    table = result_table(points, baselines)
-    notes = _notes(summary)
-    heading = f"milliProxy study ({name}): {summary['runs']} runs"
-    (out / "table.md").write_text(markdown_page(heading, {"Per point": table}, notes))
-    images = _plots(frame, points, out / "store")
-    plots = out / "plots"
-    plots.mkdir(exist_ok=True)
-    for title, png in images.items():
-        (plots / (_slug(title) + ".png")).write_bytes(png)
-    (out / "index.html").write_text(html_page(heading, {"Per point": table}, images, notes))
-    return StudyResult(summary, table, out)
-
-
-def _with_base_values(frame: pd.DataFrame, base: dict) -> pd.DataFrame:
-    """The point parameters a sweep does not vary are columns too, holding the base
-    scenario's value (a sweep's table only has the keys it sets)."""
-    for key in (*POINT, CWND_GROWTH):
-        if key not in frame.columns:
-            frame[key] = lookup(base, key)
-    return frame
+    summary = {**summary_head(options, frame), "points": points, "baselines": baselines}
+    tables = {"Per point": result_table(points, baselines)}
+    heading = f"milliProxy study ({options.sweep}): {summary['runs']} runs"
+    write_outputs(out, summary, heading, tables, _notes(summary), _plots(frame, points, out / "store"))
+    return StudyResult(summary, tables, out)
 
 
 def _points(frame: pd.DataFrame) -> list[dict]:
@@ -126,11 +64,7 @@ def _baselines(frame: pd.DataFrame) -> list[dict]:
 
 def _stats(frame: pd.DataFrame) -> pd.DataFrame:
     """Mean and 95% interval of goodput and latency per arm and point, one row each."""
-    by = ["arm", *POINT]
-    agg = aggregate(frame, [GOODPUT, LATENCY], by)
-    wide = agg.pivot_table(index=by, columns="metric", values=["mean", "ci_low", "ci_high", "n"], aggfunc="first", sort=False)
-    wide.columns = [f"{metric}:{stat}" for stat, metric in wide.columns]
-    return wide.reset_index()
+    return point_stats(frame, [GOODPUT, LATENCY], ["arm", *POINT])
 
 
 def _describe(arm: str, row: pd.Series) -> dict:
@@ -146,37 +80,13 @@ def _describe(arm: str, row: pd.Series) -> dict:
         "d_info_ms": None if proxy != "milliproxy" else round(row[D_INFO] * 1e3, 6),
         "t_info_ms": None if proxy != "milliproxy" else round(row[T_INFO] * 1e3, 6),
         "runs": int(row[f"{GOODPUT}:n"]),
-        "goodput_bps": _interval(row, GOODPUT),
-        "ran_latency_ms": _interval(row, LATENCY),
+        "goodput_bps": interval(row, GOODPUT),
+        "ran_latency_ms": interval(row, LATENCY),
     }
-
-
-def _interval(row: pd.Series, metric: str) -> dict:
-    return {"mean": row[f"{metric}:mean"], "ci_low": row[f"{metric}:ci_low"], "ci_high": row[f"{metric}:ci_high"]}
 
 
 def _ratios(goodput: pd.Series, latency: pd.Series) -> dict:
-    return {
-        "pairs": int(goodput["n"]),
-        "latency_ratio": latency["ratio"],
-        "latency_ratio_ci": [latency["ci_low"], latency["ci_high"]],
-        "goodput_ratio": goodput["ratio"],
-        "goodput_ratio_ci": [goodput["ci_low"], goodput["ci_high"]],
-    }
-
-
-def _json_ready(value: object) -> object:
-    """Plain Python values for JSON: NumPy scalars unwrapped, undefined intervals (NaN,
-    fewer than 2 runs) as null."""
-    if isinstance(value, dict):
-        return {k: _json_ready(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_ready(v) for v in value]
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
+    return {"pairs": int(goodput["n"]), **ratio_fields("latency_ratio", latency), **ratio_fields("goodput_ratio", goodput)}
 
 
 def result_table(points: list[dict], baselines: list[dict]) -> pd.DataFrame:
@@ -192,31 +102,13 @@ def result_table(points: list[dict], baselines: list[dict]) -> pd.DataFrame:
                 "B_RLC MB": f"{p['b_rlc_bytes'] / 1e6:g}",
                 "proxy": p["arm"],
                 "runs": p["runs"],
-                "goodput Mbit/s": _plus_minus(g, 1e-6),
-                "RAN latency ms": _plus_minus(lat, 1.0),
-                "latency none/proxy": _ratio_cell(p, "latency_ratio"),
-                "goodput proxy/none": _ratio_cell(p, "goodput_ratio"),
+                "goodput Mbit/s": plus_minus(g, 1e-6),
+                "RAN latency ms": plus_minus(lat, 1.0),
+                "latency none/proxy": ratio_cell(p, "latency_ratio"),
+                "goodput proxy/none": ratio_cell(p, "goodput_ratio"),
             }
         )
     return pd.DataFrame(rows)
-
-
-def _plus_minus(interval: dict, scale: float) -> str:
-    """mean ± half-width of its (symmetric, Student t) 95% interval."""
-    mean, low = interval["mean"] * scale, interval["ci_low"] * scale
-    return _number(mean) if math.isnan(low) else f"{_number(mean)} ± {_number(mean - low)}"
-
-
-def _number(x: float) -> str:
-    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
-
-
-def _ratio_cell(point: dict, key: str) -> str:
-    """ratio [95% bootstrap interval] (asymmetric)."""
-    if key not in point:
-        return "-"
-    low, high = point[f"{key}_ci"]
-    return f"{point[key]:.3g}" if math.isnan(low) else f"{point[key]:.3g} [{low:.3g}, {high:.3g}]"
 
 
 def _notes(summary: dict) -> tuple[str, ...]:
@@ -256,8 +148,3 @@ def _example_runs(frame: pd.DataFrame) -> dict[str, str]:
     ok = frame[(frame["status"] == "ok") & (frame["seed"] == frame["seed"].min()) & (frame[CC] == "newreno")]
     ok = ok[(ok[D_RS] == ok[D_RS].max()) & (ok[B_RLC] == ok[B_RLC].max())]
     return {arm: ok.loc[ok["arm"] == arm, "run_key"].iloc[0] for arm in (BASELINE_ARM, "gnb") if (ok["arm"] == arm).any()}
-
-
-def _slug(title: str) -> str:
-    return "".join(c if c.isalnum() else "-" for c in title.lower()).strip("-")
-

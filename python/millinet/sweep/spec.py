@@ -1,7 +1,7 @@
 """Sweep files (docs/sweeps.md): parsing, checking and expanding them into run specs.
 
 A sweep is a base scenario, fixed overrides, parts (each a crossed grid times zipped lists
-times named arms), seeds and pairings of arms. Every mistake is a ScenarioError naming the
+times named arms, optionally on a scenario of its own), seeds and pairings of arms. Every mistake is a ScenarioError naming the
 file:line (when the key is on a line of its own), the key, the bad value and what is allowed.
 """
 
@@ -22,9 +22,12 @@ from millinet.runner import Overrides, override_list
 SWEEP_DIR = Path(__file__).parent.parent / "sweeps"
 
 TOP_KEYS = ("description", "scenario", "seeds", "set", "grid", "zip", "arms", "pairings", "parts")
-PART_KEYS = ("set", "grid", "zip", "arms")
+PART_KEYS = ("scenario", "set", "grid", "zip", "arms")
 PAIRING_KEYS = ("name", "baseline", "treatment")
 DEFAULT_ARM = "base"
+# The parameter column naming each run's scenario, in sweeps whose parts run different ones
+# (their rows would otherwise pair and group as one point where their keys agree).
+SCENARIO_COLUMN = "scenario"
 Scalar = str | bool | int | float
 
 
@@ -55,8 +58,10 @@ class Pairing:
 
 @dataclass(frozen=True)
 class Part:
-    """One block of the sweep: crossed `grid` x zipped `zip` x `arms`, over fixed `fixed`."""
+    """One block of the sweep: crossed `grid` x zipped `zip` x `arms`, over fixed `fixed`,
+    each run a variant of `scenario`."""
 
+    scenario: str
     fixed: dict[str, Scalar]
     grid: dict[str, list[Scalar]]
     zip: dict[str, list[Scalar]]
@@ -72,7 +77,9 @@ class Part:
 @dataclass(frozen=True)
 class Sweep:
     """A loaded sweep file. `parameters` are the row columns read from each run's resolved
-    scenario: every key any part or arm sets or varies, in order of first appearance."""
+    scenario: every key any part or arm sets or varies, in order of first appearance, after
+    SCENARIO_COLUMN when the parts run different scenarios. `scenario` is the top-level one,
+    that of every part that names none."""
 
     path: Path
     text: str
@@ -101,19 +108,19 @@ class Sweep:
                 for arm, arm_overrides in part.arms.items():
                     overrides = {**part.fixed, **point, **arm_overrides}
                     for seed in seeds:
-                        spec = self._spec(arm, seed, overrides)
+                        spec = self._spec(part.scenario, arm, seed, overrides)
                         specs.setdefault((spec.key, arm), spec)
         return list(specs.values())
 
-    def _spec(self, arm: str, seed: int, overrides: dict[str, Scalar]) -> RunSpec:
+    def _spec(self, scenario: str, arm: str, seed: int, overrides: dict[str, Scalar]) -> RunSpec:
         try:
-            text = millinet.resolve(self.scenario, seed, overrides)
+            text = millinet.resolve(scenario, seed, overrides)
         except ScenarioError as e:
             shown = ", ".join(f"{k}={v!r}" for k, v in overrides.items())
             raise ScenarioError(f"{self.path}: the run arm={arm}, seed={seed}, {shown} is rejected: {e}") from None
         resolved = tomllib.loads(text)
-        params = {key: lookup(resolved, key) for key in self.parameters}
-        return RunSpec(outputs.run_id(text), arm, seed, self.scenario, overrides, params)
+        params = {key: scenario if key == SCENARIO_COLUMN else lookup(resolved, key) for key in self.parameters}
+        return RunSpec(outputs.run_id(text), arm, seed, scenario, overrides, params)
 
 
 def lookup(doc: dict, key: str) -> Scalar | None:
@@ -191,7 +198,7 @@ class _Loader:
     def load(self, extra: dict[str, Scalar]) -> Sweep:
         doc = self.doc
         self.check_keys(doc, (), TOP_KEYS)
-        scenario = self.scenario(doc.get("scenario"))
+        scenario = self.scenario(doc.get("scenario"), ("scenario",))
         seeds = _check_seeds(doc.get("seeds", 1), f"{self.where('seeds')}: seeds")
         fixed = {**self.scalars(doc.get("set", {}), ("set",)), **extra}
         self.check_resolves(scenario, fixed, ("set",), "[set]")
@@ -211,6 +218,8 @@ class _Loader:
         )
         pairings = self.pairings(doc.get("pairings", []), parts)
         parameters = _unique(k for part in parts for k in [*part.fixed, *part.grid, *part.zip, *(k for arm in part.arms.values() for k in arm)])
+        if len({part.scenario for part in parts}) > 1:
+            parameters.insert(0, SCENARIO_COLUMN)
         return Sweep(self.path, self.text, str(doc.get("description", "")), scenario, seeds, parts, pairings, tuple(parameters))
 
     def table(self, value: object, path: tuple) -> dict:
@@ -224,9 +233,9 @@ class _Loader:
             if key not in allowed:
                 raise self.fail(path + (key,), f"unknown key {key!r} in {name}; allowed: {', '.join(allowed)}")
 
-    def scenario(self, value: object) -> str:
+    def scenario(self, value: object, where: tuple) -> str:
         if not isinstance(value, str):
-            raise self.fail(("scenario",), f"scenario = {value!r}: expected a shipped scenario name or a path to a .toml file")
+            raise self.fail(where, f"scenario = {value!r}: expected a shipped scenario name or a path to a .toml file")
         path = Path(value)
         if path.suffix == ".toml" or len(path.parts) > 1:
             # A path is relative to the sweep file, and absolute for the workers.
@@ -234,7 +243,7 @@ class _Loader:
         try:
             scenario_path(value)
         except ScenarioError as e:
-            raise self.fail(("scenario",), str(e)) from None
+            raise self.fail(where, str(e)) from None
         return value
 
     def scalars(self, table: object, path: tuple) -> dict[str, Scalar]:
@@ -258,6 +267,8 @@ class _Loader:
     def part(self, raw: object, path: tuple, scenario: str, fixed: dict, shared_arms: object) -> Part:
         if path:
             self.check_keys(raw, path, PART_KEYS)
+            if "scenario" in raw:
+                scenario = self.scenario(raw["scenario"], path + ("scenario",))
         part_fixed = {**fixed, **self.scalars(raw.get("set", {}), path + ("set",))}
         grid = self.lists(raw.get("grid", {}), path + ("grid",))
         zipped = self.lists(raw.get("zip", {}), path + ("zip",))
@@ -281,7 +292,7 @@ class _Loader:
                     self.check_resolves(scenario, {**part_fixed, key: value}, path + (section, key), f"[{section}] {key!r}")
         for name, overrides in arms.items():
             self.check_resolves(scenario, {**part_fixed, **overrides}, arms_path + (name,), f"arm {name!r}")
-        return Part(part_fixed, grid, zipped, arms)
+        return Part(scenario, part_fixed, grid, zipped, arms)
 
     def check_disjoint(self, path: tuple, fixed: dict, grid: dict, zipped: dict, arms: dict) -> None:
         """A key varies in one place only: [set] gives it a value, [grid], [zip] or an arm change it."""

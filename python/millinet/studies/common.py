@@ -1,0 +1,171 @@
+"""What every study shares: its shipped sweep run into OUT/store, the statistics per
+point, the cells of its tables, and the files it writes into OUT (summary.json, table.md,
+plots/*.png and a self-contained index.html)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from millinet import resolve
+from millinet import store as stores
+from millinet._toml import tomllib
+from millinet.report.page import html_page, markdown_page
+from millinet.report.stats import aggregate
+from millinet.sweep import load_sweep, run_sweep
+from millinet.sweep.spec import SCENARIO_COLUMN, lookup
+
+CWND_GROWTH = "flows.0.cwnd_growth"
+
+
+@dataclass(frozen=True)
+class StudyResult:
+    summary: dict
+    tables: dict[str, pd.DataFrame]  # title -> table, the first the study's main one
+    out: Path
+
+    @property
+    def table(self) -> pd.DataFrame:
+        return next(iter(self.tables.values()))
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a study was asked to run: the CLI's options, also what reproduces it."""
+
+    study: str
+    runs: int | None = None  # paired seeds per point; None: the sweep file's
+    quick: bool = False
+    cwnd_growth: str | None = None  # None: the scenarios' own rule
+    engine: str = "local"
+    workers: int | None = None
+    address: str | None = None
+    quiet: bool = False
+
+    @property
+    def sweep(self) -> str:
+        return f"{self.study}-quick" if self.quick else self.study
+
+    @property
+    def command(self) -> str:
+        """The command line that reproduces the study's results."""
+        return (
+            f"millinet study {self.study}"
+            + (" --quick" if self.quick else "")
+            + (f" --runs {self.runs}" if self.runs else "")
+            + (f" --cwnd-growth {self.cwnd_growth}" if self.cwnd_growth else "")
+        )
+
+
+def run_runs(out: Path, options: Options) -> pd.DataFrame:
+    """Runs the study's sweep into OUT/store (what the store lacks) and returns its results
+    table. `--cwnd-growth` becomes a fixed override of every run."""
+    overrides = {CWND_GROWTH: options.cwnd_growth} if options.cwnd_growth else None
+    sweep = load_sweep(options.sweep, overrides)
+    seeds = list(range(1, options.runs + 1)) if options.runs else None
+    run_sweep(sweep, out / "store", engine=options.engine, workers=options.workers, address=options.address, quiet=options.quiet, seeds=seeds)
+    return stores.load(out / "store")
+
+
+def summary_head(options: Options, frame: pd.DataFrame) -> dict:
+    """The fields every study's summary.json starts with: what ran, the command that
+    reproduces it, the cwnd growth rule used, and how many runs succeeded."""
+    return {
+        "study": options.study,
+        "sweep": options.sweep,
+        "command": options.command,
+        "cwnd_growth": options.cwnd_growth or frame[CWND_GROWTH].iloc[0],
+        "runs": int((frame["status"] == "ok").sum()),
+        "failed_runs": int((frame["status"] != "ok").sum()),
+    }
+
+
+def with_base_values(frame: pd.DataFrame, keys: Sequence[str], scenario: str) -> pd.DataFrame:
+    """The keys a sweep does not vary become columns too, holding each row's base scenario's
+    value (a sweep's table only has the keys it sets): `scenario`, or the row's own when the
+    sweep's parts run different scenarios."""
+    names = frame[SCENARIO_COLUMN] if SCENARIO_COLUMN in frame.columns else pd.Series(scenario, index=frame.index)
+    bases = {name: tomllib.loads(resolve(name)) for name in names.unique()}
+    for key in keys:
+        if key not in frame.columns:
+            frame[key] = [lookup(bases[name], key) for name in names]
+    return frame
+
+
+def point_stats(frame: pd.DataFrame, metrics: Sequence[str], by: Sequence[str]) -> pd.DataFrame:
+    """Mean and 95% interval of each metric per group of `by`, one row per group, columns
+    `METRIC:mean`, `METRIC:ci_low`, `METRIC:ci_high`, `METRIC:n`."""
+    by, stats = list(by), ["mean", "ci_low", "ci_high", "n"]
+    agg = aggregate(frame, metrics, by)
+    wide = agg.pivot_table(index=by, columns="metric", values=stats, aggfunc="first", sort=False)
+    # pivot_table drops a column that is NaN throughout: every interval with one seed, the
+    # RTT of UDP-only points. They stay, as NaN.
+    wide = wide.reindex(columns=pd.MultiIndex.from_product([stats, list(metrics)]))
+    wide.columns = [f"{metric}:{stat}" for stat, metric in wide.columns]
+    return wide.reset_index()
+
+
+def interval(row: pd.Series, metric: str) -> dict:
+    """A metric's mean and 95% interval from a row of point_stats."""
+    return {"mean": row[f"{metric}:mean"], "ci_low": row[f"{metric}:ci_low"], "ci_high": row[f"{metric}:ci_high"]}
+
+
+def ratio_fields(name: str, ratio: pd.Series) -> dict:
+    """A row of paired_ratios as summary.json fields: NAME, NAME_ci ([low, high])."""
+    return {name: ratio["ratio"], f"{name}_ci": [ratio["ci_low"], ratio["ci_high"]]}
+
+
+def json_ready(value: object) -> object:
+    """Plain Python values for JSON: NumPy scalars unwrapped, undefined intervals (NaN,
+    fewer than 2 runs) as null."""
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_ready(v) for v in value]
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def plus_minus(interval: dict, scale: float) -> str:
+    """mean ± half-width of its (symmetric, Student t) 95% interval; "-" without a mean
+    (e.g. the RTT of a UDP flow)."""
+    mean, low = interval["mean"] * scale, interval["ci_low"] * scale
+    if math.isnan(mean):
+        return "-"
+    return number(mean) if math.isnan(low) else f"{number(mean)} ± {number(mean - low)}"
+
+
+def number(x: float) -> str:
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def ratio_cell(point: dict, key: str) -> str:
+    """ratio [95% bootstrap interval] (asymmetric); "-" where the point has no such ratio."""
+    if point.get(key) is None or math.isnan(point[key]):
+        return "-"
+    low, high = point[f"{key}_ci"]
+    return f"{point[key]:.3g}" if math.isnan(low) else f"{point[key]:.3g} [{low:.3g}, {high:.3g}]"
+
+
+def write_outputs(out: Path, summary: dict, heading: str, tables: dict[str, pd.DataFrame], notes: tuple[str, ...], images: dict[str, bytes]) -> None:
+    """summary.json, table.md, plots/<title>.png and index.html (the tables, notes and plots)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(json_ready(summary), indent=2, allow_nan=False) + "\n")
+    (out / "table.md").write_text(markdown_page(heading, tables, notes))
+    plots = out / "plots"
+    plots.mkdir(exist_ok=True)
+    for title, png in images.items():
+        (plots / (slug(title) + ".png")).write_bytes(png)
+    (out / "index.html").write_text(html_page(heading, tables, images, notes))
+
+
+def slug(title: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in title.lower()).strip("-")
