@@ -53,14 +53,19 @@ def comparable_summary(run_dir: Path) -> dict:
 
 def changed_fields(a, b, path: str = "") -> list[str]:
     """The summary fields that differ, as `path: old -> new`."""
-    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
-        return [change for key in a for change in changed_fields(a[key], b[key], f"{path}.{key}" if path else key)]
+    if isinstance(a, dict) and isinstance(b, dict):
+        name = lambda key: f"{path}.{key}" if path else key  # noqa: E731
+        only = [f"{name(key)}: only in {side}" for keys, other, side in ((a, b, "A"), (b, a, "B")) for key in keys if key not in other]
+        return [*only, *(change for key in a if key in b for change in changed_fields(a[key], b[key], name(key)))]
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         return [change for i, (x, y) in enumerate(zip(a, b)) for change in changed_fields(x, y, f"{path}[{i}]")]
     return [] if a == b else [f"{path}: {a} -> {b}"]
 
 
 def differences(a: Path, b: Path) -> list[str]:
+    missing = [f"no run in {d}" for d in (a, b) if not (d / "summary.json").is_file()]
+    if missing:
+        return missing
     found = [f"summary.json {change}" for change in changed_fields(comparable_summary(a), comparable_summary(b))]
     tables_a = sorted(p.name for p in a.glob("*.parquet"))
     tables_b = sorted(p.name for p in b.glob("*.parquet"))
