@@ -55,12 +55,24 @@ pub struct Network {
     routes: Vec<Hop>,
     /// Route changes planned for later in the run: (node, destination interface, hop).
     planned: Vec<(u32, u32, Hop)>,
+    /// Per interface: where its own node sends every packet from that address, whatever the
+    /// destination (policy routing, as `ip rule from ADDRESS` on a device with several radios).
+    source_routes: Vec<Option<Hop>>,
+    /// Whether any source route is set (the common case skips the lookup).
+    source_routed: bool,
 }
 
 impl Network {
     /// One node per name, each with one interface; no routes yet.
     pub fn new(names: impl IntoIterator<Item = String>) -> Network {
-        let mut network = Network { nodes: Vec::new(), interfaces: Vec::new(), routes: Vec::new(), planned: Vec::new() };
+        let mut network = Network {
+            nodes: Vec::new(),
+            interfaces: Vec::new(),
+            routes: Vec::new(),
+            planned: Vec::new(),
+            source_routes: Vec::new(),
+            source_routed: false,
+        };
         for name in names {
             let node = network.nodes.len() as u32;
             network.nodes.push(Node { name, interfaces: Vec::new(), endpoints: Vec::new() });
@@ -75,6 +87,7 @@ impl Network {
         let k = self.interfaces.len();
         let address = Ipv4Addr::from(FIRST_ADDRESS + k as u32);
         self.interfaces.push(Interface { node, address });
+        self.source_routes.push(None);
         self.nodes[node as usize].interfaces.push(k as u32);
         if !self.routes.is_empty() {
             // One more column per row, a copy of the column of the node's first interface.
@@ -99,6 +112,11 @@ impl Network {
     pub fn interface_of(&self, address: Ipv4Addr) -> Option<u32> {
         let index = u32::from(address).wrapping_sub(FIRST_ADDRESS);
         ((index as usize) < self.interfaces.len()).then_some(index)
+    }
+
+    /// The address of interface `k`.
+    pub fn interface_address(&self, k: u32) -> Ipv4Addr {
+        self.interfaces[k as usize].address
     }
 
     /// The node that owns `address`, if any.
@@ -144,6 +162,26 @@ impl Network {
         self.routes[node as usize * self.interfaces.len() + destination as usize]
     }
 
+    /// The next hop at `node` of a packet from `source` toward interface `destination`: the
+    /// source route of `source`'s interface when `node` owns it, else the routing table's.
+    #[inline]
+    pub fn next_hop_from(&self, node: u32, source: Ipv4Addr, destination: u32) -> Hop {
+        if self.source_routed {
+            if let Some(k) = self.interface_of(source) {
+                if let (true, Some(hop)) = (self.interfaces[k as usize].node == node, self.source_routes[k as usize]) {
+                    return hop;
+                }
+            }
+        }
+        self.next_hop(node, destination)
+    }
+
+    /// Every packet from interface `k`'s address leaves its node by `hop`.
+    pub fn set_source_route(&mut self, k: u32, hop: Hop) {
+        self.source_routes[k as usize] = Some(hop);
+        self.source_routed = true;
+    }
+
     /// Whether `a` can reach every interface of `b`.
     pub fn reaches(&self, a: u32, b: u32) -> bool {
         self.nodes[b as usize].interfaces.iter().all(|&k| self.next_hop(a, k) != Hop::Unreachable)
@@ -157,27 +195,21 @@ impl Network {
         Ok(())
     }
 
-    /// Every node's route toward `destination` (every interface of that node) becomes its
-    /// route toward `via`; `via` itself uses `last`. A handover turns the routes toward a UE
-    /// to its new serving cell this way (the caller then points the old cell at the new
-    /// one over X2).
+    /// Every node's route toward interface `destination` becomes its route toward node `via`;
+    /// `via` itself uses `last`. A handover turns the routes toward a UE's radio to its new
+    /// serving cell this way (the caller then points the old cell at the new one over X2).
     pub fn route_via(&mut self, destination: u32, via: u32, last: Hop) {
         let width = self.interfaces.len();
         let via_interface = self.nodes[via as usize].interfaces[0] as usize;
         for n in 0..self.nodes.len() {
             let hop = if n == via as usize { last } else { self.routes[n * width + via_interface] };
-            for &k in &self.nodes[destination as usize].interfaces {
-                self.routes[n * width + k as usize] = hop;
-            }
+            self.routes[n * width + destination as usize] = hop;
         }
     }
 
-    /// From now on `node` sends packets for every interface of node `destination` to `hop`.
-    pub fn set_node_route(&mut self, node: u32, destination: u32, hop: Hop) {
-        let width = self.interfaces.len();
-        for &k in &self.nodes[destination as usize].interfaces {
-            self.routes[node as usize * width + k as usize] = hop;
-        }
+    /// From now on `node` sends packets for interface `destination` to `hop`.
+    pub fn set_interface_route(&mut self, node: u32, destination: u32, hop: Hop) {
+        self.routes[node as usize * self.interfaces.len() + destination as usize] = hop;
     }
 
     /// Checks a route change now and keeps it for [`Network::apply_planned`] later (the

@@ -28,8 +28,11 @@ pub struct RadioNet {
     pub ran: Ran<Stream>,
     /// Node of each gNB, by `CellId`.
     pub cell_nodes: Vec<u32>,
-    /// Node each UE sits on, by `UeId`.
+    /// Node each UE sits on, by `UeId` (a device with several radios is several UEs on one
+    /// node).
     pub ue_nodes: Vec<u32>,
+    /// The network interface of each UE's radio, by `UeId` (set when the network is built).
+    pub ue_interfaces: Vec<u32>,
     /// Per cell: decoded in its previous slot, delivered at the start of its next.
     pub decoded: Vec<RanOutput>,
     /// Per UE: its serving-cell decision, for a UE that measures more than one cell.
@@ -72,6 +75,7 @@ pub fn build(s: &Scenario, base_dir: &Path, node_index: &dyn Fn(&str) -> u32) ->
         ran,
         cell_nodes: s.cells.iter().map(|c| node_index(&c.node)).collect(),
         ue_nodes: s.ues.iter().map(|u| node_index(&u.node)).collect(),
+        ue_interfaces: Vec::new(),
         decoded: s.cells.iter().map(|_| RanOutput::default()).collect(),
         serving,
     })

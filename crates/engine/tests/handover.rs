@@ -162,3 +162,24 @@ fn a_run_with_handovers_and_bearer_switches_is_deterministic() {
     // Debug text: NaN (a sample step without deliveries) equals itself there.
     assert_eq!(format!("{:?}", a.tables), format!("{:?}", b.tables));
 }
+
+#[test]
+fn a_device_with_two_radios_has_an_address_and_a_bearer_on_each() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/two-radios.toml");
+    let summary = run_path(&path, &[]).summary;
+    let (flows, ues) = (&summary["flows"], &summary["ues"]);
+    let (mmwave, lte) = (num(&flows[0]["goodput_bps"]), num(&flows[1]["goodput_bps"]));
+    assert!(mmwave > 1e9, "flow 0 over the 28 GHz radio: {mmwave}");
+    assert!(lte > 50e6 && lte < 150e6, "flow 1 over the LTE radio: {lte}");
+    // Each radio's bearer carried its own flow's data, and its ACKs: the device sends what
+    // leaves from an address over that address's radio.
+    assert_eq!(num(&ues[0]["goodput_bps"]), mmwave);
+    assert_eq!(num(&ues[1]["goodput_bps"]), lte);
+    let delivered = |k: usize, dir: &str| num(&ues[k][dir]["bytes_delivered"]);
+    assert!(delivered(1, "downlink") > 0.9 * lte * 3.0 / 8.0 && delivered(1, "downlink") < 1.2 * lte * 3.0 / 8.0);
+    assert!(delivered(1, "uplink") > 0.0, "flow 1's ACKs crossed the LTE uplink");
+    // Two radios of different carriers hear no common cell: nothing is handed over.
+    assert!(summary["mobility"].as_array().unwrap().is_empty());
+    // The LTE flow's RTT carries LTE's slower RAN (1 ms TTI, 8 ms HARQ), the other not.
+    assert!(num(&flows[1]["rtt_ms"]["p50"]) > num(&flows[0]["rtt_ms"]["p50"]));
+}

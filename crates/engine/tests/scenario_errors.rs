@@ -171,3 +171,12 @@ fn an_lte_cell_peak_rate_is_bounded_by_two_mimo_layers() {
     let m = error_of(&shipped("train"), &["cells.0.bandwidth_hz=20e6", "cells.0.peak_rate_bps=150e6"]);
     assert_all(&m, &["cells.0.peak_rate_bps", "η_oh ≤ 1"]);
 }
+
+#[test]
+fn a_flow_names_a_radio_the_device_has_and_a_device_moves_as_one() {
+    let two = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/two-radios.toml");
+    let m = error_of(&two, &["flows.1.dst_radio=2"]);
+    assert_all(&m, &["flows.1.dst_radio", "2", "no such radio", "0 to 1"]);
+    let m = error_of(&two, &["ues.1.route_m=[[41.0, 0.0]]"]);
+    assert_all(&m, &["ues.1.route_m", "differs from the device's first radio", "same route_m"]);
+}

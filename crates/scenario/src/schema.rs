@@ -222,6 +222,11 @@ pub struct FlowSpec {
     pub sizes_bytes: Vec<u64>,
     #[serde(default)]
     pub app_rate_bps: f64,
+    /// Which radio of the receiving device the flow uses: its n-th [[ues]] entry (a device
+    /// with an mmWave and an LTE radio has two, each with its own address). Left out of the
+    /// resolved scenario while 0.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub dst_radio: u32,
     // TCP
     #[serde(default = "default_cc")]
     pub cc: String,
@@ -269,6 +274,9 @@ fn default_initial_window() -> u32 {
 }
 fn yes() -> bool {
     true
+}
+fn is_zero_u32(x: &u32) -> bool {
+    *x == 0
 }
 fn default_min_rto_s() -> f64 {
     0.2

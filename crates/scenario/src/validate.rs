@@ -82,6 +82,11 @@ pub fn validate(s: &Scenario) -> Result<(), Issue> {
 
     for (i, f) in s.flows.iter().enumerate() {
         let p = |field: &str| format!("flows.{i}.{field}");
+        let radios = s.ues.iter().filter(|u| u.node == f.dst).count() as u64;
+        if f.dst_radio > 0 && u64::from(f.dst_radio) >= radios {
+            let allowed = format!("0 to {} (the [[ues]] entries on {:?}, one per radio)", radios.max(1) - 1, f.dst);
+            return Err(Issue { path: p("dst_radio"), value: f.dst_radio.to_string(), problem: "no such radio", allowed });
+        }
         node(p("src"), &f.src, &names)?;
         node(p("dst"), &f.dst, &names)?;
         if f.src == f.dst {
@@ -202,6 +207,17 @@ fn validate_radio(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
             if !lte.contains(&u.anchor.as_str()) {
                 let allowed = if lte.is_empty() { "the node of a cell with kind = \"lte\" (this scenario has none)".to_string() } else { format!("one of {}", lte.join(", ")) };
                 return Err(Issue { path: p("anchor"), value: format!("{:?}", u.anchor), problem: "no LTE cell on that node", allowed });
+            }
+        }
+        // Several entries on one node are the radios of one device: they move together.
+        if let Some(first) = s.ues[..i].iter().find(|v| v.node == u.node) {
+            if (&first.route_m, first.speed_mps, first.height_m) != (&u.route_m, u.speed_mps, u.height_m) {
+                return Err(Issue {
+                    path: p("route_m"),
+                    value: format!("{:?} at {} m/s, {} m high", u.route_m, u.speed_mps, u.height_m),
+                    problem: "differs from the device's first radio on the same node",
+                    allowed: "the same route_m, speed_mps and height_m as every [[ues]] entry on that node".into(),
+                });
             }
         }
         if u.route_m.is_empty() {

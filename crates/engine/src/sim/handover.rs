@@ -161,22 +161,22 @@ impl Simulation {
             self.handovers.in_transit.push(Some((ue, detached.downlink)));
             self.events.schedule(now + self.handovers.x2_delay_ns, Event::X2Forward(index));
         }
-        // Routes: toward the UE via its new cell; the old cell forwards over X2.
-        let (source, target, ue_node) =
-            (self.radio.cell_nodes[from.0 as usize], self.radio.cell_nodes[switch.to.0 as usize], self.radio.ue_nodes[ue.index()]);
-        let ue_interface = self.network.nodes[ue_node as usize].interfaces[0];
-        let old: Vec<Hop> = (0..self.network.nodes.len() as u32).map(|n| self.network.next_hop(n, ue_interface)).collect();
-        self.network.route_via(ue_node, target, Hop::RadioDownlink(ue.0));
+        // Routes: toward the UE's radio via its new cell; the old cell forwards over X2.
+        let (source, target) = (self.radio.cell_nodes[from.0 as usize], self.radio.cell_nodes[switch.to.0 as usize]);
+        let interface = self.radio.ue_interfaces[ue.index()];
+        let old: Vec<Hop> = (0..self.network.nodes.len() as u32).map(|n| self.network.next_hop(n, interface)).collect();
+        self.network.route_via(interface, target, Hop::RadioDownlink(ue.0));
         let x2 = self.x2_link(source, target);
-        self.network.set_node_route(source, ue_node, Hop::Link(x2));
+        self.network.set_interface_route(source, interface, Hop::Link(x2));
         // End markers from where the paths part: the nodes that fed the source directly.
         let mut markers = 0;
         for (n, hop) in old.into_iter().enumerate() {
             let Hop::Link(l) = hop else { continue };
-            if self.links[l as usize].to_node != source || self.network.next_hop(n as u32, ue_interface) == hop {
+            if self.links[l as usize].to_node != source || self.network.next_hop(n as u32, interface) == hop {
                 continue;
             }
-            let mut marker = Packet::udp(self.network.address(n as u32), self.network.address(ue_node), UdpHeader { src_port: 0, dst_port: 0 }, 0);
+            let to = self.network.interface_address(interface);
+            let mut marker = Packet::udp(self.network.address(n as u32), to, UdpHeader { src_port: 0, dst_port: 0 }, 0);
             marker.meta.flow = END_MARKER;
             self.links[l as usize].enqueue(now, marker, l, &mut self.events);
             markers += 1;
@@ -193,7 +193,7 @@ impl Simulation {
     /// An end marker reached `node`: the UE's serving cell counts it, any other node passes
     /// it on toward the UE.
     pub(super) fn end_marker(&mut self, node: u32, marker: Packet) {
-        let Some(k) = self.network.node_of(marker.dst).and_then(|d| self.radio.ue_nodes.iter().position(|&u| u == d)) else { return };
+        let Some(k) = self.network.interface_of(marker.dst).and_then(|i| self.radio.ue_interfaces.iter().position(|&u| u == i)) else { return };
         let ue = UeId(k as u32);
         let serving = self.radio.cell_nodes[self.radio.ran.cells_of(ue)[0].0 as usize];
         if node != serving {

@@ -117,16 +117,31 @@ impl Simulation {
                 ));
             }
         }
-        let radio = radio::build(&scenario, base_dir, &node_index)?;
+        let mut radio = radio::build(&scenario, base_dir, &node_index)?;
         let mut edges: Vec<Edge> =
             links.iter().enumerate().map(|(i, (from, l))| Edge { from: *from, to: l.to_node, hop: Hop::Link(i as u32) }).collect();
+        let mut network = Network::new(scenario.nodes.iter().map(|n| n.name.clone()));
+        // A device's first radio answers at its node's address and carries the node's routes;
+        // each further radio gets an address of its own, routed over that radio both ways.
+        let mut further = Vec::new();
         for (k, &ue_node) in radio.ue_nodes.iter().enumerate() {
             let gnb = radio.cell_nodes[radio.ran.cells_of(UeId(k as u32))[0].0 as usize];
-            edges.push(Edge { from: gnb, to: ue_node, hop: Hop::RadioDownlink(k as u32) });
-            edges.push(Edge { from: ue_node, to: gnb, hop: Hop::RadioUplink(k as u32) });
+            if radio.ue_nodes[..k].contains(&ue_node) {
+                let address = network.add_interface(ue_node);
+                radio.ue_interfaces.push(network.interface_of(address).expect("just added"));
+                further.push((k as u32, gnb));
+            } else {
+                radio.ue_interfaces.push(network.nodes[ue_node as usize].interfaces[0]);
+                edges.push(Edge { from: gnb, to: ue_node, hop: Hop::RadioDownlink(k as u32) });
+                edges.push(Edge { from: ue_node, to: gnb, hop: Hop::RadioUplink(k as u32) });
+            }
         }
-        let mut network = Network::new(scenario.nodes.iter().map(|n| n.name.clone()));
         network.compute_routes(&edges);
+        for (k, gnb) in further {
+            let interface = radio.ue_interfaces[k as usize];
+            network.route_via(interface, gnb, Hop::RadioDownlink(k));
+            network.set_source_route(interface, Hop::RadioUplink(k));
+        }
 
         // Every name is checked before any file is created, so a rejected run writes nothing.
         let capture_nodes = pcap
@@ -183,7 +198,7 @@ impl Simulation {
             let flow = FlowId(i as u32);
             let start_ns = seconds_to_ns(spec.start_s);
             let sender_addr = SocketAddrV4::new(sim.network.address(src), sender_port(flow));
-            let receiver_addr = SocketAddrV4::new(sim.network.address(dst), receiver_port(flow));
+            let receiver_addr = SocketAddrV4::new(sim.receiver_address(dst, spec.dst_radio), receiver_port(flow));
             let (sender, receiver) = match spec.kind {
                 FlowKind::Tcp => {
                     let iss = rng::stream(scenario.seed, &format!("flow{i}/sender-iss")).next_u32();
@@ -249,6 +264,12 @@ impl Simulation {
         }
         sim.events.schedule(0, Event::Sample);
         Ok(sim)
+    }
+
+    /// The address of radio `radio` of the device on `node` (its n-th UE), or of the node.
+    fn receiver_address(&self, node: u32, radio: u32) -> std::net::Ipv4Addr {
+        let interface = self.radio.ue_nodes.iter().zip(&self.radio.ue_interfaces).filter(|(&n, _)| n == node).nth(radio as usize);
+        interface.map_or(self.network.address(node), |(_, &k)| self.network.interface_address(k))
     }
 
     fn add_endpoint(&mut self, node: u32, flow: FlowId, role: Role, model: Model) -> u32 {
@@ -355,7 +376,7 @@ impl Simulation {
             self.scenario.nodes.iter().position(|n| n.name == spec.dst).expect("validated") as u32,
         );
         let iss = rng::stream(self.scenario.seed, &format!("flow{i}/receiver-iss")).next_u32();
-        let local = SocketAddrV4::new(self.network.address(dst), receiver_port(f));
+        let local = SocketAddrV4::new(self.receiver_address(dst, spec.dst_radio), receiver_port(f));
         let remote = SocketAddrV4::new(self.network.address(src), sender_port(f));
         let mut out = std::mem::take(&mut self.scratch);
         let conn = TcpConnection::connect(tcp_config(spec, iss), local, remote, self.now_ns, &mut out)
@@ -444,7 +465,7 @@ impl Simulation {
         }
         packet.ttl -= 1;
         // Drops in an RLC buffer are counted by the RLC entity itself.
-        match self.network.next_hop(node, dst) {
+        match self.network.next_hop_from(node, packet.src, dst) {
             Hop::Unreachable => {}
             Hop::Link(link) => {
                 self.links[link as usize].enqueue(self.now_ns, packet, link, &mut self.events);
@@ -523,9 +544,9 @@ impl Simulation {
     fn telemetry(&mut self, m: u32) {
         let site = &mut self.middleboxes[m as usize];
         let mut out = std::mem::take(&mut self.scratch);
-        for (k, &ue_node) in self.radio.ue_nodes.iter().enumerate() {
+        for (k, &interface) in self.radio.ue_interfaces.iter().enumerate() {
             let record = self.radio.ran.telemetry(self.now_ns, UeId(k as u32));
-            site.middlebox.on_telemetry(self.now_ns, self.network.address(ue_node), record, &mut out);
+            site.middlebox.on_telemetry(self.now_ns, self.network.interface_address(interface), record, &mut out);
         }
         let next = self.now_ns + site.t_info_ns;
         self.events.schedule(next, Event::Telemetry(m));

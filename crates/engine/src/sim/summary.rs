@@ -111,15 +111,18 @@ impl Simulation {
                 let ue = UeId(k as u32);
                 let r = self.radio.ran.radio_stats(ue);
                 let spec = &self.scenario.ues[k];
+                // Which radio of its device this UE is (its rank among the UEs on its node).
+                let radio_index = self.scenario.ues[..k].iter().filter(|u| u.node == spec.node).count() as u32;
                 let goodput_bps: f64 = flows
                     .iter()
                     .zip(&self.flows)
-                    .filter(|(_, f)| f.spec.dst == spec.node)
+                    .filter(|(_, f)| f.spec.dst == spec.node && f.spec.dst_radio == radio_index)
                     .map(|(summary, _)| summary["goodput_bps"].as_f64().unwrap_or(0.0))
                     .sum();
                 let slots = r.slots.max(1) as f64;
                 let mean_rate_bps = r.rate_bps_sum / slots;
-                let st = self.radio.ran.ue_stats(ue).downlink;
+                let all = self.radio.ran.ue_stats(ue);
+                let st = all.downlink;
                 let switches = |kinds: &[SwitchKind]| self.handovers.log.iter().filter(|r| r.ue == ue && kinds.contains(&r.kind)).count();
                 json!({
                     "id": k,
@@ -145,6 +148,10 @@ impl Simulation {
                         "harq_failures": st.harq_failures,
                         "harq_give_ups": st.harq_give_ups,
                         "rlc_retx_segments": st.rlc_retx_segments,
+                    },
+                    "uplink": {
+                        "sdus_delivered": all.uplink.sdus_delivered,
+                        "bytes_delivered": all.uplink.bytes_delivered,
                     },
                 })
             })

@@ -177,14 +177,16 @@ pub fn cqi_config(c: &CellSpec) -> CqiConfig {
     CqiConfig { period_ns: seconds_to_ns(c.cqi_period_s), delay_ns: seconds_to_ns(c.cqi_delay_s) }
 }
 
-/// The cells UE `u` measures, by scenario index, its first serving cell first: every cell
-/// while handover is on, except for a trace-driven UE, whose trace is its one link.
+/// The cells UE `u` measures, by scenario index, its first serving cell first: while
+/// handover is on, every cell on its serving cell's carrier (a radio hears its own band),
+/// and its LTE anchor; a trace-driven UE only its own cell (the trace is its one link).
 pub fn measured_cells(s: &Scenario, u: &UeSpec) -> Vec<usize> {
     let serving = s.cells.iter().position(|c| c.node == u.cell).expect("validated");
     let trace = matches!(u.blockage, BlockageSpec::SinrTrace | BlockageSpec::CapacityTrace);
     let mut cells = vec![serving];
     if s.handover.enabled && !trace {
-        cells.extend((0..s.cells.len()).filter(|&k| k != serving));
+        let hears = |c: &CellSpec| c.fc_ghz == s.cells[serving].fc_ghz || c.node == u.anchor;
+        cells.extend((0..s.cells.len()).filter(|&k| k != serving && hears(&s.cells[k])));
     }
     cells
 }
