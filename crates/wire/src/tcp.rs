@@ -198,13 +198,16 @@ impl TcpOptions {
         }
     }
 
-    /// SACK blocks the option space holds beside the timestamps and raw options. Kept out of
-    /// line: the common case has no raw options, and this stays out of the callers' inlining.
+    /// SACK blocks the option space holds beside the timestamps and raw options, and the area
+    /// beside the raw bytes (without timestamps, 4 blocks fit the wire beside a 4-byte option
+    /// but not the 32-byte area). Kept out of line: the common case has no raw options, and
+    /// this stays out of the callers' inlining.
     #[cold]
     #[inline(never)]
     fn sack_room_beside_raw(&self) -> usize {
         let used = if self.timestamps.is_some() { 12 } else { 0 } + self.raw_encoded_bytes() as usize;
-        ((MAX_TCP_OPTION_BYTES - used.min(MAX_TCP_OPTION_BYTES)).saturating_sub(4) / 8).min(MAX_SACK_BLOCKS)
+        let on_wire = (MAX_TCP_OPTION_BYTES - used.min(MAX_TCP_OPTION_BYTES)).saturating_sub(4) / 8;
+        on_wire.min((OPTION_AREA_BYTES - self.area.raw_len as usize) / 8)
     }
 
     /// Replaces the SACK blocks, whatever the other options leave on the wire (`emit` refuses

@@ -4,8 +4,8 @@
 use std::net::Ipv4Addr;
 
 use millinet_wire::mptcp::{
-    AddAddr, CapableFlags, CapableForm, DataSeq, Dss, DssMapping, MpCapable, MpJoin, MpPrio, MptcpError, MptcpOption,
-    RemoveAddr,
+    AddAddr, CapableFlags, CapableForm, DataSeq, Dss, DssMapping, MpCapable, MpJoin, MpPrio, MpTcpRst, MptcpError,
+    MptcpOption, RemoveAddr,
 };
 use millinet_wire::{
     emit, parse, Packet, ParseError, RawOptionError, SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps,
@@ -182,6 +182,17 @@ fn sack_blocks_give_way_to_mptcp_options_latest_first() {
     assert!(o.set_sack(&sack_blocks(4)));
     o.push_mptcp(&MptcpOption::Dss(Dss { data_ack: Some(DataSeq::U32(5)), mapping: None })).unwrap();
     assert_eq!((o.sack_count, o.encoded_bytes()), (3, 36));
+}
+
+#[test]
+fn sack_blocks_added_later_never_overwrite_an_mptcp_option() {
+    // Without timestamps the wire has room for 4 blocks beside a 4-byte MP_TCPRST, but the
+    // 32 bytes blocks and raw options share have room for 3.
+    let reset = MptcpOption::MpTcpRst(MpTcpRst { transient: false, reason: 1 });
+    let mut o = with_mptcp(TcpOptions::default(), &[reset]);
+    let added = sack_blocks(4).into_iter().filter(|&b| o.push_sack(b)).count();
+    assert_eq!((added, o.sack(), o.encoded_bytes()), (3, &sack_blocks(3)[..], 4 + 24 + 4));
+    assert_eq!(decoded(&through_the_wire(&segment(TcpFlags::ACK | TcpFlags::RST, o, 0))), [reset]);
 }
 
 #[test]
