@@ -3,12 +3,14 @@
 //! see the handshake options, SACK blocks, timestamps and the retransmission
 //! exactly as written.
 
+mod tshark;
+
 use std::net::Ipv4Addr;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use millinet_engine::pcap::PcapWriter;
 use millinet_wire::{emit, Packet, SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps};
+use tshark::{field, temp_path, tshark_fields, EXPERT_WARNING};
 
 const SERVER: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);
 const CLIENT: Ipv4Addr = Ipv4Addr::new(10, 45, 0, 2);
@@ -19,18 +21,6 @@ const SERVER_ISS: u32 = 0xfffff000; // wraps during the transfer
 const CLIENT_ISS: u32 = 7_000;
 const MSS: u32 = 1400;
 const MS: u64 = 1_000_000;
-
-fn tshark() -> &'static str {
-    let found = Command::new("tshark").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
-    assert!(found, "tshark is not installed; run `make deps` (it installs Debian's tshark) and rerun the tests");
-    "tshark"
-}
-
-fn temp_path(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("millinet-pcap-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 struct Seg {
     t_ns: u64,
@@ -190,38 +180,6 @@ fn write_capture(path: &Path) -> Vec<Packet> {
     }
     w.finish().unwrap();
     packets
-}
-
-/// Runs tshark on `path` and returns one row of tab-separated fields per frame.
-fn tshark_fields(path: &Path, extra: &[&str], fields: &[&str]) -> Vec<Vec<String>> {
-    let mut cmd = Command::new(tshark());
-    cmd.arg("-r").arg(path).args([
-        "-n",
-        "-T",
-        "fields",
-        "-E",
-        "separator=/t",
-        "-E",
-        "occurrence=a",
-        "-E",
-        "aggregator=,",
-    ]);
-    cmd.args(extra);
-    for f in fields {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd.output().expect("running tshark");
-    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().lines().map(|l| l.split('\t').map(str::to_string).collect()).collect()
-}
-
-/// Wireshark's expert severities (epan/proto.h): anything at or above Warning
-/// ("previous segment not captured", "ACKed unseen segment", malformed, ...) means
-/// the capture is inconsistent; Notes (duplicate ACK, retransmission) are expected.
-const EXPERT_WARNING: u64 = 0x0060_0000;
-
-fn field(row: &[String], i: usize) -> &str {
-    row.get(i).map(String::as_str).unwrap_or("")
 }
 
 #[test]

@@ -56,8 +56,8 @@ pub enum ParseError {
         offset: usize,
         kind: u8,
     },
-    /// More unmodelled option bytes than a `TcpOptions` holds beside its SACK blocks (32 bytes,
-    /// `OPTION_AREA_BYTES`); `offset` is the option that did not fit.
+    /// More unmodelled option bytes and SACK blocks together than a `TcpOptions` holds (32
+    /// bytes, `OPTION_AREA_BYTES`); `offset` is the option that did not fit.
     UnknownTcpOptionsTooLong {
         offset: usize,
         kind: u8,
@@ -271,9 +271,10 @@ fn parse_options(bytes: &[u8]) -> Result<TcpOptions, ParseError> {
                 for (slot, block) in blocks.iter_mut().zip(body.chunks_exact(8)) {
                     *slot = SackBlock { left: be32(block, 0), right: be32(block, 4) };
                 }
-                // Cannot fail: SACK and raw options together lie within the 40 option bytes.
+                // Fails when unmodelled options came first and leave the blocks less than their
+                // 8 bytes each of the 32 kept (a 28-byte DSS and one block fit the 40 on the wire).
                 if !opts.set_sack(&blocks[..n / 8]) {
-                    return Err(malformed);
+                    return Err(ParseError::UnknownTcpOptionsTooLong { offset: TCP_HDR + at, kind });
                 }
             }
             (OPT_MSS | OPT_WSCALE | OPT_SACK_PERMITTED | OPT_TIMESTAMPS | OPT_SACK, _) => return Err(malformed),

@@ -52,7 +52,8 @@ pub struct Timestamps {
 /// RFC 6994; any other), kept as their wire bytes — kind, length, data — in the order they
 /// arrived, so whatever forwards the packet forwards them unchanged (architecture.md: "TCP
 /// with options — unknown ones kept as bytes"). A packet holds them in its `TcpOptions`
-/// (`raw`, `push_raw`); this is their owned, Copy form.
+/// (`raw`, `push_raw`); this is their owned, Copy form. MP-TCP options are read and written
+/// through the typed values of `mptcp` (`TcpOptions::push_mptcp`, `mptcp_options`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct RawOptions {
     len: u8,
@@ -140,8 +141,9 @@ const AREA_BLOCKS: usize = OPTION_AREA_BYTES / 8;
 /// simulator moves packets by value, so their size is on the per-packet path: a separate
 /// 40-byte raw buffer made `Packet` 160 bytes (moved by `memcpy` calls), this 32-byte area keeps
 /// it at 112 (`size_of::<Packet>()`). The price: a segment whose unmodelled options and SACK blocks exceed 32
-/// bytes together (of its 40; real MPTCP options are at most 28) is refused by `parse` with
-/// `ParseError::UnknownTcpOptionsTooLong` rather than carried.
+/// bytes together (of its 40; MP-TCP options other than a long REMOVE_ADDR are at most 28) is
+/// refused by `parse` with `ParseError::UnknownTcpOptionsTooLong` rather than carried. Of
+/// MP-TCP segments, one with a 28-byte DSS, one SACK block and no timestamps is refused so.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TcpOptions {
     pub mss: Option<u16>,
@@ -196,13 +198,16 @@ impl TcpOptions {
         }
     }
 
-    /// SACK blocks the option space holds beside the timestamps and raw options. Kept out of
-    /// line: the common case has no raw options, and this stays out of the callers' inlining.
+    /// SACK blocks the option space holds beside the timestamps and raw options, and the area
+    /// beside the raw bytes (without timestamps, 4 blocks fit the wire beside a 4-byte option
+    /// but not the 32-byte area). Kept out of line: the common case has no raw options, and
+    /// this stays out of the callers' inlining.
     #[cold]
     #[inline(never)]
     fn sack_room_beside_raw(&self) -> usize {
         let used = if self.timestamps.is_some() { 12 } else { 0 } + self.raw_encoded_bytes() as usize;
-        ((MAX_TCP_OPTION_BYTES - used.min(MAX_TCP_OPTION_BYTES)).saturating_sub(4) / 8).min(MAX_SACK_BLOCKS)
+        let on_wire = (MAX_TCP_OPTION_BYTES - used.min(MAX_TCP_OPTION_BYTES)).saturating_sub(4) / 8;
+        on_wire.min((OPTION_AREA_BYTES - self.area.raw_len as usize) / 8)
     }
 
     /// Replaces the SACK blocks, whatever the other options leave on the wire (`emit` refuses
