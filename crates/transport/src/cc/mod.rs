@@ -188,6 +188,19 @@ fn ack_growth(ack: &AckSample, cwnd_bytes: u64, ssthresh_bytes: u64, mss_bytes: 
     }
 }
 
+/// The response of a loss-based algorithm to a congestion event, given the part of
+/// FlightSize it keeps (FlightSize/2 in RFC 5681 §3.1 eq. (4)): ssthresh = max(kept,
+/// 2·SMSS); cwnd = ssthresh on entering fast recovery (RFC 6675 §5 step (4.2)), or the loss
+/// window of one segment after a timeout (RFC 5681 §3.1). Returns (ssthresh, cwnd) in bytes.
+fn reduced_window(kind: CongestionEvent, kept_bytes: u64, mss_bytes: u64) -> (u64, u64) {
+    let ssthresh_bytes = kept_bytes.max(2 * mss_bytes);
+    let cwnd_bytes = match kind {
+        CongestionEvent::FastRetransmit => ssthresh_bytes,
+        CongestionEvent::Rto => mss_bytes,
+    };
+    (ssthresh_bytes, cwnd_bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
