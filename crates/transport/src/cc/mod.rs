@@ -10,10 +10,14 @@
 //! MP-TCP connection hands each a `SubflowHandle` into one `SubflowSet`; the sender never
 //! sees it.
 
+pub mod balia;
 pub mod bbr;
+pub mod coupled;
 pub mod cubic;
 pub mod highspeed;
+pub mod lia;
 pub mod newreno;
+pub mod olia;
 mod shared;
 
 use std::cell::{Ref, RefCell};
@@ -110,6 +114,9 @@ pub const REGISTRY: &[(&str, Constructor)] = &[
     ("cubic", Constructor::Uncoupled(cubic::construct)),
     ("highspeed", Constructor::Uncoupled(highspeed::construct)),
     ("bbr", Constructor::Uncoupled(bbr::construct)),
+    ("lia", Constructor::Coupled(coupled::construct::<lia::Lia>)),
+    ("olia", Constructor::Coupled(coupled::construct::<olia::Olia>)),
+    ("balia", Constructor::Coupled(coupled::construct::<balia::Balia>)),
 ];
 
 /// A name not in `REGISTRY`.
@@ -210,7 +217,7 @@ mod tests {
         assert!(CcFactory::by_name("newreno").is_ok());
         assert!(CcFactory::by_name("cubic").is_ok());
         let err = CcFactory::by_name("vegas").err().expect("unknown name").to_string();
-        assert_eq!(err, r#"unknown congestion control "vegas"; allowed: "newreno", "cubic", "highspeed", "bbr""#);
+        assert_eq!(err, r#"unknown congestion control "vegas"; allowed: "newreno", "cubic", "highspeed", "bbr", "lia", "olia", "balia""#);
     }
 
     #[test]
