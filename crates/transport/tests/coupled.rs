@@ -30,7 +30,7 @@ fn construct(init: &CcInit, subflow: SubflowHandle) -> Box<dyn CongestionControl
 impl CongestionControl for Publishing {
     fn on_ack(&mut self, ack: &AckSample) {
         self.window.on_ack(ack);
-        self.subflow.publish(SubflowView { cwnd_bytes: self.window.cwnd_bytes(), srtt_ns: ack.srtt_ns });
+        self.subflow.publish(SubflowView { cwnd_bytes: self.window.cwnd_bytes(), srtt_ns: ack.srtt_ns, ..SubflowView::default() });
         let own = self.subflow.id();
         let others: Vec<(usize, usize, u64)> =
             self.subflow.subflows().iter().filter(|(id, _)| *id != own).map(|(id, view)| (own, id, view.srtt_ns)).collect();

@@ -7,7 +7,7 @@
 //! RFC 3465), as RFC 3649 §5 leaves it unchanged. The window is kept as a fractional byte
 //! count so that the per-ACK increments a(w)/w of a large window are not lost to rounding.
 
-use super::{ack_growth, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent};
+use super::{ack_growth, reduced_window, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent};
 
 /// RFC 3649 §5: below (and at) this window, standard TCP.
 pub const LOW_WINDOW_SEGMENTS: f64 = 38.0;
@@ -87,13 +87,9 @@ impl CongestionControl for HighSpeed {
         // RFC 3649 §5 replaces the 0.5 of RFC 5681 §3.1 eq. (4) with b(w), w = cwnd:
         // ssthresh = max((1 − b(w))·FlightSize, 2·SMSS).
         let keep = 1.0 - b(self.window_segments());
-        self.ssthresh_bytes = ((flight_size_bytes as f64 * keep) as u64).max(2 * self.mss_bytes);
-        self.cwnd_bytes = match kind {
-            // RFC 6675 §5 step (4.2): cwnd = ssthresh on entering recovery.
-            CongestionEvent::FastRetransmit => self.ssthresh_bytes as f64,
-            // RFC 5681 §3.1: after a timeout cwnd is the loss window, one segment.
-            CongestionEvent::Rto => self.mss_bytes as f64,
-        };
+        let (ssthresh_bytes, cwnd_bytes) = reduced_window(kind, (flight_size_bytes as f64 * keep) as u64, self.mss_bytes);
+        self.ssthresh_bytes = ssthresh_bytes;
+        self.cwnd_bytes = cwnd_bytes as f64;
     }
 
     fn on_recovery_exit(&mut self, _now_ns: u64) {

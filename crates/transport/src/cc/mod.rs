@@ -10,10 +10,14 @@
 //! MP-TCP connection hands each a `SubflowHandle` into one `SubflowSet`; the sender never
 //! sees it.
 
+pub mod balia;
 pub mod bbr;
+pub mod coupled;
 pub mod cubic;
 pub mod highspeed;
+pub mod lia;
 pub mod newreno;
+pub mod olia;
 mod shared;
 
 use std::cell::{Ref, RefCell};
@@ -110,6 +114,9 @@ pub const REGISTRY: &[(&str, Constructor)] = &[
     ("cubic", Constructor::Uncoupled(cubic::construct)),
     ("highspeed", Constructor::Uncoupled(highspeed::construct)),
     ("bbr", Constructor::Uncoupled(bbr::construct)),
+    ("lia", Constructor::Coupled(coupled::construct::<lia::Lia>)),
+    ("olia", Constructor::Coupled(coupled::construct::<olia::Olia>)),
+    ("balia", Constructor::Coupled(coupled::construct::<balia::Balia>)),
 ];
 
 /// A name not in `REGISTRY`.
@@ -188,6 +195,19 @@ fn ack_growth(ack: &AckSample, cwnd_bytes: u64, ssthresh_bytes: u64, mss_bytes: 
     }
 }
 
+/// The response of a loss-based algorithm to a congestion event, given the part of
+/// FlightSize it keeps (FlightSize/2 in RFC 5681 §3.1 eq. (4)): ssthresh = max(kept,
+/// 2·SMSS); cwnd = ssthresh on entering fast recovery (RFC 6675 §5 step (4.2)), or the loss
+/// window of one segment after a timeout (RFC 5681 §3.1). Returns (ssthresh, cwnd) in bytes.
+fn reduced_window(kind: CongestionEvent, kept_bytes: u64, mss_bytes: u64) -> (u64, u64) {
+    let ssthresh_bytes = kept_bytes.max(2 * mss_bytes);
+    let cwnd_bytes = match kind {
+        CongestionEvent::FastRetransmit => ssthresh_bytes,
+        CongestionEvent::Rto => mss_bytes,
+    };
+    (ssthresh_bytes, cwnd_bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,7 +217,7 @@ mod tests {
         assert!(CcFactory::by_name("newreno").is_ok());
         assert!(CcFactory::by_name("cubic").is_ok());
         let err = CcFactory::by_name("vegas").err().expect("unknown name").to_string();
-        assert_eq!(err, r#"unknown congestion control "vegas"; allowed: "newreno", "cubic", "highspeed", "bbr""#);
+        assert_eq!(err, r#"unknown congestion control "vegas"; allowed: "newreno", "cubic", "highspeed", "bbr", "lia", "olia", "balia""#);
     }
 
     #[test]

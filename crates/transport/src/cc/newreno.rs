@@ -2,7 +2,7 @@
 //! congestion avoidance +1 SMSS per RTT, multiplicative decrease β = 0.5. The partial-ACK
 //! logic of RFC 6582 lives in the sender; this is only the window arithmetic.
 
-use super::{ack_growth, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent};
+use super::{ack_growth, reduced_window, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent};
 
 pub struct NewReno {
     mss_bytes: u64,
@@ -49,14 +49,8 @@ impl CongestionControl for NewReno {
 
     fn on_congestion_event(&mut self, kind: CongestionEvent, _now_ns: u64, flight_size_bytes: u64) {
         // RFC 5681 §3.1 eq. (4): ssthresh = max(FlightSize / 2, 2·SMSS).
-        self.ssthresh_bytes = (flight_size_bytes / 2).max(2 * self.mss_bytes);
+        (self.ssthresh_bytes, self.cwnd_bytes) = reduced_window(kind, flight_size_bytes / 2, self.mss_bytes);
         self.ca_acked_bytes = 0;
-        self.cwnd_bytes = match kind {
-            // RFC 6675 §5 step (4.2): cwnd = ssthresh on entering recovery.
-            CongestionEvent::FastRetransmit => self.ssthresh_bytes,
-            // RFC 5681 §3.1: after a timeout cwnd is the loss window, one segment.
-            CongestionEvent::Rto => self.mss_bytes,
-        };
     }
 
     fn on_recovery_exit(&mut self, _now_ns: u64) {

@@ -1,6 +1,7 @@
 //! State shared by the subflows of one MP-TCP connection, for coupled congestion
 //! controls: RFC 6356 §3 (LIA) computes each subflow's increase from every subflow's
-//! cwnd_i and rtt_i, and OLIA and BALIA read the same quantities. Each subflow's algorithm
+//! cwnd_i and rtt_i, BALIA from the rates x_r = w_r/τ_r derived from them, and OLIA also
+//! from each path's ℓ_r (bytes acknowledged between losses). Each subflow's algorithm
 //! publishes its own figures through its `SubflowHandle` and reads everyone's through it.
 //!
 //! Single-threaded by design (a model runs inside one driver): `Rc<RefCell<_>>`, borrowed
@@ -17,6 +18,30 @@ pub struct SubflowView {
     pub cwnd_bytes: u64,
     /// Smoothed RTT (RFC 6298); 0 until the subflow has a sample.
     pub srtt_ns: u64,
+    /// OLIA's ℓ_1r: bytes acknowledged between the last two congestion events (0 before
+    /// the second).
+    pub acked_between_losses_bytes: u64,
+    /// OLIA's ℓ_2r: bytes acknowledged since the last congestion event (since the start
+    /// before the first).
+    pub acked_since_loss_bytes: u64,
+}
+
+impl SubflowView {
+    /// The RTT in seconds: rtt_i of RFC 6356, τ_r of BALIA.
+    pub fn rtt_s(&self) -> f64 {
+        self.srtt_ns as f64 * 1e-9
+    }
+
+    /// cwnd_i/rtt_i of RFC 6356, the rate x_r = w_r/τ_r of BALIA, in bytes per second.
+    pub fn rate_bytes_per_s(&self) -> f64 {
+        self.cwnd_bytes as f64 / self.rtt_s()
+    }
+
+    /// OLIA's ℓ_r = max(ℓ_1r, ℓ_2r): the recent inter-loss distance, or the distance since
+    /// the last loss once that is longer (so a path that stopped losing is credited).
+    pub fn inter_loss_bytes(&self) -> u64 {
+        self.acked_between_losses_bytes.max(self.acked_since_loss_bytes)
+    }
 }
 
 /// The live subflows of one connection, by id.
@@ -48,7 +73,7 @@ pub struct SubflowHandle {
 impl SubflowHandle {
     /// Joins `set` with the initial window of `init` and no RTT yet.
     pub(super) fn join(set: &Rc<RefCell<SubflowSet>>, init: &CcInit) -> SubflowHandle {
-        let view = Some(SubflowView { cwnd_bytes: init.initial_cwnd_bytes, srtt_ns: 0 });
+        let view = Some(SubflowView { cwnd_bytes: init.initial_cwnd_bytes, ..SubflowView::default() });
         let mut members = set.borrow_mut();
         let id = match members.slots.iter().position(Option::is_none) {
             Some(free) => free,
@@ -95,10 +120,11 @@ mod tests {
         let a = SubflowHandle::join(&set, &INIT);
         let b = SubflowHandle::join(&set, &INIT);
         assert_ne!(a.id(), b.id());
-        a.publish(SubflowView { cwnd_bytes: 30_000, srtt_ns: 20_000_000 });
-        b.publish(SubflowView { cwnd_bytes: 5_000, srtt_ns: 80_000_000 });
+        let a_view = SubflowView { cwnd_bytes: 30_000, srtt_ns: 20_000_000, ..SubflowView::default() };
+        a.publish(a_view);
+        b.publish(SubflowView { cwnd_bytes: 5_000, srtt_ns: 80_000_000, ..SubflowView::default() });
         let seen_by_b: Vec<_> = b.subflows().iter().collect();
-        assert_eq!(seen_by_b[a.id()], (a.id(), SubflowView { cwnd_bytes: 30_000, srtt_ns: 20_000_000 }));
+        assert_eq!(seen_by_b[a.id()], (a.id(), a_view));
         assert_eq!(a.subflows().total_cwnd_bytes(), 35_000);
         let a_id = a.id();
         drop(a);
