@@ -90,11 +90,12 @@ impl SubflowRx {
         }
     }
 
-    /// The subflow delivered stream bytes `delivered` in order; returns the DSN ranges that
-    /// the mappings resolve, in order. Unresolved bytes wait for their mapping.
+    /// The subflow delivered stream bytes `delivered` in order (a range may repeat bytes
+    /// already seen); returns the DSN ranges that the mappings resolve, in order.
+    /// Unresolved bytes wait for their mapping.
     pub fn on_delivered(&mut self, delivered: Range<u64>) -> Vec<Range<u64>> {
-        if delivered.start == self.unmapped.end {
-            self.unmapped.end = delivered.end;
+        if delivered.start <= self.unmapped.end {
+            self.unmapped.end = self.unmapped.end.max(delivered.end);
         }
         let mut resolved = Vec::new();
         while !self.unmapped.is_empty() {

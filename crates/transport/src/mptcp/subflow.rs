@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use millinet_wire::mptcp::{CapableForm, DataSeq, Dss, DssMapping, MpJoin, MptcpOption};
-use millinet_wire::{TcpHeader, TcpOptions};
+use millinet_wire::{TcpFlags, TcpHeader, TcpOptions};
 
 use super::handshake::{capable_ack, capable_syn, capable_syn_ack, join_ack, join_syn, join_syn_ack};
 use super::receiver::{DataReceiver, SubflowRx};
@@ -39,6 +39,8 @@ pub(super) struct PathState {
     pub confirmed: bool,
     /// The third ACK of the handshake still has to carry MP_CAPABLE or MP_JOIN.
     pub third_ack_due: bool,
+    /// The peer's initial sequence number, from its SYN or SYN-ACK.
+    pub peer_iss: Option<u32>,
     pub tx: SubflowTx,
     pub rx: SubflowRx,
 }
@@ -46,7 +48,7 @@ pub(super) struct PathState {
 impl PathState {
     pub fn new(opening: Opening, iss: u32) -> PathState {
         let confirmed = matches!(opening, Opening::JoinPassive { .. });
-        PathState { opening, iss, confirmed, third_ack_due: false, tx: SubflowTx::default(), rx: SubflowRx::default() }
+        PathState { opening, iss, confirmed, third_ack_due: false, peer_iss: None, tx: SubflowTx::default(), rx: SubflowRx::default() }
     }
 }
 
@@ -108,6 +110,23 @@ impl Shared {
         }
     }
 
+    /// The subflow acknowledges its peer's stream up to the wire ACK number `ack`: those
+    /// bytes are in order at the subflow, so the data level takes them now, before the
+    /// segment's DATA_ACK is written (the driver's `take_delivered` comes after the segment
+    /// left, and would make every DATA_ACK one segment late).
+    fn on_subflow_acks(&mut self, index: usize, ack: u32) {
+        let Some(peer_iss) = self.paths[index].peer_iss else { return };
+        let rx = &mut self.paths[index].rx;
+        let from = rx.stream_read();
+        // The FIN takes a sequence number but carries no byte that a mapping could cover.
+        let to = unwrap32(from, ack.wrapping_sub(peer_iss).wrapping_sub(1));
+        if to > from {
+            for dsn in rx.on_delivered(from..to) {
+                self.rcv.on_data(dsn);
+            }
+        }
+    }
+
     fn on_dss(&mut self, index: usize, dss: Dss) {
         if let Some(ack) = dss.data_ack {
             let ack = match ack {
@@ -150,6 +169,7 @@ impl ConnectionHooks for SubflowHooks {
 
     fn syn_in(&mut self, header: &TcpHeader) {
         let mut s = self.shared.borrow_mut();
+        s.paths[self.index].peer_iss = Some(header.seq);
         for option in s.options(&header.options) {
             let path = &mut s.paths[self.index];
             match (path.opening, option) {
@@ -188,6 +208,9 @@ impl ConnectionHooks for SubflowHooks {
         } else {
             None
         };
+        if header.flags.contains(TcpFlags::ACK) {
+            s.on_subflow_acks(self.index, header.ack);
+        }
         let option = third_ack.unwrap_or_else(|| MptcpOption::Dss(s.dss(self.index, header.seq, payload_bytes)));
         s.push(header, option);
     }

@@ -1,0 +1,248 @@
+//! MP-TCP data level (RFC 8684) end to end: a client and a server, each one
+//! `MptcpConnection`, joined by two paths of different delays and rates (one link per
+//! direction per path). The client writes a fixed amount; the server's application must get
+//! it exactly once and in order, and every byte it gets must have arrived in a data segment
+//! whose DSS mapping (decoded from the packet) maps it to that data sequence number.
+
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::ops::Range;
+
+use millinet_testkit::{Driver, Filter, Link, Outbox, Port, SplitMix64, Station, MS};
+use millinet_transport::mptcp::{MptcpConfig, MptcpConnection, MptcpStats, Scheduler};
+use millinet_transport::TcpConfig;
+use millinet_wire::mptcp::{DataSeq, MptcpOption};
+use millinet_wire::{Packet, TcpFlags};
+
+const PATHS: usize = 2;
+const TOTAL_BYTES: u64 = 6_000_000;
+const END_NS: u64 = 60_000 * MS;
+
+fn client_addr(path: usize) -> SocketAddrV4 {
+    SocketAddrV4::new(Ipv4Addr::new(10, 0, path as u8, 2), 40_000 + path as u16)
+}
+
+fn server_addr(path: usize) -> SocketAddrV4 {
+    SocketAddrV4::new(Ipv4Addr::new(10, 0, path as u8, 1), 80)
+}
+
+/// The data-level stream as the server's application sees it, checked against the DSS
+/// mappings of the segments that arrived.
+#[derive(Default)]
+struct DataCheck {
+    /// Peer ISN of each subflow, by the peer's address.
+    isn: HashMap<SocketAddrV4, u32>,
+    /// DSN ranges that arrived in data segments, as their mappings say (may overlap).
+    arrived: Vec<Range<u64>>,
+    delivered_bytes: u64,
+    dss_segments: u64,
+}
+
+impl DataCheck {
+    fn on_arrival(&mut self, pkt: &Packet) {
+        let Some(h) = pkt.tcp_header() else { return };
+        let from = SocketAddrV4::new(pkt.src, h.src_port);
+        if h.flags.contains(TcpFlags::SYN) {
+            self.isn.insert(from, h.seq);
+            return;
+        }
+        if pkt.payload_bytes == 0 {
+            return;
+        }
+        let isn = self.isn[&from];
+        let offset = u64::from(h.seq.wrapping_sub(isn).wrapping_sub(1));
+        let segment = offset..offset + u64::from(pkt.payload_bytes);
+        for option in h.options.mptcp_options() {
+            let Ok(MptcpOption::Dss(dss)) = option else { panic!("undecodable MP-TCP option {option:?}") };
+            let m = dss.mapping.expect("a data segment carries its mapping");
+            self.dss_segments += 1;
+            let DataSeq::U32(dsn) = m.data_sequence_number else { panic!("32-bit DSNs expected") };
+            let map_start = u64::from(m.subflow_sequence_number) - 1;
+            let mapped = map_start..map_start + u64::from(m.data_level_length);
+            assert!(mapped.start <= segment.start && segment.start < mapped.end, "the mapping covers the first byte");
+            let end = segment.end.min(mapped.end);
+            let dsn_start = u64::from(dsn) + (segment.start - mapped.start);
+            self.arrived.push(dsn_start..dsn_start + (end - segment.start));
+        }
+    }
+
+    fn on_delivery(&mut self, range: Range<u64>) {
+        assert_eq!(range.start, self.delivered_bytes, "data-level delivery continues where it stopped");
+        let mut at = range.start;
+        while at < range.end {
+            let reach = self.arrived.iter().filter(|r| r.start <= at && at < r.end).map(|r| r.end).max();
+            at = reach.unwrap_or_else(|| panic!("byte {at} delivered but no DSS mapped it in an arriving segment"));
+        }
+        self.delivered_bytes = range.end;
+        // Keep the check linear in the window, not the transfer.
+        self.arrived.retain(|r| r.end > range.end);
+    }
+}
+
+/// One endpoint: port k is path k; a packet leaves by the port of its source address.
+struct Endpoint {
+    conn: MptcpConnection,
+    local_ips: [Ipv4Addr; PATHS],
+    check: DataCheck,
+    scratch: Vec<Packet>,
+}
+
+impl Endpoint {
+    fn flush(&mut self, out: &mut Outbox<'_>) {
+        let delivered = self.conn.take_delivered();
+        self.check.on_delivery(delivered);
+        for pkt in self.scratch.drain(..) {
+            let port = self.local_ips.iter().position(|ip| *ip == pkt.src).expect("a local address");
+            out.send(port, pkt);
+        }
+    }
+}
+
+impl Station for Endpoint {
+    fn on_packet(&mut self, now_ns: u64, _port: usize, packet: Packet, out: &mut Outbox<'_>) {
+        self.check.on_arrival(&packet);
+        self.conn.on_packet(now_ns, &packet, &mut self.scratch);
+        self.flush(out);
+    }
+
+    fn on_deadline(&mut self, now_ns: u64, out: &mut Outbox<'_>) {
+        self.conn.on_timeout(now_ns, &mut self.scratch);
+        self.flush(out);
+    }
+
+    fn next_deadline_ns(&self) -> Option<u64> {
+        self.conn.next_timeout_ns()
+    }
+}
+
+/// One direction of path k: delay, rate, and a filter.
+struct PathSpec {
+    one_way_ns: u64,
+    rate_bps: u64,
+    /// Filters of the client-to-server and server-to-client links.
+    filters: Option<(Filter, Filter)>,
+}
+
+fn path(one_way_ms: u64, rate_mbps: u64) -> PathSpec {
+    PathSpec { one_way_ns: one_way_ms * MS, rate_bps: rate_mbps * 1_000_000, filters: None }
+}
+
+struct Run {
+    client: MptcpStats,
+    server: MptcpStats,
+    delivered_bytes: u64,
+    /// Delivered bytes at each checkpoint given to `run`.
+    at_checkpoints: Vec<u64>,
+    dss_segments: u64,
+}
+
+fn run(cfg: MptcpConfig, paths: [PathSpec; PATHS], checkpoints_ns: &[u64]) -> Run {
+    let mut syns = Vec::new();
+    let addrs: Vec<_> = (0..PATHS).map(|k| (client_addr(k), server_addr(k))).collect();
+    let mut client_conn = MptcpConnection::connect(MptcpConfig { seed: cfg.seed + 1, ..cfg.clone() }, &addrs, 0, &mut syns)
+        .expect("valid configuration");
+    client_conn.send(0, TOTAL_BYTES, &mut syns);
+    let endpoint = |conn, local_ips| Endpoint { conn, local_ips, check: DataCheck::default(), scratch: Vec::new() };
+    let mut client = endpoint(client_conn, [*client_addr(0).ip(), *client_addr(1).ip()]);
+    let server_conn = MptcpConnection::listen(cfg).expect("valid configuration");
+    let mut server = endpoint(server_conn, [*server_addr(0).ip(), *server_addr(1).ip()]);
+    let mut net = Driver::new();
+    for (k, spec) in paths.into_iter().enumerate() {
+        let (c, s) = (Port { station: 0, port: k }, Port { station: 1, port: k });
+        let link = || Link::new(spec.one_way_ns).with_rate(spec.rate_bps, 200);
+        let (up, down) = match spec.filters {
+            Some((up, down)) => (link().with_filter(up), link().with_filter(down)),
+            None => (link(), link()),
+        };
+        net.connect(c, s, up);
+        net.connect(s, c, down);
+    }
+    net.inject(Port { station: 0, port: 0 }, &mut syns);
+    let mut at_checkpoints = Vec::new();
+    for &limit in checkpoints_ns.iter().chain([END_NS].iter()) {
+        while net.step(limit, &mut [&mut client, &mut server]) {}
+        at_checkpoints.push(server.check.delivered_bytes);
+    }
+    at_checkpoints.pop();
+    Run {
+        client: client.conn.stats(),
+        server: server.conn.stats(),
+        delivered_bytes: server.check.delivered_bytes,
+        at_checkpoints,
+        dss_segments: server.check.dss_segments,
+    }
+}
+
+fn config(cc: &str, scheduler: Scheduler, seed: u64) -> MptcpConfig {
+    MptcpConfig { tcp: TcpConfig { cc: cc.to_string(), ..TcpConfig::default() }, scheduler, seed, ..MptcpConfig::default() }
+}
+
+fn assert_complete(r: &Run) {
+    assert_eq!(r.delivered_bytes, TOTAL_BYTES, "every byte delivered once, in order");
+    assert_eq!(r.client.data_acked_bytes, TOTAL_BYTES, "the sender saw every byte DATA_ACKed");
+    assert_eq!(r.client.send_buffer_bytes, 0);
+    assert_eq!(r.server.rcv_occupancy_bytes, 0);
+    assert_eq!(r.client.option_errors + r.server.option_errors, 0);
+    assert!(r.dss_segments > TOTAL_BYTES / 1400, "every data segment carried a DSS");
+}
+
+#[test]
+fn two_paths_deliver_every_byte_once_in_order_and_both_carry_data() {
+    let r = run(config("cubic", Scheduler::LowestRtt, 7), [path(10, 20), path(30, 10)], &[]);
+    assert_complete(&r);
+    assert_eq!(r.client.subflow_bytes.len(), PATHS);
+    assert!(r.client.subflow_bytes.iter().all(|&b| b > TOTAL_BYTES / 10), "both subflows carry data: {:?}", r.client.subflow_bytes);
+}
+
+#[test]
+fn random_loss_on_one_path_still_delivers_everything() {
+    let lossy = PathSpec { filters: Some((random_loss(0.02, 3), random_loss(0.02, 4))), ..path(30, 10) };
+    let r = run(config("cubic", Scheduler::LowestRtt, 11), [path(10, 20), lossy], &[]);
+    assert_complete(&r);
+}
+
+#[test]
+fn a_path_that_fails_for_a_while_is_bypassed_by_reinjection() {
+    const DOWN: Range<u64> = 800 * MS..4_000 * MS;
+    let outage = || -> Filter { Box::new(|now, _| !DOWN.contains(&now)) };
+    let failing = PathSpec { filters: Some((outage(), outage())), ..path(10, 20) };
+    let r = run(config("cubic", Scheduler::LowestRtt, 5), [failing, path(30, 10)], &[DOWN.start + 1_000 * MS, DOWN.end]);
+    assert_complete(&r);
+    assert!(r.client.reinjected_bytes > 0, "the failed subflow's data was reinjected");
+    let during = r.at_checkpoints[1] - r.at_checkpoints[0];
+    // The other path alone carries about 10 Mbit/s: over 2.2 s, some 2.7 MB.
+    assert!(during > 1_000_000, "data kept flowing during the outage: {during} bytes in 2.2 s");
+}
+
+#[test]
+fn lowest_rtt_puts_more_bytes_on_the_faster_path_and_round_robin_delivers_too() {
+    let lowest = run(config("cubic", Scheduler::LowestRtt, 1), [path(5, 20), path(40, 20)], &[]);
+    assert_complete(&lowest);
+    let [fast, slow] = [lowest.client.subflow_bytes[0], lowest.client.subflow_bytes[1]];
+    assert!(fast > slow, "lowest RTT first: fast path {fast} bytes, slow path {slow}");
+    let rr = run(config("cubic", Scheduler::RoundRobin, 1), [path(5, 20), path(40, 20)], &[]);
+    assert_complete(&rr);
+    assert!(rr.client.subflow_bytes.iter().all(|&b| b > 0));
+}
+
+#[test]
+fn coupled_lia_over_two_subflows_delivers_everything() {
+    let r = run(config("lia", Scheduler::LowestRtt, 9), [path(10, 20), path(30, 10)], &[]);
+    assert_complete(&r);
+    assert!(r.client.subflow_bytes.iter().all(|&b| b > 0));
+}
+
+#[test]
+fn same_seed_same_run() {
+    let lossy = || PathSpec { filters: Some((random_loss(0.01, 8), random_loss(0.01, 9))), ..path(30, 10) };
+    let a = run(config("cubic", Scheduler::LowestRtt, 21), [path(10, 20), lossy()], &[1_000 * MS]);
+    let b = run(config("cubic", Scheduler::LowestRtt, 21), [path(10, 20), lossy()], &[1_000 * MS]);
+    assert_eq!(a.client, b.client);
+    assert_eq!(a.server, b.server);
+    assert_eq!(a.at_checkpoints, b.at_checkpoints);
+}
+
+fn random_loss(p: f64, seed: u64) -> Filter {
+    let mut rng = SplitMix64::new(seed);
+    Box::new(move |_, _| rng.unit() >= p)
+}
