@@ -131,8 +131,9 @@ struct Run {
     client: MptcpStats,
     server: MptcpStats,
     delivered_bytes: u64,
-    /// Delivered bytes at each checkpoint given to `run`.
-    at_checkpoints: Vec<u64>,
+    /// At each checkpoint given to `run`: bytes delivered, and bytes handed to each of the
+    /// client's subflows.
+    at_checkpoints: Vec<(u64, Vec<u64>)>,
     dss_segments: u64,
 }
 
@@ -161,7 +162,7 @@ fn run(cfg: MptcpConfig, paths: [PathSpec; PATHS], checkpoints_ns: &[u64]) -> Ru
     let mut at_checkpoints = Vec::new();
     for &limit in checkpoints_ns.iter().chain([END_NS].iter()) {
         while net.step(limit, &mut [&mut client, &mut server]) {}
-        at_checkpoints.push(server.check.delivered_bytes);
+        at_checkpoints.push((server.check.delivered_bytes, client.conn.stats().subflow_bytes));
     }
     at_checkpoints.pop();
     Run {
@@ -203,15 +204,19 @@ fn random_loss_on_one_path_still_delivers_everything() {
 
 #[test]
 fn a_path_that_fails_for_a_while_is_bypassed_by_reinjection() {
-    const DOWN: Range<u64> = 800 * MS..4_000 * MS;
+    const DOWN: Range<u64> = 300 * MS..1_500 * MS;
     let outage = || -> Filter { Box::new(|now, _| !DOWN.contains(&now)) };
     let failing = PathSpec { filters: Some((outage(), outage())), ..path(10, 20) };
-    let r = run(config("cubic", Scheduler::LowestRtt, 5), [failing, path(30, 10)], &[DOWN.start + 1_000 * MS, DOWN.end]);
+    let checkpoints = [DOWN.start + 200 * MS, DOWN.end, DOWN.end + 1_500 * MS];
+    let r = run(config("cubic", Scheduler::LowestRtt, 5), [failing, path(30, 10)], &checkpoints);
     assert_complete(&r);
     assert!(r.client.reinjected_bytes > 0, "the failed subflow's data was reinjected");
-    let during = r.at_checkpoints[1] - r.at_checkpoints[0];
-    // The other path alone carries about 10 Mbit/s: over 2.2 s, some 2.7 MB.
-    assert!(during > 1_000_000, "data kept flowing during the outage: {during} bytes in 2.2 s");
+    let [(early, _), (end_of_outage, at_end), (later, after)] = &r.at_checkpoints[..] else { unreachable!() };
+    assert!(*later < TOTAL_BYTES, "the transfer outlasts the outage");
+    // The other path alone carries about 10 Mbit/s: over 1 s, some 1.2 MB.
+    let during = end_of_outage - early;
+    assert!(during > 600_000, "data kept flowing during the outage: {during} bytes in 1 s");
+    assert!(after[0] > at_end[0] + 1_000_000, "the path came back into use: {at_end:?} then {after:?}");
 }
 
 #[test]
