@@ -137,7 +137,9 @@ struct Run {
     dss_segments: u64,
 }
 
-fn run(cfg: MptcpConfig, paths: [PathSpec; PATHS], checkpoints_ns: &[u64]) -> Run {
+/// Runs to END_NS, stopping at each checkpoint; at the checkpoint `fail_at`, if any, the
+/// client declares subflow 0 failed.
+fn run(cfg: MptcpConfig, paths: [PathSpec; PATHS], checkpoints_ns: &[u64], fail_at: Option<usize>) -> Run {
     let mut syns = Vec::new();
     let addrs: Vec<_> = (0..PATHS).map(|k| (client_addr(k), server_addr(k))).collect();
     let mut client_conn = MptcpConnection::connect(MptcpConfig { seed: cfg.seed + 1, ..cfg.clone() }, &addrs, 0, &mut syns)
@@ -160,9 +162,17 @@ fn run(cfg: MptcpConfig, paths: [PathSpec; PATHS], checkpoints_ns: &[u64]) -> Ru
     }
     net.inject(Port { station: 0, port: 0 }, &mut syns);
     let mut at_checkpoints = Vec::new();
-    for &limit in checkpoints_ns.iter().chain([END_NS].iter()) {
+    for (i, &limit) in checkpoints_ns.iter().chain([END_NS].iter()).enumerate() {
         while net.step(limit, &mut [&mut client, &mut server]) {}
         at_checkpoints.push((server.check.delivered_bytes, client.conn.stats().subflow_bytes));
+        if fail_at == Some(i) {
+            let mut sent = Vec::new();
+            client.conn.fail_subflow(0, limit, &mut sent);
+            for pkt in sent {
+                let port = client.local_ips.iter().position(|ip| *ip == pkt.src).expect("a local address");
+                net.inject(Port { station: 0, port }, &mut vec![pkt]);
+            }
+        }
     }
     at_checkpoints.pop();
     Run {
@@ -189,7 +199,7 @@ fn assert_complete(r: &Run) {
 
 #[test]
 fn two_paths_deliver_every_byte_once_in_order_and_both_carry_data() {
-    let r = run(config("cubic", Scheduler::LowestRtt, 7), [path(10, 20), path(30, 10)], &[]);
+    let r = run(config("cubic", Scheduler::LowestRtt, 7), [path(10, 20), path(30, 10)], &[], None);
     assert_complete(&r);
     assert_eq!(r.client.subflow_bytes.len(), PATHS);
     assert!(r.client.subflow_bytes.iter().all(|&b| b > TOTAL_BYTES / 10), "both subflows carry data: {:?}", r.client.subflow_bytes);
@@ -198,7 +208,7 @@ fn two_paths_deliver_every_byte_once_in_order_and_both_carry_data() {
 #[test]
 fn random_loss_on_one_path_still_delivers_everything() {
     let lossy = PathSpec { filters: Some((random_loss(0.02, 3), random_loss(0.02, 4))), ..path(30, 10) };
-    let r = run(config("cubic", Scheduler::LowestRtt, 11), [path(10, 20), lossy], &[]);
+    let r = run(config("cubic", Scheduler::LowestRtt, 11), [path(10, 20), lossy], &[], None);
     assert_complete(&r);
 }
 
@@ -208,7 +218,7 @@ fn a_path_that_fails_for_a_while_is_bypassed_by_reinjection() {
     let outage = || -> Filter { Box::new(|now, _| !DOWN.contains(&now)) };
     let failing = PathSpec { filters: Some((outage(), outage())), ..path(10, 20) };
     let checkpoints = [DOWN.start + 200 * MS, DOWN.end, DOWN.end + 1_500 * MS];
-    let r = run(config("cubic", Scheduler::LowestRtt, 5), [failing, path(30, 10)], &checkpoints);
+    let r = run(config("cubic", Scheduler::LowestRtt, 5), [failing, path(30, 10)], &checkpoints, None);
     let [(early, _), (end_of_outage, at_end), (later, after)] = &r.at_checkpoints[..] else { unreachable!() };
     // The other path alone carries about 10 Mbit/s: over 1 s, some 1.2 MB (without
     // reinjection, none: the data level waits for the bytes stuck on the failed path).
@@ -221,19 +231,31 @@ fn a_path_that_fails_for_a_while_is_bypassed_by_reinjection() {
 }
 
 #[test]
+fn a_subflow_declared_failed_gets_no_more_data_and_its_data_goes_on_the_other() {
+    const DOWN_FROM: u64 = 300 * MS;
+    let dead = || -> Filter { Box::new(|now, _| now < DOWN_FROM) };
+    let failing = PathSpec { filters: Some((dead(), dead())), ..path(10, 20) };
+    let r = run(config("cubic", Scheduler::LowestRtt, 5), [failing, path(30, 10)], &[DOWN_FROM + 50 * MS], Some(0));
+    assert_complete(&r);
+    let handed_at_failure = r.at_checkpoints[0].1[0];
+    assert_eq!(r.client.subflow_bytes[0], handed_at_failure, "nothing more was handed to the failed subflow");
+    assert!(r.client.reinjected_bytes > 0);
+}
+
+#[test]
 fn lowest_rtt_puts_more_bytes_on_the_faster_path_and_round_robin_delivers_too() {
-    let lowest = run(config("cubic", Scheduler::LowestRtt, 1), [path(5, 20), path(40, 20)], &[]);
+    let lowest = run(config("cubic", Scheduler::LowestRtt, 1), [path(5, 20), path(40, 20)], &[], None);
     assert_complete(&lowest);
     let [fast, slow] = [lowest.client.subflow_bytes[0], lowest.client.subflow_bytes[1]];
     assert!(fast > slow, "lowest RTT first: fast path {fast} bytes, slow path {slow}");
-    let rr = run(config("cubic", Scheduler::RoundRobin, 1), [path(5, 20), path(40, 20)], &[]);
+    let rr = run(config("cubic", Scheduler::RoundRobin, 1), [path(5, 20), path(40, 20)], &[], None);
     assert_complete(&rr);
     assert!(rr.client.subflow_bytes.iter().all(|&b| b > 0));
 }
 
 #[test]
 fn coupled_lia_over_two_subflows_delivers_everything() {
-    let r = run(config("lia", Scheduler::LowestRtt, 9), [path(10, 20), path(30, 10)], &[]);
+    let r = run(config("lia", Scheduler::LowestRtt, 9), [path(10, 20), path(30, 10)], &[], None);
     assert_complete(&r);
     assert!(r.client.subflow_bytes.iter().all(|&b| b > 0));
 }
@@ -241,8 +263,8 @@ fn coupled_lia_over_two_subflows_delivers_everything() {
 #[test]
 fn same_seed_same_run() {
     let lossy = || PathSpec { filters: Some((random_loss(0.01, 8), random_loss(0.01, 9))), ..path(30, 10) };
-    let a = run(config("cubic", Scheduler::LowestRtt, 21), [path(10, 20), lossy()], &[1_000 * MS]);
-    let b = run(config("cubic", Scheduler::LowestRtt, 21), [path(10, 20), lossy()], &[1_000 * MS]);
+    let a = run(config("cubic", Scheduler::LowestRtt, 21), [path(10, 20), lossy()], &[1_000 * MS], None);
+    let b = run(config("cubic", Scheduler::LowestRtt, 21), [path(10, 20), lossy()], &[1_000 * MS], None);
     assert_eq!(a.client, b.client);
     assert_eq!(a.server, b.server);
     assert_eq!(a.at_checkpoints, b.at_checkpoints);
