@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use millinet_testkit::{Driver, Filter, Link, Outbox, Port, SplitMix64, Station, MS};
 use millinet_transport::mptcp::{MptcpConfig, MptcpConnection, MptcpStats, Scheduler};
-use millinet_transport::TcpConfig;
+use millinet_transport::{TcpConfig, TcpState};
 use millinet_wire::mptcp::{DataSeq, MptcpOption};
 use millinet_wire::{Packet, TcpFlags};
 
@@ -135,6 +135,8 @@ struct Run {
     /// client's subflows.
     at_checkpoints: Vec<(u64, Vec<u64>)>,
     dss_segments: u64,
+    /// States of the client's subflows and the server's at the end.
+    states: (Vec<TcpState>, Vec<TcpState>),
 }
 
 /// Runs to END_NS, stopping at each checkpoint; at the checkpoint `fail_at`, if any, the
@@ -145,6 +147,7 @@ fn run(cfg: MptcpConfig, paths: [PathSpec; PATHS], checkpoints_ns: &[u64], fail_
     let mut client_conn = MptcpConnection::connect(MptcpConfig { seed: cfg.seed + 1, ..cfg.clone() }, &addrs, 0, &mut syns)
         .expect("valid configuration");
     client_conn.send(0, TOTAL_BYTES, &mut syns);
+    client_conn.close(0, &mut syns);
     let endpoint = |conn, local_ips| Endpoint { conn, local_ips, check: DataCheck::default(), scratch: Vec::new() };
     let mut client = endpoint(client_conn, [*client_addr(0).ip(), *client_addr(1).ip()]);
     let server_conn = MptcpConnection::listen(cfg).expect("valid configuration");
@@ -181,7 +184,12 @@ fn run(cfg: MptcpConfig, paths: [PathSpec; PATHS], checkpoints_ns: &[u64], fail_
         delivered_bytes: server.check.delivered_bytes,
         at_checkpoints,
         dss_segments: server.check.dss_segments,
+        states: (states(&client.conn), states(&server.conn)),
     }
+}
+
+fn states(conn: &MptcpConnection) -> Vec<TcpState> {
+    (0..conn.subflow_count()).filter_map(|i| conn.subflow(i)).map(|s| s.state()).collect()
 }
 
 fn config(cc: &str, scheduler: Scheduler, seed: u64) -> MptcpConfig {
@@ -197,10 +205,18 @@ fn assert_complete(r: &Run) {
     assert!(r.dss_segments > TOTAL_BYTES / 1400, "every data segment carried a DSS");
 }
 
+/// The client closed after writing: once everything was DATA_ACKed its subflows sent their
+/// FINs, which arrived (over paths that work at the end); the server's application never
+/// closes.
+fn assert_closed(r: &Run) {
+    assert_eq!(r.states, (vec![TcpState::FinWait2; PATHS], vec![TcpState::CloseWait; PATHS]));
+}
+
 #[test]
 fn two_paths_deliver_every_byte_once_in_order_and_both_carry_data() {
     let r = run(config("cubic", Scheduler::LowestRtt, 7), [path(10, 20), path(30, 10)], &[], None);
     assert_complete(&r);
+    assert_closed(&r);
     assert_eq!(r.client.subflow_bytes.len(), PATHS);
     assert!(r.client.subflow_bytes.iter().all(|&b| b > TOTAL_BYTES / 10), "both subflows carry data: {:?}", r.client.subflow_bytes);
 }
@@ -210,6 +226,7 @@ fn random_loss_on_one_path_still_delivers_everything() {
     let lossy = PathSpec { filters: Some((random_loss(0.02, 3), random_loss(0.02, 4))), ..path(30, 10) };
     let r = run(config("cubic", Scheduler::LowestRtt, 11), [path(10, 20), lossy], &[], None);
     assert_complete(&r);
+    assert_closed(&r);
 }
 
 #[test]
@@ -228,6 +245,7 @@ fn a_path_that_fails_for_a_while_is_bypassed_by_reinjection() {
     assert!(r.client.reinjected_bytes > 0, "the failed subflow's data was reinjected");
     assert!(after[0] > at_end[0] + 1_000_000, "the path came back into use: {at_end:?} then {after:?}");
     assert_complete(&r);
+    assert_closed(&r);
 }
 
 #[test]
@@ -246,10 +264,12 @@ fn a_subflow_declared_failed_gets_no_more_data_and_its_data_goes_on_the_other() 
 fn lowest_rtt_puts_more_bytes_on_the_faster_path_and_round_robin_delivers_too() {
     let lowest = run(config("cubic", Scheduler::LowestRtt, 1), [path(5, 20), path(40, 20)], &[], None);
     assert_complete(&lowest);
+    assert_closed(&lowest);
     let [fast, slow] = [lowest.client.subflow_bytes[0], lowest.client.subflow_bytes[1]];
     assert!(fast > slow, "lowest RTT first: fast path {fast} bytes, slow path {slow}");
     let rr = run(config("cubic", Scheduler::RoundRobin, 1), [path(5, 20), path(40, 20)], &[], None);
     assert_complete(&rr);
+    assert_closed(&rr);
     assert!(rr.client.subflow_bytes.iter().all(|&b| b > 0));
 }
 
@@ -257,6 +277,7 @@ fn lowest_rtt_puts_more_bytes_on_the_faster_path_and_round_robin_delivers_too() 
 fn coupled_lia_over_two_subflows_delivers_everything() {
     let r = run(config("lia", Scheduler::LowestRtt, 9), [path(10, 20), path(30, 10)], &[], None);
     assert_complete(&r);
+    assert_closed(&r);
     assert!(r.client.subflow_bytes.iter().all(|&b| b > 0));
 }
 
