@@ -8,7 +8,10 @@ use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::ops::Range;
 
-use millinet_testkit::{Driver, Filter, Link, Outbox, Port, SplitMix64, Station, MS};
+mod common;
+
+use common::{random_loss, Filter, Link, MS};
+use millinet_testkit::{Driver, Outbox, Port, Station};
 use millinet_transport::mptcp::{MptcpConfig, MptcpConnection, MptcpStats, Scheduler};
 use millinet_transport::{TcpConfig, TcpState};
 use millinet_wire::mptcp::{DataSeq, MptcpOption};
@@ -289,9 +292,4 @@ fn same_seed_same_run() {
     assert_eq!(a.client, b.client);
     assert_eq!(a.server, b.server);
     assert_eq!(a.at_checkpoints, b.at_checkpoints);
-}
-
-fn random_loss(p: f64, seed: u64) -> Filter {
-    let mut rng = SplitMix64::new(seed);
-    Box::new(move |_, _| rng.unit() >= p)
 }
