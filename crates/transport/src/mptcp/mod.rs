@@ -294,7 +294,8 @@ impl MptcpConnection {
     /// option admits it (§3.1: MP_CAPABLE opens the connection; §3.2: MP_JOIN must name it).
     fn accept(&mut self, pkt: &Packet, local: SocketAddrV4) -> Option<usize> {
         let header = pkt.tcp_header()?;
-        if !self.passive || header.flags.0 & (TcpFlags::SYN.0 | TcpFlags::ACK.0) != TcpFlags::SYN.0 {
+        let handshake_flags = TcpFlags::SYN.0 | TcpFlags::ACK.0 | TcpFlags::RST.0;
+        if !self.passive || header.flags.0 & handshake_flags != TcpFlags::SYN.0 {
             return None;
         }
         let index = self.slots.len();
@@ -414,7 +415,7 @@ impl MptcpConnection {
     /// had acknowledged (sent or not), in whole segments.
     fn space_bytes(&self, index: usize) -> u64 {
         let stats = self.slots[index].conn.stats();
-        let outstanding = self.shared.borrow().paths[index].tx.handed() - stats.acked_bytes;
+        let outstanding = self.shared.borrow().paths[index].tx.handed().saturating_sub(stats.acked_bytes);
         let mss = u64::from(self.cfg.tcp.mss_bytes);
         stats.cwnd_bytes.saturating_sub(outstanding) / mss * mss
     }

@@ -84,8 +84,10 @@ impl SubflowRx {
 
     /// A DSS mapping arrived (already unwrapped). A mapping whose start is known keeps the
     /// first one seen (RFC 8684 §3.3.1: a mapping does not change once sent).
+    /// A mapping that would run past 2^64 in either space is the peer's error: ignored.
     pub fn on_mapping(&mut self, offset: u64, dsn: u64, len: u64) {
-        if len > 0 && offset + len > self.unmapped.start {
+        let (Some(end), Some(_)) = (offset.checked_add(len), dsn.checked_add(len)) else { return };
+        if len > 0 && end > self.unmapped.start {
             self.mappings.entry(offset).or_insert((dsn, len));
         }
     }
@@ -146,5 +148,8 @@ mod tests {
         rx.on_mapping(1000, 3000, 2000);
         assert_eq!(rx.on_delivered(1500..2500), vec![3000..4500]);
         assert_eq!(rx.stream_read(), 2500);
+        rx.on_mapping(u64::MAX - 10, 0, 100);
+        rx.on_mapping(3000, u64::MAX - 10, 100);
+        assert_eq!(rx.on_delivered(2500..3100), vec![4500..5000], "mappings past 2^64 are ignored");
     }
 }
