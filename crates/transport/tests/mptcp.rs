@@ -208,18 +208,18 @@ fn assert_complete(r: &Run) {
     assert!(r.dss_segments > TOTAL_BYTES / 1400, "every data segment carried a DSS");
 }
 
-/// The client closed after writing: once everything was DATA_ACKed its subflows sent their
-/// FINs, which arrived (over paths that work at the end); the server's application never
+/// Complete, and the client closed after writing: once everything was DATA_ACKed its
+/// subflows sent their FINs, which arrived (over paths that work at the end); the server's application never
 /// closes.
-fn assert_closed(r: &Run) {
+fn assert_finished(r: &Run) {
+    assert_complete(r);
     assert_eq!(r.states, (vec![TcpState::FinWait2; PATHS], vec![TcpState::CloseWait; PATHS]));
 }
 
 #[test]
 fn two_paths_deliver_every_byte_once_in_order_and_both_carry_data() {
     let r = run(config("cubic", Scheduler::LowestRtt, 7), [path(10, 20), path(30, 10)], &[], None);
-    assert_complete(&r);
-    assert_closed(&r);
+    assert_finished(&r);
     assert_eq!(r.client.subflow_bytes.len(), PATHS);
     assert!(r.client.subflow_bytes.iter().all(|&b| b > TOTAL_BYTES / 10), "both subflows carry data: {:?}", r.client.subflow_bytes);
 }
@@ -228,8 +228,7 @@ fn two_paths_deliver_every_byte_once_in_order_and_both_carry_data() {
 fn random_loss_on_one_path_still_delivers_everything() {
     let lossy = PathSpec { filters: Some((random_loss(0.02, 3), random_loss(0.02, 4))), ..path(30, 10) };
     let r = run(config("cubic", Scheduler::LowestRtt, 11), [path(10, 20), lossy], &[], None);
-    assert_complete(&r);
-    assert_closed(&r);
+    assert_finished(&r);
 }
 
 #[test]
@@ -247,8 +246,7 @@ fn a_path_that_fails_for_a_while_is_bypassed_by_reinjection() {
     assert!(*later < TOTAL_BYTES, "the transfer outlasts the outage");
     assert!(r.client.reinjected_bytes > 0, "the failed subflow's data was reinjected");
     assert!(after[0] > at_end[0] + 1_000_000, "the path came back into use: {at_end:?} then {after:?}");
-    assert_complete(&r);
-    assert_closed(&r);
+    assert_finished(&r);
 }
 
 #[test]
@@ -266,21 +264,18 @@ fn a_subflow_declared_failed_gets_no_more_data_and_its_data_goes_on_the_other() 
 #[test]
 fn lowest_rtt_puts_more_bytes_on_the_faster_path_and_round_robin_delivers_too() {
     let lowest = run(config("cubic", Scheduler::LowestRtt, 1), [path(5, 20), path(40, 20)], &[], None);
-    assert_complete(&lowest);
-    assert_closed(&lowest);
+    assert_finished(&lowest);
     let [fast, slow] = [lowest.client.subflow_bytes[0], lowest.client.subflow_bytes[1]];
     assert!(fast > slow, "lowest RTT first: fast path {fast} bytes, slow path {slow}");
     let rr = run(config("cubic", Scheduler::RoundRobin, 1), [path(5, 20), path(40, 20)], &[], None);
-    assert_complete(&rr);
-    assert_closed(&rr);
+    assert_finished(&rr);
     assert!(rr.client.subflow_bytes.iter().all(|&b| b > 0));
 }
 
 #[test]
 fn coupled_lia_over_two_subflows_delivers_everything() {
     let r = run(config("lia", Scheduler::LowestRtt, 9), [path(10, 20), path(30, 10)], &[], None);
-    assert_complete(&r);
-    assert_closed(&r);
+    assert_finished(&r);
     assert!(r.client.subflow_bytes.iter().all(|&b| b > 0));
 }
 
