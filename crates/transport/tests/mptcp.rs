@@ -13,8 +13,8 @@ mod common;
 use common::{random_loss, Filter, Link, MS};
 use millinet_testkit::{Driver, Outbox, Port, Station};
 use millinet_transport::mptcp::{MptcpConfig, MptcpConnection, MptcpStats, Scheduler};
-use millinet_transport::{TcpConfig, TcpState};
-use millinet_wire::mptcp::{DataSeq, MptcpOption};
+use millinet_transport::{TcpConfig, TcpConnection, TcpState};
+use millinet_wire::mptcp::{CapableForm, DataSeq, MpCapable, MpJoin, MptcpOption};
 use millinet_wire::{Packet, TcpFlags};
 
 const PATHS: usize = 2;
@@ -287,4 +287,39 @@ fn same_seed_same_run() {
     assert_eq!(a.client, b.client);
     assert_eq!(a.server, b.server);
     assert_eq!(a.at_checkpoints, b.at_checkpoints);
+}
+
+/// A SYN from `from` to server path 0, as a plain TCP client sends it, with `option` added.
+fn syn_with(from: SocketAddrV4, option: Option<MptcpOption>) -> Packet {
+    let mut out = Vec::new();
+    TcpConnection::connect(TcpConfig::default(), from, server_addr(0), 0, &mut out).expect("valid configuration");
+    let mut syn = out.pop().expect("a SYN");
+    if let Some(option) = option {
+        syn.tcp_header_mut().expect("TCP").options.push_mptcp(&option).expect("room in a SYN");
+    }
+    syn
+}
+
+#[test]
+fn the_listener_accepts_mp_capable_then_only_joins_with_its_token() {
+    let mut server = MptcpConnection::listen(MptcpConfig::default()).expect("valid configuration");
+    let mut out = Vec::new();
+    let join = |token| MptcpOption::MpJoin(MpJoin::Syn { backup: false, address_id: 1, receiver_token: token, sender_random_number: 5 });
+    // Neither a plain SYN nor a join can open the connection.
+    server.on_packet(0, &syn_with(client_addr(0), None), &mut out);
+    server.on_packet(0, &syn_with(client_addr(0), Some(join(server.local_token()))), &mut out);
+    assert_eq!((server.subflow_count(), out.len()), (0, 0));
+    let mut syns = Vec::new();
+    MptcpConnection::connect(MptcpConfig::default(), &[(client_addr(0), server_addr(0))], 0, &mut syns).expect("valid");
+    server.on_packet(0, &syns[0], &mut out);
+    assert_eq!(server.subflow_count(), 1);
+    let syn_ack = out.pop().expect("a SYN-ACK").tcp_header().expect("TCP").options.mptcp_options().collect::<Vec<_>>();
+    assert!(matches!(syn_ack[..], [Ok(MptcpOption::MpCapable(MpCapable { form: CapableForm::SynAck { .. }, .. }))]));
+    // A join naming another connection is ignored; one with our token is answered.
+    server.on_packet(0, &syn_with(client_addr(1), Some(join(server.local_token() ^ 1))), &mut out);
+    assert_eq!((server.subflow_count(), out.len()), (1, 0));
+    server.on_packet(0, &syn_with(client_addr(1), Some(join(server.local_token()))), &mut out);
+    assert_eq!(server.subflow_count(), 2);
+    let syn_ack = out.pop().expect("a SYN-ACK").tcp_header().expect("TCP").options.mptcp_options().collect::<Vec<_>>();
+    assert!(matches!(syn_ack[..], [Ok(MptcpOption::MpJoin(MpJoin::SynAck { .. }))]));
 }
