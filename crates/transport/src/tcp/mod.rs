@@ -13,13 +13,13 @@
 mod error;
 mod hooks;
 mod options;
-mod ranges;
+pub(crate) mod ranges;
 mod rate;
 mod receiver;
 mod rtt;
 mod scoreboard;
 mod sender;
-mod wrap;
+pub(crate) mod wrap;
 
 use std::net::SocketAddrV4;
 use std::ops::{Range, RangeInclusive};

@@ -1,0 +1,325 @@
+//! MP-TCP data level (RFC 8684) end to end: a client and a server, each one
+//! `MptcpConnection`, joined by two paths of different delays and rates (one link per
+//! direction per path). The client writes a fixed amount; the server's application must get
+//! it exactly once and in order, and every byte it gets must have arrived in a data segment
+//! whose DSS mapping (decoded from the packet) maps it to that data sequence number.
+
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::ops::Range;
+
+mod common;
+
+use common::{random_loss, Filter, Link, MS};
+use millinet_testkit::{Driver, Outbox, Port, Station};
+use millinet_transport::mptcp::{MptcpConfig, MptcpConnection, MptcpStats, Scheduler};
+use millinet_transport::{TcpConfig, TcpConnection, TcpState};
+use millinet_wire::mptcp::{CapableForm, DataSeq, MpCapable, MpJoin, MptcpOption};
+use millinet_wire::{Packet, TcpFlags};
+
+const PATHS: usize = 2;
+const TOTAL_BYTES: u64 = 6_000_000;
+const END_NS: u64 = 60_000 * MS;
+
+fn client_addr(path: usize) -> SocketAddrV4 {
+    SocketAddrV4::new(Ipv4Addr::new(10, 0, path as u8, 2), 40_000 + path as u16)
+}
+
+fn server_addr(path: usize) -> SocketAddrV4 {
+    SocketAddrV4::new(Ipv4Addr::new(10, 0, path as u8, 1), 80)
+}
+
+/// The data-level stream as the server's application sees it, checked against the DSS
+/// mappings of the segments that arrived.
+#[derive(Default)]
+struct DataCheck {
+    /// Peer ISN of each subflow, by the peer's address.
+    isn: HashMap<SocketAddrV4, u32>,
+    /// DSN ranges that arrived in data segments, as their mappings say (may overlap).
+    arrived: Vec<Range<u64>>,
+    delivered_bytes: u64,
+    dss_segments: u64,
+}
+
+impl DataCheck {
+    fn on_arrival(&mut self, pkt: &Packet) {
+        let Some(h) = pkt.tcp_header() else { return };
+        let from = SocketAddrV4::new(pkt.src, h.src_port);
+        if h.flags.contains(TcpFlags::SYN) {
+            self.isn.insert(from, h.seq);
+            return;
+        }
+        if pkt.payload_bytes == 0 {
+            return;
+        }
+        let isn = self.isn[&from];
+        let offset = u64::from(h.seq.wrapping_sub(isn).wrapping_sub(1));
+        let segment = offset..offset + u64::from(pkt.payload_bytes);
+        for option in h.options.mptcp_options() {
+            let Ok(MptcpOption::Dss(dss)) = option else { panic!("undecodable MP-TCP option {option:?}") };
+            let m = dss.mapping.expect("a data segment carries its mapping");
+            self.dss_segments += 1;
+            let DataSeq::U32(dsn) = m.data_sequence_number else { panic!("32-bit DSNs expected") };
+            let map_start = u64::from(m.subflow_sequence_number) - 1;
+            let mapped = map_start..map_start + u64::from(m.data_level_length);
+            assert!(mapped.start <= segment.start && segment.start < mapped.end, "the mapping covers the first byte");
+            let end = segment.end.min(mapped.end);
+            let dsn_start = u64::from(dsn) + (segment.start - mapped.start);
+            self.arrived.push(dsn_start..dsn_start + (end - segment.start));
+        }
+    }
+
+    fn on_delivery(&mut self, range: Range<u64>) {
+        assert_eq!(range.start, self.delivered_bytes, "data-level delivery continues where it stopped");
+        let mut at = range.start;
+        while at < range.end {
+            let reach = self.arrived.iter().filter(|r| r.start <= at && at < r.end).map(|r| r.end).max();
+            at = reach.unwrap_or_else(|| panic!("byte {at} delivered but no DSS mapped it in an arriving segment"));
+        }
+        self.delivered_bytes = range.end;
+        // Keep the check linear in the window, not the transfer.
+        self.arrived.retain(|r| r.end > range.end);
+    }
+}
+
+/// One endpoint: port k is path k; a packet leaves by the port of its source address.
+struct Endpoint {
+    conn: MptcpConnection,
+    local_ips: [Ipv4Addr; PATHS],
+    check: DataCheck,
+    scratch: Vec<Packet>,
+}
+
+impl Endpoint {
+    fn flush(&mut self, out: &mut Outbox<'_>) {
+        let delivered = self.conn.take_delivered();
+        self.check.on_delivery(delivered);
+        for pkt in self.scratch.drain(..) {
+            let port = self.local_ips.iter().position(|ip| *ip == pkt.src).expect("a local address");
+            out.send(port, pkt);
+        }
+    }
+}
+
+impl Station for Endpoint {
+    fn on_packet(&mut self, now_ns: u64, _port: usize, packet: Packet, out: &mut Outbox<'_>) {
+        self.check.on_arrival(&packet);
+        self.conn.on_packet(now_ns, &packet, &mut self.scratch);
+        self.flush(out);
+    }
+
+    fn on_deadline(&mut self, now_ns: u64, out: &mut Outbox<'_>) {
+        self.conn.on_timeout(now_ns, &mut self.scratch);
+        self.flush(out);
+    }
+
+    fn next_deadline_ns(&self) -> Option<u64> {
+        self.conn.next_timeout_ns()
+    }
+}
+
+/// One direction of path k: delay, rate, and a filter.
+struct PathSpec {
+    one_way_ns: u64,
+    rate_bps: u64,
+    /// Filters of the client-to-server and server-to-client links.
+    filters: Option<(Filter, Filter)>,
+}
+
+fn path(one_way_ms: u64, rate_mbps: u64) -> PathSpec {
+    PathSpec { one_way_ns: one_way_ms * MS, rate_bps: rate_mbps * 1_000_000, filters: None }
+}
+
+struct Run {
+    client: MptcpStats,
+    server: MptcpStats,
+    delivered_bytes: u64,
+    /// At each checkpoint given to `run`: bytes delivered, and bytes handed to each of the
+    /// client's subflows.
+    at_checkpoints: Vec<(u64, Vec<u64>)>,
+    dss_segments: u64,
+    /// States of the client's subflows and the server's at the end.
+    states: (Vec<TcpState>, Vec<TcpState>),
+}
+
+/// Runs to END_NS, stopping at each checkpoint; at the checkpoint `fail_at`, if any, the
+/// client declares subflow 0 failed.
+fn run(cfg: MptcpConfig, paths: [PathSpec; PATHS], checkpoints_ns: &[u64], fail_at: Option<usize>) -> Run {
+    let mut syns = Vec::new();
+    let addrs: Vec<_> = (0..PATHS).map(|k| (client_addr(k), server_addr(k))).collect();
+    let mut client_conn = MptcpConnection::connect(MptcpConfig { seed: cfg.seed + 1, ..cfg.clone() }, &addrs, 0, &mut syns)
+        .expect("valid configuration");
+    client_conn.send(0, TOTAL_BYTES, &mut syns);
+    client_conn.close(0, &mut syns);
+    let endpoint = |conn, local_ips| Endpoint { conn, local_ips, check: DataCheck::default(), scratch: Vec::new() };
+    let mut client = endpoint(client_conn, [*client_addr(0).ip(), *client_addr(1).ip()]);
+    let server_conn = MptcpConnection::listen(cfg).expect("valid configuration");
+    let mut server = endpoint(server_conn, [*server_addr(0).ip(), *server_addr(1).ip()]);
+    let mut net = Driver::new();
+    for (k, spec) in paths.into_iter().enumerate() {
+        let (c, s) = (Port { station: 0, port: k }, Port { station: 1, port: k });
+        let link = || Link::new(spec.one_way_ns).with_rate(spec.rate_bps, 200);
+        let (up, down) = match spec.filters {
+            Some((up, down)) => (link().with_filter(up), link().with_filter(down)),
+            None => (link(), link()),
+        };
+        net.connect(c, s, up);
+        net.connect(s, c, down);
+    }
+    net.inject(Port { station: 0, port: 0 }, &mut syns);
+    let mut at_checkpoints = Vec::new();
+    for (i, &limit) in checkpoints_ns.iter().chain([END_NS].iter()).enumerate() {
+        while net.step(limit, &mut [&mut client, &mut server]) {}
+        at_checkpoints.push((server.check.delivered_bytes, client.conn.stats().subflow_bytes));
+        if fail_at == Some(i) {
+            let mut sent = Vec::new();
+            client.conn.fail_subflow(0, limit, &mut sent);
+            for pkt in sent {
+                let port = client.local_ips.iter().position(|ip| *ip == pkt.src).expect("a local address");
+                net.inject(Port { station: 0, port }, &mut vec![pkt]);
+            }
+        }
+    }
+    at_checkpoints.pop();
+    Run {
+        client: client.conn.stats(),
+        server: server.conn.stats(),
+        delivered_bytes: server.check.delivered_bytes,
+        at_checkpoints,
+        dss_segments: server.check.dss_segments,
+        states: (states(&client.conn), states(&server.conn)),
+    }
+}
+
+fn states(conn: &MptcpConnection) -> Vec<TcpState> {
+    (0..conn.subflow_count()).filter_map(|i| conn.subflow(i)).map(|s| s.state()).collect()
+}
+
+fn config(cc: &str, scheduler: Scheduler, seed: u64) -> MptcpConfig {
+    MptcpConfig { tcp: TcpConfig { cc: cc.to_string(), ..TcpConfig::default() }, scheduler, seed, ..MptcpConfig::default() }
+}
+
+fn assert_complete(r: &Run) {
+    assert_eq!(r.delivered_bytes, TOTAL_BYTES, "every byte delivered once, in order");
+    assert_eq!(r.client.data_acked_bytes, TOTAL_BYTES, "the sender saw every byte DATA_ACKed");
+    assert_eq!(r.client.send_buffer_bytes, 0);
+    assert_eq!(r.server.rcv_occupancy_bytes, 0);
+    assert_eq!(r.client.option_errors + r.server.option_errors, 0);
+    assert!(r.dss_segments > TOTAL_BYTES / 1400, "every data segment carried a DSS");
+}
+
+/// Complete, and the client closed after writing: once everything was DATA_ACKed its
+/// subflows sent their FINs, which arrived (over paths that work at the end); the server's application never
+/// closes.
+fn assert_finished(r: &Run) {
+    assert_complete(r);
+    assert_eq!(r.states, (vec![TcpState::FinWait2; PATHS], vec![TcpState::CloseWait; PATHS]));
+}
+
+#[test]
+fn two_paths_deliver_every_byte_once_in_order_and_both_carry_data() {
+    let r = run(config("cubic", Scheduler::LowestRtt, 7), [path(10, 20), path(30, 10)], &[], None);
+    assert_finished(&r);
+    assert_eq!(r.client.subflow_bytes.len(), PATHS);
+    assert!(r.client.subflow_bytes.iter().all(|&b| b > TOTAL_BYTES / 10), "both subflows carry data: {:?}", r.client.subflow_bytes);
+}
+
+#[test]
+fn random_loss_on_one_path_still_delivers_everything() {
+    let lossy = PathSpec { filters: Some((random_loss(0.02, 3), random_loss(0.02, 4))), ..path(30, 10) };
+    let r = run(config("cubic", Scheduler::LowestRtt, 11), [path(10, 20), lossy], &[], None);
+    assert_finished(&r);
+}
+
+#[test]
+fn a_path_that_fails_for_a_while_is_bypassed_by_reinjection() {
+    const DOWN: Range<u64> = 300 * MS..1_500 * MS;
+    let outage = || -> Filter { Box::new(|now, _| !DOWN.contains(&now)) };
+    let failing = PathSpec { filters: Some((outage(), outage())), ..path(10, 20) };
+    let checkpoints = [DOWN.start + 200 * MS, DOWN.end, DOWN.end + 1_500 * MS];
+    let r = run(config("cubic", Scheduler::LowestRtt, 5), [failing, path(30, 10)], &checkpoints, None);
+    let [(early, _), (end_of_outage, at_end), (later, after)] = &r.at_checkpoints[..] else { unreachable!() };
+    // The other path alone carries about 10 Mbit/s: over 1 s, some 1.2 MB (without
+    // reinjection, none: the data level waits for the bytes stuck on the failed path).
+    let during = end_of_outage - early;
+    assert!(during > 600_000, "data kept flowing during the outage: {during} bytes in 1 s");
+    assert!(*later < TOTAL_BYTES, "the transfer outlasts the outage");
+    assert!(r.client.reinjected_bytes > 0, "the failed subflow's data was reinjected");
+    assert!(after[0] > at_end[0] + 1_000_000, "the path came back into use: {at_end:?} then {after:?}");
+    assert_finished(&r);
+}
+
+#[test]
+fn a_subflow_declared_failed_gets_no_more_data_and_its_data_goes_on_the_other() {
+    const DOWN_FROM: u64 = 300 * MS;
+    let dead = || -> Filter { Box::new(|now, _| now < DOWN_FROM) };
+    let failing = PathSpec { filters: Some((dead(), dead())), ..path(10, 20) };
+    let r = run(config("cubic", Scheduler::LowestRtt, 5), [failing, path(30, 10)], &[DOWN_FROM + 50 * MS], Some(0));
+    assert_complete(&r);
+    let handed_at_failure = r.at_checkpoints[0].1[0];
+    assert_eq!(r.client.subflow_bytes[0], handed_at_failure, "nothing more was handed to the failed subflow");
+    assert!(r.client.reinjected_bytes > 0);
+}
+
+#[test]
+fn lowest_rtt_puts_more_bytes_on_the_faster_path_and_round_robin_delivers_too() {
+    let lowest = run(config("cubic", Scheduler::LowestRtt, 1), [path(5, 20), path(40, 20)], &[], None);
+    assert_finished(&lowest);
+    let [fast, slow] = [lowest.client.subflow_bytes[0], lowest.client.subflow_bytes[1]];
+    assert!(fast > slow, "lowest RTT first: fast path {fast} bytes, slow path {slow}");
+    let rr = run(config("cubic", Scheduler::RoundRobin, 1), [path(5, 20), path(40, 20)], &[], None);
+    assert_finished(&rr);
+    assert!(rr.client.subflow_bytes.iter().all(|&b| b > 0));
+}
+
+#[test]
+fn coupled_lia_over_two_subflows_delivers_everything() {
+    let r = run(config("lia", Scheduler::LowestRtt, 9), [path(10, 20), path(30, 10)], &[], None);
+    assert_finished(&r);
+    assert!(r.client.subflow_bytes.iter().all(|&b| b > 0));
+}
+
+#[test]
+fn same_seed_same_run() {
+    let lossy = || PathSpec { filters: Some((random_loss(0.01, 8), random_loss(0.01, 9))), ..path(30, 10) };
+    let a = run(config("cubic", Scheduler::LowestRtt, 21), [path(10, 20), lossy()], &[1_000 * MS], None);
+    let b = run(config("cubic", Scheduler::LowestRtt, 21), [path(10, 20), lossy()], &[1_000 * MS], None);
+    assert_eq!(a.client, b.client);
+    assert_eq!(a.server, b.server);
+    assert_eq!(a.at_checkpoints, b.at_checkpoints);
+}
+
+/// A SYN from `from` to server path 0, as a plain TCP client sends it, with `option` added.
+fn syn_with(from: SocketAddrV4, option: Option<MptcpOption>) -> Packet {
+    let mut out = Vec::new();
+    TcpConnection::connect(TcpConfig::default(), from, server_addr(0), 0, &mut out).expect("valid configuration");
+    let mut syn = out.pop().expect("a SYN");
+    if let Some(option) = option {
+        syn.tcp_header_mut().expect("TCP").options.push_mptcp(&option).expect("room in a SYN");
+    }
+    syn
+}
+
+#[test]
+fn the_listener_accepts_mp_capable_then_only_joins_with_its_token() {
+    let mut server = MptcpConnection::listen(MptcpConfig::default()).expect("valid configuration");
+    let mut out = Vec::new();
+    let join = |token| MptcpOption::MpJoin(MpJoin::Syn { backup: false, address_id: 1, receiver_token: token, sender_random_number: 5 });
+    // Neither a plain SYN nor a join can open the connection.
+    server.on_packet(0, &syn_with(client_addr(0), None), &mut out);
+    server.on_packet(0, &syn_with(client_addr(0), Some(join(server.local_token()))), &mut out);
+    assert_eq!((server.subflow_count(), out.len()), (0, 0));
+    let mut syns = Vec::new();
+    MptcpConnection::connect(MptcpConfig::default(), &[(client_addr(0), server_addr(0))], 0, &mut syns).expect("valid");
+    server.on_packet(0, &syns[0], &mut out);
+    assert_eq!(server.subflow_count(), 1);
+    let syn_ack = out.pop().expect("a SYN-ACK").tcp_header().expect("TCP").options.mptcp_options().collect::<Vec<_>>();
+    assert!(matches!(syn_ack[..], [Ok(MptcpOption::MpCapable(MpCapable { form: CapableForm::SynAck { .. }, .. }))]));
+    // A join naming another connection is ignored; one with our token is answered.
+    server.on_packet(0, &syn_with(client_addr(1), Some(join(server.local_token() ^ 1))), &mut out);
+    assert_eq!((server.subflow_count(), out.len()), (1, 0));
+    server.on_packet(0, &syn_with(client_addr(1), Some(join(server.local_token()))), &mut out);
+    assert_eq!(server.subflow_count(), 2);
+    let syn_ack = out.pop().expect("a SYN-ACK").tcp_header().expect("TCP").options.mptcp_options().collect::<Vec<_>>();
+    assert!(matches!(syn_ack[..], [Ok(MptcpOption::MpJoin(MpJoin::SynAck { .. }))]));
+}
