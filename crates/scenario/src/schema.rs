@@ -172,6 +172,9 @@ fn default_codel_interval_s() -> f64 {
 pub enum FlowKind {
     Tcp,
     Udp,
+    /// MP-TCP (RFC 8684): one subflow per radio of the receiving device, opened over its
+    /// first radio and joined over the others (transport.md §3); `cc` may be coupled.
+    Mptcp,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -112,7 +112,7 @@ pub fn validate(s: &Scenario) -> Result<(), Issue> {
             App::Bulk => {}
         }
         match f.kind {
-            FlowKind::Tcp => {
+            FlowKind::Tcp | FlowKind::Mptcp => {
                 congestion_control(p("cc"), &f.cc)?;
                 whole(p("mss_bytes"), f.mss_bytes as u64, 100, 65_000)?;
                 whole(p("initial_window_segments"), f.initial_window_segments as u64, 1, 1000)?;

@@ -6,6 +6,7 @@ use std::net::Ipv4Addr;
 
 use millinet_transport::app::{Application, FlowId};
 use millinet_transport::udp::{UdpSink, UdpSource};
+use millinet_transport::mptcp::MptcpConnection;
 use millinet_transport::TcpConnection;
 use millinet_wire::Packet;
 
@@ -35,6 +36,8 @@ pub(super) enum Role {
 /// The transport model behind an endpoint.
 pub(super) enum Model {
     Tcp(TcpConnection),
+    /// An MP-TCP connection, on local port `port` of every address of its node.
+    Mptcp { port: u16, conn: MptcpConnection },
     UdpSource(UdpSource),
     UdpSink { port: u16, sink: UdpSink },
 }
@@ -44,6 +47,7 @@ impl Model {
     pub(super) fn on_packet(&mut self, now_ns: u64, packet: &Packet, out: &mut Vec<Packet>) {
         match self {
             Model::Tcp(c) => c.on_packet(now_ns, packet, out),
+            Model::Mptcp { conn, .. } => conn.on_packet(now_ns, packet, out),
             Model::UdpSink { sink, .. } => sink.on_packet(packet),
             Model::UdpSource(_) => {}
         }
@@ -52,6 +56,7 @@ impl Model {
     pub(super) fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
         match self {
             Model::Tcp(c) => c.on_timeout(now_ns, out),
+            Model::Mptcp { conn, .. } => conn.on_timeout(now_ns, out),
             Model::UdpSource(s) => s.on_timeout(now_ns, out),
             Model::UdpSink { .. } => {}
         }
@@ -61,6 +66,7 @@ impl Model {
     pub(super) fn next_timeout_ns(&self) -> Option<u64> {
         match self {
             Model::Tcp(c) => c.next_timeout_ns(),
+            Model::Mptcp { conn, .. } => conn.next_timeout_ns(),
             Model::UdpSource(s) => s.next_timeout_ns(),
             Model::UdpSink { .. } => None,
         }
@@ -71,15 +77,35 @@ impl Model {
     pub(super) fn accepts(&self, src: Ipv4Addr, src_port: u16, dst_port: u16) -> bool {
         match self {
             Model::Tcp(c) => c.local().port() == dst_port && c.remote().is_none_or(|r| r.port() == src_port && *r.ip() == src),
-            Model::UdpSink { port, .. } => *port == dst_port,
+            Model::UdpSink { port, .. } | Model::Mptcp { port, .. } => *port == dst_port,
             Model::UdpSource(_) => false,
         }
     }
 
+    /// The TCP connection whose figures stand for the flow's (an MP-TCP connection's first
+    /// subflow; its other subflows are in the summary's `mptcp` part).
     pub(super) fn tcp(&self) -> Option<&TcpConnection> {
         match self {
             Model::Tcp(c) => Some(c),
+            Model::Mptcp { conn, .. } => conn.subflow(0),
             _ => None,
+        }
+    }
+
+    /// Data the application writes, at the data level for MP-TCP.
+    pub(super) fn send(&mut self, now_ns: u64, bytes: u64, out: &mut Vec<Packet>) {
+        match self {
+            Model::Tcp(c) => c.send(now_ns, bytes, out),
+            Model::Mptcp { conn, .. } => conn.send(now_ns, bytes, out),
+            _ => unreachable!("applications run over TCP or MP-TCP"),
+        }
+    }
+
+    pub(super) fn close(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        match self {
+            Model::Tcp(c) => c.close(now_ns, out),
+            Model::Mptcp { conn, .. } => conn.close(now_ns, out),
+            _ => unreachable!("applications run over TCP or MP-TCP"),
         }
     }
 }

@@ -6,9 +6,10 @@ use std::net::SocketAddrV4;
 
 use millinet_proxy::{Direction as ProxyDirection, Middlebox};
 use millinet_ran::{CellId, RanOutput, UeId};
-use millinet_scenario::translate::{app_spec, link_codel, seconds_to_ns, tcp_config};
+use millinet_scenario::translate::{app_spec, link_codel, mptcp_config, seconds_to_ns, tcp_config};
 use millinet_transport::app::{AppAction, FlowId};
 use millinet_transport::udp::{UdpSink, UdpSource, UdpSourceConfig};
+use millinet_transport::mptcp::MptcpConnection;
 use millinet_transport::{TcpConnection, TcpState, TcpStats};
 use millinet_wire::Packet;
 use rand_core::RngCore;
@@ -207,6 +208,12 @@ impl Simulation {
                     sim.events.schedule(start_ns, Event::FlowStart(flow));
                     (sim.add_endpoint(src, flow, Role::Sender, Model::Tcp(listener)), u32::MAX)
                 }
+                FlowKind::Mptcp => {
+                    let cfg = mptcp_config(spec, rng::stream(scenario.seed, &format!("flow{i}/sender-mptcp")).next_u64());
+                    let listener = MptcpConnection::listen(cfg).map_err(|e| Error::config(format!("flows.{i}: {e}")))?;
+                    sim.events.schedule(start_ns, Event::FlowStart(flow));
+                    (sim.add_endpoint(src, flow, Role::Sender, Model::Mptcp { port: sender_addr.port(), conn: listener }), u32::MAX)
+                }
                 FlowKind::Udp => {
                     let source = UdpSource::new(UdpSourceConfig {
                         local: sender_addr,
@@ -230,7 +237,7 @@ impl Simulation {
                 sender,
                 receiver,
                 start_ns,
-                app: (spec.kind == FlowKind::Tcp).then(|| app_spec(spec).build(start_ns)),
+                app: (spec.kind != FlowKind::Udp).then(|| app_spec(spec).build(start_ns)),
                 app_started: false,
                 app_deadline_ns: None,
                 delivered_bytes: 0,
@@ -375,13 +382,24 @@ impl Simulation {
             self.endpoints[self.flows[i].sender as usize].node,
             self.scenario.nodes.iter().position(|n| n.name == spec.dst).expect("validated") as u32,
         );
-        let iss = rng::stream(self.scenario.seed, &format!("flow{i}/receiver-iss")).next_u32();
-        let local = SocketAddrV4::new(self.receiver_address(dst, spec.dst_radio), receiver_port(f));
         let remote = SocketAddrV4::new(self.network.address(src), sender_port(f));
         let mut out = std::mem::take(&mut self.scratch);
-        let conn = TcpConnection::connect(tcp_config(spec, iss), local, remote, self.now_ns, &mut out)
-            .expect("configuration validated when the listener was created");
-        let receiver = self.add_endpoint(dst, f, Role::Receiver, Model::Tcp(conn));
+        let model = if spec.kind == FlowKind::Mptcp {
+            // A subflow per radio of the device, from each radio's address.
+            let radios = self.radio.ue_nodes.iter().filter(|&&n| n == dst).count().max(1) as u32;
+            let paths: Vec<_> =
+                (0..radios).map(|r| (SocketAddrV4::new(self.receiver_address(dst, r), receiver_port(f)), remote)).collect();
+            let cfg = mptcp_config(spec, rng::stream(self.scenario.seed, &format!("flow{i}/receiver-mptcp")).next_u64());
+            let conn = MptcpConnection::connect(cfg, &paths, self.now_ns, &mut out).expect("configuration validated when the listener was created");
+            Model::Mptcp { port: receiver_port(f), conn }
+        } else {
+            let iss = rng::stream(self.scenario.seed, &format!("flow{i}/receiver-iss")).next_u32();
+            let local = SocketAddrV4::new(self.receiver_address(dst, spec.dst_radio), receiver_port(f));
+            let conn = TcpConnection::connect(tcp_config(spec, iss), local, remote, self.now_ns, &mut out)
+                .expect("configuration validated when the listener was created");
+            Model::Tcp(conn)
+        };
+        let receiver = self.add_endpoint(dst, f, Role::Receiver, model);
         self.flows[i].receiver = receiver;
         self.after_endpoint(receiver, out);
     }
@@ -403,12 +421,12 @@ impl Simulation {
 
     /// What the application asked, done on its flow's sending connection.
     fn apply_app_action(&mut self, sender: u32, action: AppAction, out: &mut Vec<Packet>) {
-        let Model::Tcp(tcp) = &mut self.endpoints[sender as usize].model else { unreachable!("applications run over TCP") };
+        let model = &mut self.endpoints[sender as usize].model;
         if let Some(bytes) = action.write_bytes {
-            tcp.send(self.now_ns, bytes, out);
+            model.send(self.now_ns, bytes, out);
         }
         if action.close {
-            tcp.close(self.now_ns, out);
+            model.close(self.now_ns, out);
         }
     }
 
@@ -622,6 +640,7 @@ impl Simulation {
         let f = &mut self.flows[flow.index()];
         let delivered = match &mut ep.model {
             Model::Tcp(c) => c.take_delivered(),
+            Model::Mptcp { conn, .. } => conn.take_delivered(),
             Model::UdpSink { sink, .. } => f.delivered_bytes..sink.received_payload_bytes,
             Model::UdpSource(_) => unreachable!("sources do not receive"),
         };

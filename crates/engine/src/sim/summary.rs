@@ -63,6 +63,30 @@ impl Simulation {
                 }
                 let extra = match &self.endpoints[f.sender as usize].model {
                     Model::Tcp(c) => tcp_summary(f, c.stats()),
+                    Model::Mptcp { conn, .. } => {
+                        // The flow's TCP figures are its first subflow's (none before any SYN
+                        // arrived); each subflow's own follow.
+                        let first = conn.subflow(0).map(|s| s.stats().clone()).unwrap_or_default();
+                        let mut summary = tcp_summary(f, &first);
+                        summary["kind"] = json!("mptcp");
+                        let stats = conn.stats();
+                        let subflows: Vec<_> = (0..conn.subflow_count())
+                            .filter_map(|k| conn.subflow(k).map(|s| (k, s)))
+                            .map(|(k, s)| {
+                                let st = s.stats();
+                                json!({
+                                    "remote": s.remote().map(|r| r.to_string()),
+                                    "sent_bytes": stats.subflow_bytes.get(k).copied().unwrap_or(0),
+                                    "retransmits": st.retransmitted_segments,
+                                    "rtos": st.rtos,
+                                    "srtt_ms": st.srtt_ns as f64 / 1e6,
+                                    "cwnd_bytes": st.cwnd_bytes,
+                                })
+                            })
+                            .collect();
+                        summary["mptcp"] = json!({ "subflows": subflows, "reinjected_bytes": stats.reinjected_bytes });
+                        summary
+                    }
                     Model::UdpSource(source) => {
                         let received = match &self.endpoints[f.receiver as usize].model {
                             Model::UdpSink { sink, .. } => sink.received_packets,

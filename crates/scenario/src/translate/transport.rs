@@ -2,6 +2,7 @@
 
 use millinet_transport::aqm::Codel;
 use millinet_transport::app::AppSpec;
+use millinet_transport::mptcp::MptcpConfig;
 use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig};
 
 use super::seconds_to_ns;
@@ -44,6 +45,13 @@ pub fn tcp_config(f: &FlowSpec, iss: u32) -> TcpConfig {
         iss,
         ..TcpConfig::default()
     }
+}
+
+/// Either end of an MP-TCP flow: every subflow configured as the flow's TCP, the default
+/// (lowest-RTT) scheduler, the data-level receive buffer of `rcv_buf_bytes`; `seed` (from the
+/// run's random streams) draws its key, initial sequence numbers and nonces.
+pub fn mptcp_config(f: &FlowSpec, seed: u64) -> MptcpConfig {
+    MptcpConfig { tcp: tcp_config(f, 0), rcv_buf_bytes: f.rcv_buf_bytes, seed, ..MptcpConfig::default() }
 }
 
 /// CoDel on a wired link with the link's target and interval.
