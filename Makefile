@@ -27,7 +27,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build test demo study study-train bench bench-study bench-route bench-train crosscheck
+.PHONY: deps venv build test demo study study-train study-mptcp bench bench-study bench-route bench-train bench-mptcp crosscheck
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -76,6 +76,11 @@ study: build
 study-train: build
 	$(BIN)/millinet study train --out runs/study-train
 
+# The full MP-TCP study (scenarios.md §5, 600 runs of 10 s, 10 paired seeds per point).
+# Not in CI; `millinet study mptcp --quick` (15 runs of 3 s, under a minute) is, in `make test`.
+study-mptcp: build
+	$(BIN)/millinet study mptcp --out runs/study-mptcp
+
 # Issue 7's figures in one run (BENCHMARKS.md): speed against ns-3 on the dumbbell, real time
 # and memory on the milliproxy route, the study's core grid on 2 cores. About 45 minutes: ns-3
 # runs once per rate, 2 simulated seconds each, about 3 minutes at 1 Gbit/s and 30-35 at 3.
@@ -90,6 +95,11 @@ bench-study: build
 # 14000, median of 3 runs each (about four minutes).
 bench-train: build
 	bash bench/run.sh --train --runs 3
+
+# Only the mptcp runs (e): 10 s of LIA over 28 GHz + LTE and over 28 + 73 GHz against
+# single-path CUBIC, median of 3 runs each (about two minutes).
+bench-mptcp: build
+	bash bench/run.sh --mptcp --runs 3
 
 # millinet against ns-3 on the dumbbell, every case of issue 4 (slow: run it by hand);
 # `make test` runs a subset. Results and plots in runs/crosscheck, see docs/validation.md.

@@ -9,7 +9,10 @@
     gnb = 800 runs) on 2 local workers: wall time (about five minutes; --study runs only this);
 (d) one train run (issue 13): 1 UE at 30 m/s for 60 s past four mmWave gNBs with an LTE
     anchor (handovers, bearer switches, fast fading), CUBIC at MSS 1400 and 14000: simulated
-    seconds per wall second on one core (--train runs only this).
+    seconds per wall second on one core (--train runs only this);
+(e) one mptcp run (issue 14): a device 100 m from co-located cells, 10 s, LIA over 28 GHz +
+    LTE and over 28 + 73 GHz, against single-path CUBIC over the 28 GHz radio alone measured
+    alongside: simulated seconds per wall second on one core (--mptcp runs only this).
 
 millinet figures are medians over --runs runs in one process (wall time of the event loop);
 ns-3 is slow, so it runs once per rate and simulates only the first --ns3-seconds, and the
@@ -153,6 +156,26 @@ def bench_train(runs: int) -> None:
         print(f"{label:22} {wall:8.3f} {events:12d} {events / wall:10.3e} {TRAIN_DURATION_S / wall:15.1f} {goodput:15.3f} {switches:9d}  {load()}", flush=True)
 
 
+MPTCP_DURATION_S = 10.0
+
+
+def bench_mptcp(runs: int) -> None:
+    print(f"\n(e) mptcp, one device 100 m from the cells, Markov blockage, {MPTCP_DURATION_S:g} s, one core")
+    print(f"{'case':28} {'wall s':>8} {'events':>12} {'events/s':>10} {'sim s / wall s':>15} {'goodput Gbit/s':>15} {'wall / single':>14}  load")
+    cases = {
+        "single-path CUBIC, 28 GHz": ("mptcp", ["flows.0.kind=tcp"]),
+        "LIA, 28 GHz + LTE": ("mptcp", ["flows.0.cc=lia"]),
+        "LIA, 28 + 73 GHz": ("mptcp-73", ["flows.0.cc=lia"]),
+    }
+    single_wall = None
+    for label, (scenario, overrides) in cases.items():
+        summary = median_run(runs, scenario, [*overrides, f"duration_s={MPTCP_DURATION_S}"])
+        wall, events = summary["sim"]["wall_s"], summary["sim"]["events"]
+        single_wall = single_wall or wall
+        goodput = summary["flows"][0]["goodput_bps"] / 1e9
+        print(f"{label:28} {wall:8.3f} {events:12d} {events / wall:10.3e} {MPTCP_DURATION_S / wall:15.1f} {goodput:15.3f} {wall / single_wall:14.2f}  {load()}", flush=True)
+
+
 def peak_rss_mb(duration_s: float, extra: list[str]) -> float:
     """Peak resident memory of a fresh Python process doing one millinet.run of the route
     (interpreter, pandas and pyarrow included), in MB."""
@@ -205,6 +228,7 @@ def main() -> None:
     parser.add_argument("--ns3-seconds", type=float, default=2.0, help="simulated seconds of each ns-3 run")
     parser.add_argument("--study", action="store_true", help="run only (c), the study grid (about five minutes)")
     parser.add_argument("--train", action="store_true", help="run only (d), the train run")
+    parser.add_argument("--mptcp", action="store_true", help="run only (e), the mptcp runs")
     parser.add_argument("--workers", type=int, default=2, help="local workers for (c)")
     args = parser.parse_args()
     command = " ".join(["bench/simulator.py", *sys.argv[1:]])
@@ -213,11 +237,15 @@ def main() -> None:
     if args.train:
         bench_train(args.runs)
         return
+    if args.mptcp:
+        bench_mptcp(args.runs)
+        return
     if not args.study:
         bench_dumbbell(args.runs, args.ns3_seconds)
         bench_route(args.runs)
         bench_memory()
         bench_train(args.runs)
+        bench_mptcp(args.runs)
     bench_study(args.workers)
 
 

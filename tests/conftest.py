@@ -1,5 +1,6 @@
 """Shared helpers: the `millinet` command run as a user runs it, and one short run."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -32,3 +33,11 @@ def short_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     cwd = tmp_path_factory.mktemp("cwd")
     result = ok(millinet("run", "dumbbell", *SHORT, cwd=cwd))
     return cwd / "runs" / "dumbbell-1", result
+
+
+def quick_study(tmp_path_factory, name: str) -> tuple[Path, str, dict]:
+    """`millinet study NAME --quick` into a fresh directory: (its directory, what it
+    printed, its summary.json)."""
+    out = tmp_path_factory.mktemp(name) / "quick"
+    result = ok(millinet("study", name, "--quick", "--out", out))
+    return out, result.stdout, json.loads((out / "summary.json").read_text())

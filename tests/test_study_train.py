@@ -2,11 +2,9 @@
 plots, summary.json's points and MSS ratios (recomputed here from the store), and what the
 train route must show (a handover in every run, UDP as the ceiling, mmWave far above LTE)."""
 
-import json
-
 import pytest
 
-from conftest import millinet, ok
+from conftest import quick_study
 from millinet import store
 
 # 2 radios x 2 servers x (CUBIC, BBR, UDP) x 2 MSS, one seed.
@@ -15,9 +13,7 @@ CONFIGURATIONS = 24
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    out = tmp_path_factory.mktemp("train") / "quick"
-    result = ok(millinet("study", "train", "--quick", "--out", out))
-    return out, result.stdout, json.loads((out / "summary.json").read_text())
+    return quick_study(tmp_path_factory, "train")
 
 
 def test_prints_the_tables_and_writes_the_page(study):

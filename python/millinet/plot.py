@@ -82,7 +82,7 @@ def plot_run(run_dir: Path, out: Path) -> list[str]:
     titles = []
     for i, ax in enumerate(axes[:, 0]):
         if "los" in ues.columns:
-            _shade_nlos(ax, ues, labelled=i == 0)
+            shade_nlos(ax, ues, labelled=i == 0)
         # Before the lines: a panel's legend is made when its lines are drawn.
         mark_events(ax, events, labelled=i == 0)
         if i < len(drawn):
@@ -184,14 +184,21 @@ def binned(rows: pd.DataFrame, column: str, bin_s: float) -> pd.Series:
 
 
 def _groups(frame: pd.DataFrame, names: dict[str, dict[int, str]]):
-    """(legend label, rows) per flow, queue, ... of a table; no label when there is one."""
+    """(legend label, rows) per flow, queue, ... of a table, and per subflow of an MP-TCP
+    flow; no label when there is one line."""
     key = next((k for k in SERIES_KEYS if k in frame.columns), None)
-    if key is None or frame[key].nunique() == 1:
+    subflows = "subflow" in frame.columns and frame["subflow"].nunique() > 1
+    if key is None or (frame[key].nunique() == 1 and not subflows):
         return [("", frame)]
-    return [(names[key].get(value) or f"{key} {value}", rows) for value, rows in frame.groupby(key)]
+    if not subflows:
+        return [(names[key].get(value) or f"{key} {value}", rows) for value, rows in frame.groupby(key)]
+    return [
+        (f"{names[key].get(value) or f'{key} {value}'} subflow {subflow}", rows)
+        for (value, subflow), rows in frame.groupby([key, "subflow"])
+    ]
 
 
-def _shade_nlos(ax, ues: pd.DataFrame, labelled: bool) -> None:
+def shade_nlos(ax, ues: pd.DataFrame, labelled: bool) -> None:
     """Shades the times at which a UE is in NLOS (`los` = 0); `labelled`: in the legend."""
     for _, rows in ues.groupby("ue"):
         nlos = (rows["los"] == 0).to_numpy()

@@ -1,6 +1,8 @@
 //! The time series sampled every `outputs.sample_step_s`, handed out in chunks while the
 //! run proceeds: the engine's memory stays flat whatever the duration (issue 7).
 
+use millinet_transport::TcpStats;
+
 use crate::output::{Column, ColumnData, Table};
 
 /// Rows (all tables together) held before they are handed out: under a MB.
@@ -11,11 +13,16 @@ pub const CHUNK_ROWS: usize = 16_384;
 pub struct Series {
     pub flow_t: Vec<f64>,
     pub flow_id: Vec<u32>,
+    /// The subflow of an MP-TCP flow (0 for a TCP flow): one row per subflow.
+    pub flow_subflow: Vec<u32>,
     pub cwnd_bytes: Vec<u64>,
     pub ssthresh_bytes: Vec<u64>,
     pub srtt_ms: Vec<f64>,
     pub pacing_rate_bps: Vec<f64>,
     pub in_flight_bytes: Vec<u64>,
+    /// Stream bytes the (sub)flow's peer acknowledged so far: a path's contribution over
+    /// time is its difference between samples.
+    pub flow_acked_bytes: Vec<u64>,
     pub queue_t: Vec<f64>,
     pub queue_id: Vec<u32>,
     pub queue_bytes: Vec<u64>,
@@ -35,6 +42,12 @@ pub struct Series {
     pub proxy_buffered_bytes: Vec<u64>,
     pub proxy_in_flight_bytes: Vec<u64>,
     pub proxy_rtt_min_ms: Vec<f64>,
+    /// The data level of MP-TCP flows: the receiver's reassembly (reorder) buffer and the
+    /// sender's send buffer (handed to subflows, not yet DATA_ACKed).
+    pub mptcp_t: Vec<f64>,
+    pub mptcp_flow: Vec<u32>,
+    pub mptcp_reorder_bytes: Vec<u64>,
+    pub mptcp_send_buffer_bytes: Vec<u64>,
 }
 
 /// The handovers and bearer switches of the run (filled once, at the end), one row each;
@@ -51,6 +64,17 @@ pub struct Mobility {
     pub bytes_forwarded: Vec<u64>,
 }
 
+/// Which of the optional tables a run has.
+#[derive(Clone, Copy)]
+pub struct Has {
+    /// UEs: the ues and mobility tables.
+    pub ues: bool,
+    /// The scenario's [proxy]: the proxy table.
+    pub proxy: bool,
+    /// MP-TCP flows: the mptcp table.
+    pub mptcp: bool,
+}
+
 /// The goodput table's columns (filled once, at the end of the run).
 #[derive(Default)]
 pub struct Goodput {
@@ -60,14 +84,27 @@ pub struct Goodput {
 }
 
 impl Series {
+    /// One row of the flows table: flow `flow`'s (sub)flow `subflow` at `t`.
+    pub fn push_flow_row(&mut self, t: f64, flow: u32, subflow: u32, stats: &TcpStats) {
+        self.flow_t.push(t);
+        self.flow_id.push(flow);
+        self.flow_subflow.push(subflow);
+        self.cwnd_bytes.push(stats.cwnd_bytes);
+        self.ssthresh_bytes.push(stats.ssthresh_bytes);
+        self.srtt_ms.push(stats.srtt_ns as f64 / 1e6);
+        self.pacing_rate_bps.push(stats.pacing_rate_bps as f64);
+        self.in_flight_bytes.push(stats.bytes_in_flight);
+        self.flow_acked_bytes.push(stats.acked_bytes);
+    }
+
     pub fn rows(&self) -> usize {
-        self.flow_t.len() + self.queue_t.len() + self.ue_t.len() + self.proxy_t.len()
+        self.flow_t.len() + self.queue_t.len() + self.ue_t.len() + self.proxy_t.len() + self.mptcp_t.len()
     }
 
     /// The rows held so far as one chunk of every table, leaving the series empty. Each
-    /// chunk has the same tables in the same order (flows, goodput, queues, then ues and
-    /// proxy when the run has them), empty ones included, so chunks concatenate.
-    pub fn take_chunk(&mut self, goodput: Goodput, mobility: Mobility, ues: bool, proxy: bool) -> Vec<Table> {
+    /// chunk has the same tables in the same order (flows, goodput, queues, then ues,
+    /// proxy and mptcp when the run has them), empty ones included, so chunks concatenate.
+    pub fn take_chunk(&mut self, goodput: Goodput, mobility: Mobility, has: Has) -> Vec<Table> {
         let s = std::mem::take(self);
         let col = |name, data| Column { name, data };
         let mut tables = vec![
@@ -76,11 +113,13 @@ impl Series {
                 columns: vec![
                     col("t", ColumnData::F64(s.flow_t)),
                     col("flow", ColumnData::U32(s.flow_id)),
+                    col("subflow", ColumnData::U32(s.flow_subflow)),
                     col("cwnd_bytes", ColumnData::U64(s.cwnd_bytes)),
                     col("ssthresh_bytes", ColumnData::U64(s.ssthresh_bytes)),
                     col("srtt_ms", ColumnData::F64(s.srtt_ms)),
                     col("pacing_rate_bps", ColumnData::F64(s.pacing_rate_bps)),
                     col("bytes_in_flight", ColumnData::U64(s.in_flight_bytes)),
+                    col("acked_bytes", ColumnData::U64(s.flow_acked_bytes)),
                 ],
             },
             Table {
@@ -101,7 +140,7 @@ impl Series {
                 ],
             },
         ];
-        if ues {
+        if has.ues {
             tables.push(Table {
                 name: "ues",
                 columns: vec![
@@ -129,7 +168,7 @@ impl Series {
                 ],
             });
         }
-        if proxy {
+        if has.proxy {
             tables.push(Table {
                 name: "proxy",
                 columns: vec![
@@ -139,6 +178,17 @@ impl Series {
                     col("buffered_bytes", ColumnData::U64(s.proxy_buffered_bytes)),
                     col("in_flight_bytes", ColumnData::U64(s.proxy_in_flight_bytes)),
                     col("rtt_min_ms", ColumnData::F64(s.proxy_rtt_min_ms)),
+                ],
+            });
+        }
+        if has.mptcp {
+            tables.push(Table {
+                name: "mptcp",
+                columns: vec![
+                    col("t", ColumnData::F64(s.mptcp_t)),
+                    col("flow", ColumnData::U32(s.mptcp_flow)),
+                    col("reorder_bytes", ColumnData::U64(s.mptcp_reorder_bytes)),
+                    col("send_buffer_bytes", ColumnData::U64(s.mptcp_send_buffer_bytes)),
                 ],
             });
         }

@@ -7,6 +7,7 @@ mod common;
 use std::path::Path;
 
 use common::num;
+use millinet_engine::output::ColumnData;
 use millinet_engine::{run_file, RunOptions, RunOutput};
 use serde_json::Value;
 
@@ -188,13 +189,39 @@ fn a_device_with_two_radios_has_an_address_and_a_bearer_on_each() {
 fn an_mptcp_flow_runs_a_subflow_over_each_radio_of_the_device() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/two-radios.toml");
     // Flow 1 (plain TCP over LTE) starts at the end: flow 0 has the device to itself.
-    let mptcp = run_path(&path, &["flows.0.kind=mptcp", "flows.1.start_s=3.0"]).summary;
+    let run = run_path(&path, &["flows.0.kind=mptcp", "flows.1.start_s=3.0"]);
+    let mptcp = run.summary;
     let single = run_path(&path, &["flows.1.start_s=3.0"]).summary;
     let flow = &mptcp["flows"][0];
     assert_eq!(flow["kind"], "mptcp");
     let subflows = flow["mptcp"]["subflows"].as_array().unwrap();
     assert_eq!(subflows.len(), 2, "{flow}");
     assert!(subflows.iter().all(|s| num(&s["sent_bytes"]) > 0.0), "both paths carry data: {subflows:?}");
+    // Each subflow names its path: the radio at its far end and that radio's cell.
+    let mut paths: Vec<_> = subflows.iter().map(|s| (s["ue"].as_u64().unwrap(), s["cell"].as_str().unwrap())).collect();
+    paths.sort();
+    assert_eq!(paths, [(0, "gnb"), (1, "enb")]);
+    // A subflow's peer acknowledges no more than it was sent; together they acknowledged what
+    // the application received, less what was in flight at the end (under 1 % here).
+    assert!(subflows.iter().all(|s| num(&s["acked_bytes"]) <= num(&s["sent_bytes"])), "{subflows:?}");
+    let acked: f64 = subflows.iter().map(|s| num(&s["acked_bytes"])).sum();
+    let delivered = num(&flow["delivered_bytes"]);
+    assert!((acked / delivered - 1.0).abs() < 0.01, "{acked} acked, {delivered} delivered");
+    // The flows table has a row per subflow and sample; the mptcp table the data level's.
+    let column = |table: &str, name: &str| {
+        let t = run.tables.iter().find(|t| t.name == table).unwrap_or_else(|| panic!("no {table} table"));
+        t.columns.iter().find(|c| c.name == name).unwrap().data.clone()
+    };
+    let (ColumnData::U32(flow_ids), ColumnData::U32(subflow_ids)) = (column("flows", "flow"), column("flows", "subflow")) else { panic!() };
+    let rows = |sub: u32| flow_ids.iter().zip(&subflow_ids).filter(|&(&f, &s)| f == 0 && s == sub).count();
+    let ColumnData::F64(mptcp_t) = column("mptcp", "t") else { panic!() };
+    // 3 s sampled every 1 ms; the joined subflow starts an RTT or so after the first.
+    assert!(rows(0) > 2900 && rows(1) > 2900 && rows(1) < rows(0), "{} and {} rows", rows(0), rows(1));
+    assert!(mptcp_t.len() > rows(0), "one data-level row per sample, from before the first subflow");
+    let ColumnData::U64(reorder) = column("mptcp", "reorder_bytes") else { panic!() };
+    let max = reorder.iter().max().copied().unwrap();
+    assert_eq!(num(&flow["mptcp"]["reorder_buffer_bytes"]["max"]), max as f64);
+    assert!(max > 0, "paths of different delays make the receiver reorder");
     // Every data-level byte reached the application once and in order (the engine asserts the
     // order on delivery); both radios' bearers delivered part of it.
     let dl = |k: usize| num(&mptcp["ues"][k]["downlink"]["bytes_delivered"]);

@@ -141,6 +141,26 @@ fn overrides_reach_inside_lists_and_seed_overrides() {
     assert_eq!(v["flows"][0]["newreno_variant"].as_str(), Some("impatient"));
 }
 
+#[test]
+fn overrides_reach_a_point_of_a_route_and_name_a_bad_index_in_it() {
+    let moves = ["ues.0.route_m.0.0=150", "ues.1.route_m.0.0=150", "ues.0.route_m.0.1=-2.5", "ues.1.route_m.0.1=-2.5"];
+    let resolved = resolve_file(&shipped("mptcp"), &moves.map(String::from), None).unwrap();
+    let v: toml::Value = toml::from_str(&resolved).unwrap();
+    let point = |k: usize| v["ues"][k]["route_m"][0].as_array().unwrap().iter().map(|x| x.as_float().unwrap()).collect::<Vec<_>>();
+    assert_eq!((point(0), point(1)), (vec![150.0, -2.5], vec![150.0, -2.5]));
+    // The radios of one device move together or not at all.
+    assert_all(&error_of(&shipped("mptcp"), &["ues.1.route_m.0.0=150"]), &["ues.1.route_m", "differs from the device's first radio"]);
+    assert_all(&error_of(&shipped("mptcp"), &["ues.0.route_m.1.0=3"]), &["ues.0.route_m", "index 1 is out of range", "1 entries"]);
+    assert_all(&error_of(&shipped("mptcp"), &["ues.0.route_m.0.x=3"]), &["ues.0.route_m.0", "list index", "\"x\""]);
+    assert_all(&error_of(&shipped("mptcp"), &["ues.0.route_m.0.0.1=3"]), &["ues.0.route_m.0.0", "has no field \"1\""]);
+}
+
+#[test]
+fn the_mptcp_scheduler_is_one_of_two() {
+    let m = error_of(&shipped("mptcp"), &["flows.0.mptcp_scheduler=fastest"]);
+    assert_all(&m, &["flows.0.mptcp_scheduler", "fastest", "lowest_rtt", "round_robin"]);
+}
+
 fn shipped(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../python/millinet/scenarios/{name}.toml"))
 }

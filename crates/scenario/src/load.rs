@@ -150,16 +150,35 @@ fn set_in_table(table: &mut Table, path: &[String], value: Value, depth: usize) 
             }
             set_in_table(list.get_mut(index).expect("index checked"), path, value, depth + 2)
         }
-        Item::Value(Value::Array(list)) if depth + 2 == path.len() => {
-            let index = parse_index(next, list.len()).map_err(|why| format!("{}: {why}", here()))?;
-            list.replace(index, value);
-            Ok(())
-        }
-        Item::Value(Value::InlineTable(inner)) if depth + 2 == path.len() => {
-            inner.insert(next, value);
-            Ok(())
-        }
+        Item::Value(inner) => set_in_value(inner, path, value, depth + 1),
         _ => Err(format!("{} has no field {next:?}", here())),
+    }
+}
+
+/// Sets `path` (from `path[depth]`, a list index or a key) inside an inline value: the
+/// point of a route (`ues.0.route_m.0.0`), a field of an inline table.
+fn set_in_value(inner: &mut Value, path: &[String], value: Value, depth: usize) -> Result<(), String> {
+    let key = path[depth].as_str();
+    let here = || path[..depth].join(".");
+    let last = depth + 1 == path.len();
+    match inner {
+        Value::Array(list) => {
+            let index = parse_index(key, list.len()).map_err(|why| format!("{}: {why}", here()))?;
+            if last {
+                list.replace(index, value);
+                return Ok(());
+            }
+            set_in_value(list.get_mut(index).expect("index checked"), path, value, depth + 1)
+        }
+        Value::InlineTable(table) if last => {
+            table.insert(key, value);
+            Ok(())
+        }
+        Value::InlineTable(table) => match table.get_mut(key) {
+            Some(field) => set_in_value(field, path, value, depth + 1),
+            None => Err(format!("{} has no field {key:?}", here())),
+        },
+        _ => Err(format!("{} has no field {key:?}", here())),
     }
 }
 

@@ -154,6 +154,10 @@ pub struct LinkSpec {
     pub switch_rate_bps: f64,
 }
 
+fn is_lowest_rtt(s: &MptcpSchedulerSpec) -> bool {
+    *s == MptcpSchedulerSpec::LowestRtt
+}
+
 fn default_queue_bytes() -> u64 {
     10_000_000
 }
@@ -175,6 +179,16 @@ pub enum FlowKind {
     /// MP-TCP (RFC 8684): one subflow per radio of the receiving device, opened over its
     /// first radio and joined over the others (transport.md §3); `cc` may be coupled.
     Mptcp,
+}
+
+/// How an MP-TCP sender picks the subflow for its next bytes (transport.md §3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MptcpSchedulerSpec {
+    /// The lowest smoothed RTT among the subflows with congestion-window space.
+    #[default]
+    LowestRtt,
+    RoundRobin,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -230,6 +244,9 @@ pub struct FlowSpec {
     /// resolved scenario while 0.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub dst_radio: u32,
+    /// MP-TCP's packet scheduler. Left out of the resolved scenario at its default.
+    #[serde(default, skip_serializing_if = "is_lowest_rtt")]
+    pub mptcp_scheduler: MptcpSchedulerSpec,
     // TCP
     #[serde(default = "default_cc")]
     pub cc: String,

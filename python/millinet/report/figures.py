@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import tempfile
 from pathlib import Path
 
@@ -91,6 +92,62 @@ def cwnd_runs(runs: dict[str, Path]) -> bytes | None:
             ax.legend(loc="upper right", fontsize="small")
     axes[-1, 0].set_xlabel("time (s)")
     return _png(fig)
+
+
+def lines_with_intervals(lines: dict[str, list[tuple[float, dict]]], xlabel: str, ylabel: str, scale: float) -> bytes:
+    """One line per label through its points (x, interval with mean, ci_low, ci_high), the
+    95% intervals as error bars (none where undefined, n < 2)."""
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for label, points in lines.items():
+        points = sorted(points, key=lambda p: p[0])
+        x = np.array([p[0] for p in points])
+        mean = np.array([p[1]["mean"] for p in points], float) * scale
+        low = np.array([p[1]["ci_low"] for p in points], float) * scale
+        high = np.array([p[1]["ci_high"] for p in points], float) * scale
+        ax.errorbar(x, mean, yerr=np.nan_to_num([mean - low, high - mean]), capsize=3, marker="o", markersize=3, label=label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    ax.set_title("mean and 95% interval per point", fontsize=10)
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def subflow_throughput_runs(runs: dict[str, Path]) -> bytes | None:
+    """The throughput of each subflow of flow 0 over time (what its peer acknowledged per
+    bin of a hundredth of the run, at least the plotting bin: a cumulative ACK that ends a
+    recovery acknowledges at once what arrived during it, and shorter bins show that as
+    spikes), one panel per named run (label -> run directory), each line named by the
+    subflow's cell; the 28 GHz radio's NLOS shaded. None when no run has subflows."""
+    loaded = {label: (outputs.read_tables(run_dir, ("flows", "ues")), _subflow_cells(run_dir)) for label, run_dir in runs.items()}
+    loaded = {label: data for label, data in loaded.items() if "subflow" in data[0].get("flows", pd.DataFrame()).columns}
+    if not loaded:
+        return None
+    fig, axes = plt.subplots(len(loaded), 1, sharex=True, squeeze=False, figsize=(10, 1.9 * len(loaded) + 0.6))
+    for i, ((label, (tables, cells)), ax) in enumerate(zip(loaded.items(), axes[:, 0])):
+        flow = tables["flows"][tables["flows"]["flow"] == 0]
+        bin_s = max(plot.plotting_bin_s({"flows": flow}), round(flow["t"].max() / 100, 3))
+        ues = tables.get("ues", pd.DataFrame())
+        if "los" in ues.columns:
+            plot.shade_nlos(ax, ues[ues["ue"] == 0], labelled=i == 0)
+        for k, rows in flow.groupby("subflow"):
+            acked = rows.groupby(np.floor(rows["t"] / bin_s + 1e-6) * bin_s)["acked_bytes"].max()
+            rate = acked.diff() * 8 / bin_s * 1e-6
+            ax.plot(rate.index, rate, linewidth=0.8, label=cells.get(k, f"subflow {k}"))
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("Mbit/s")
+        ax.set_title(label, fontsize=9, loc="left")
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="upper right", fontsize="small")
+    axes[-1, 0].set_xlabel("time (s)")
+    return _png(fig)
+
+
+def _subflow_cells(run_dir: Path) -> dict[int, str]:
+    """Subflow index -> the cell its radio was served by at the end (summary.json)."""
+    summary = json.loads((run_dir / outputs.SUMMARY).read_text())
+    subflows = ((summary.get("flows") or [{}])[0].get("mptcp") or {}).get("subflows", [])
+    return {k: s["cell"] for k, s in enumerate(subflows) if s.get("cell")}
 
 
 # A marker per kind of mobility event on the timeline (colours those of `millinet plot`).

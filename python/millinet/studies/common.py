@@ -85,6 +85,15 @@ def summary_head(options: Options, frame: pd.DataFrame) -> dict:
     }
 
 
+def timed_head(options: Options, frame: pd.DataFrame) -> dict:
+    """summary_head, plus the runs' duration and the seeds (the frame has `duration_s`)."""
+    return {
+        **summary_head(options, frame),
+        "duration_s": float(frame["duration_s"].iloc[0]),
+        "seeds": sorted(int(seed) for seed in frame["seed"].unique()),
+    }
+
+
 def with_base_values(frame: pd.DataFrame, keys: Sequence[str], scenario: str) -> pd.DataFrame:
     """The keys a sweep does not vary become columns too, holding each row's base scenario's
     value (a sweep's table only has the keys it sets): `scenario`, or the row's own when the

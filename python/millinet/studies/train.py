@@ -20,7 +20,7 @@ from millinet import mobility, outputs
 from millinet import store as stores
 from millinet.report import figures
 from millinet.report.stats import paired_ratios
-from millinet.studies.common import CWND_GROWTH, Options, StudyResult, interval, number, plus_minus, point_stats, ratio_cell, ratio_fields, run_runs, summary_head, with_base_values, write_outputs
+from millinet.studies.common import CWND_GROWTH, Options, StudyResult, interval, number, plus_minus, point_stats, ratio_cell, ratio_fields, run_runs, timed_head, with_base_values, write_outputs
 from millinet.sweep.spec import SCENARIO_COLUMN
 
 GOODPUT, RTT = "flows.0.goodput_bps", "flows.0.rtt_ms.mean"
@@ -49,9 +49,7 @@ def run(out: Path, options: Options) -> StudyResult:
     points = _points(frame)
     ratios = _mss_ratios(frame)
     summary = {
-        **summary_head(options, frame),
-        "duration_s": float(frame["duration_s"].iloc[0]),
-        "seeds": sorted(int(seed) for seed in frame["seed"].unique()),
+        **timed_head(options, frame),
         "points": points,
         "mss_ratios": ratios,
     }

@@ -82,12 +82,13 @@ impl Model {
         }
     }
 
-    /// The TCP connection whose figures stand for the flow's (an MP-TCP connection's first
-    /// subflow; its other subflows are in the summary's `mptcp` part).
-    pub(super) fn tcp(&self) -> Option<&TcpConnection> {
+    /// TCP connection `k` of the endpoint: a TCP flow's only one (k = 0) or an MP-TCP
+    /// connection's subflow `k`; None past the last (and for UDP).
+    #[inline]
+    pub(super) fn subflow(&self, k: usize) -> Option<&TcpConnection> {
         match self {
-            Model::Tcp(c) => Some(c),
-            Model::Mptcp { conn, .. } => conn.subflow(0),
+            Model::Tcp(c) => (k == 0).then_some(c),
+            Model::Mptcp { conn, .. } => conn.subflow(k),
             _ => None,
         }
     }
@@ -131,11 +132,41 @@ pub(super) struct Flow {
     /// time is stale).
     pub(super) app_deadline_ns: Option<u64>,
     pub(super) delivered_bytes: u64,
-    pub(super) rtt_samples_seen: u64,
+    /// Per subflow (one for TCP): its sender's RTT sample count when last looked at.
+    pub(super) rtt_samples_seen: Vec<u64>,
+    /// The RTT samples of all subflows of the flow.
     pub(super) rtt: LogHistogram,
+    /// The RTT samples of each subflow (MP-TCP's per-path figures).
+    pub(super) subflow_rtt: Vec<LogHistogram>,
     /// RAN latency of the flow's packets delivered over a radio downlink.
     pub(super) ran_latency: LogHistogram,
     /// Delivered payload bytes per goodput bin.
     pub(super) goodput_bins: Vec<u64>,
+    /// MP-TCP: the receiver's reassembly buffer at each sample.
+    pub(super) reorder: SampledBytes,
+}
+
+/// A byte count seen at every sample step: its mean and maximum over the samples.
+#[derive(Default)]
+pub(super) struct SampledBytes {
+    samples: u64,
+    sum_bytes: u128,
+    max_bytes: u64,
+}
+
+impl SampledBytes {
+    pub(super) fn record(&mut self, bytes: u64) {
+        self.samples += 1;
+        self.sum_bytes += u128::from(bytes);
+        self.max_bytes = self.max_bytes.max(bytes);
+    }
+
+    pub(super) fn mean_bytes(&self) -> Option<f64> {
+        (self.samples > 0).then(|| self.sum_bytes as f64 / self.samples as f64)
+    }
+
+    pub(super) fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
 }
 

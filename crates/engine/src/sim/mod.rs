@@ -24,7 +24,7 @@ use crate::pcap::PcapWriter;
 use crate::radio::{self, RadioNet};
 use crate::rng;
 use crate::scenario::{App, Aqm, FlowKind, Scenario};
-use crate::series::{Goodput, Mobility, Series, CHUNK_ROWS};
+use crate::series::{Goodput, Has, Mobility, Series, CHUNK_ROWS};
 use crate::Error;
 
 mod handover;
@@ -33,7 +33,7 @@ mod sampling;
 mod summary;
 
 use handover::{Handovers, END_MARKER};
-use hosts::{receiver_port, sender_port, Endpoint, Flow, Model, Role, SERVER_PORT};
+use hosts::{receiver_port, sender_port, Endpoint, Flow, Model, Role, SampledBytes, SERVER_PORT};
 
 const NO_MIDDLEBOX: u32 = u32::MAX;
 
@@ -241,10 +241,12 @@ impl Simulation {
                 app_started: false,
                 app_deadline_ns: None,
                 delivered_bytes: 0,
-                rtt_samples_seen: 0,
+                rtt_samples_seen: Vec::new(),
                 rtt: LogHistogram::default(),
+                subflow_rtt: Vec::new(),
                 ran_latency: LogHistogram::default(),
                 goodput_bins: vec![0; bins],
+                reorder: SampledBytes::default(),
             });
         }
         // UDP sources wait for their first departure.
@@ -277,6 +279,12 @@ impl Simulation {
     fn receiver_address(&self, node: u32, radio: u32) -> std::net::Ipv4Addr {
         let interface = self.radio.ue_nodes.iter().zip(&self.radio.ue_interfaces).filter(|(&n, _)| n == node).nth(radio as usize);
         interface.map_or(self.network.address(node), |(_, &k)| self.network.interface_address(k))
+    }
+
+    /// The UE radio that has `address`, if one has.
+    fn radio_at(&self, address: std::net::Ipv4Addr) -> Option<UeId> {
+        let k = self.radio.ue_interfaces.iter().position(|&i| self.network.interface_address(i) == address)?;
+        Some(UeId(k as u32))
     }
 
     fn add_endpoint(&mut self, node: u32, flow: FlowId, role: Role, model: Model) -> u32 {
@@ -617,12 +625,23 @@ impl Simulation {
     fn after_sender(&mut self, e: u32) {
         let ep = &self.endpoints[e as usize];
         let f = &mut self.flows[ep.flow.index()];
-        let Some(tcp) = ep.model.tcp() else { return };
-        let stats = tcp.stats();
-        if stats.rtt_samples != f.rtt_samples_seen {
-            f.rtt_samples_seen = stats.rtt_samples;
-            f.rtt.record(stats.last_rtt_ns);
+        let mut k = 0;
+        while let Some(tcp) = ep.model.subflow(k) {
+            if k == f.rtt_samples_seen.len() {
+                f.rtt_samples_seen.push(0);
+                f.subflow_rtt.push(LogHistogram::default());
+            }
+            let stats = tcp.stats();
+            if stats.rtt_samples != f.rtt_samples_seen[k] {
+                f.rtt_samples_seen[k] = stats.rtt_samples;
+                let bin = metrics::bin_of(stats.last_rtt_ns);
+                f.rtt.record_in(bin, stats.last_rtt_ns);
+                f.subflow_rtt[k].record_in(bin, stats.last_rtt_ns);
+            }
+            k += 1;
         }
+        // The application starts once the (first) subflow is up.
+        let Some(tcp) = ep.model.subflow(0) else { return };
         if !f.app_started && tcp.state() == TcpState::Established {
             f.app_started = true;
             let flow = ep.flow;

@@ -7,16 +7,25 @@ impl Simulation {
     pub(super) fn sample(&mut self) {
         let t = self.now_ns as f64 / 1e9;
         let s = &mut self.series;
-        for (i, f) in self.flows.iter().enumerate() {
-            let Some(tcp) = self.endpoints[f.sender as usize].model.tcp() else { continue };
-            let stats = tcp.stats();
-            s.flow_t.push(t);
-            s.flow_id.push(i as u32);
-            s.cwnd_bytes.push(stats.cwnd_bytes);
-            s.ssthresh_bytes.push(stats.ssthresh_bytes);
-            s.srtt_ms.push(stats.srtt_ns as f64 / 1e6);
-            s.pacing_rate_bps.push(stats.pacing_rate_bps as f64);
-            s.in_flight_bytes.push(stats.bytes_in_flight);
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            let model = &self.endpoints[f.sender as usize].model;
+            let mut k = 0;
+            while let Some(tcp) = model.subflow(k) {
+                s.push_flow_row(t, i as u32, k as u32, tcp.stats());
+                k += 1;
+            }
+            if let Model::Mptcp { conn, .. } = model {
+                // The receiver's reassembly buffer, once it has connected.
+                let reorder_bytes = match self.endpoints.get(f.receiver as usize).map(|e| &e.model) {
+                    Some(Model::Mptcp { conn, .. }) => conn.stats().rcv_occupancy_bytes,
+                    _ => 0,
+                };
+                f.reorder.record(reorder_bytes);
+                s.mptcp_t.push(t);
+                s.mptcp_flow.push(i as u32);
+                s.mptcp_reorder_bytes.push(reorder_bytes);
+                s.mptcp_send_buffer_bytes.push(conn.stats().send_buffer_bytes);
+            }
         }
         for (i, l) in self.links.iter_mut().enumerate() {
             s.queue_t.push(t);
@@ -85,7 +94,12 @@ impl Simulation {
                 }
             }
         }
-        self.series.take_chunk(goodput, mobility, !self.radio.ue_nodes.is_empty(), self.scenario_proxy)
+        let has = Has {
+            ues: !self.radio.ue_nodes.is_empty(),
+            proxy: self.scenario_proxy,
+            mptcp: self.flows.iter().any(|f| f.spec.kind == FlowKind::Mptcp),
+        };
+        self.series.take_chunk(goodput, mobility, has)
     }
 
 }

@@ -64,8 +64,8 @@ impl Simulation {
                 let extra = match &self.endpoints[f.sender as usize].model {
                     Model::Tcp(c) => tcp_summary(f, c.stats()),
                     Model::Mptcp { conn, .. } => {
-                        // The flow's TCP figures are its first subflow's (none before any SYN
-                        // arrived); each subflow's own follow.
+                        // The flow's TCP counters are its first subflow's (none before any SYN
+                        // arrived), its RTT all subflows'; each subflow's own follow.
                         let first = conn.subflow(0).map(|s| s.stats().clone()).unwrap_or_default();
                         let mut summary = tcp_summary(f, &first);
                         summary["kind"] = json!("mptcp");
@@ -74,17 +74,27 @@ impl Simulation {
                             .filter_map(|k| conn.subflow(k).map(|s| (k, s)))
                             .map(|(k, s)| {
                                 let st = s.stats();
+                                // The path: the UE radio at the subflow's far end.
+                                let ue = s.remote().and_then(|r| self.radio_at(*r.ip()));
                                 json!({
                                     "remote": s.remote().map(|r| r.to_string()),
+                                    "ue": ue.map(|u| u.0),
+                                    "cell": ue.map(|u| self.scenario.cells[self.radio.ran.cells_of(u)[0].0 as usize].node.clone()),
                                     "sent_bytes": stats.subflow_bytes.get(k).copied().unwrap_or(0),
+                                    "acked_bytes": st.acked_bytes,
                                     "retransmits": st.retransmitted_segments,
                                     "rtos": st.rtos,
+                                    "rtt_ms": latency_summary(&f.subflow_rtt.get(k).cloned().unwrap_or_default()),
                                     "srtt_ms": st.srtt_ns as f64 / 1e6,
                                     "cwnd_bytes": st.cwnd_bytes,
                                 })
                             })
                             .collect();
-                        summary["mptcp"] = json!({ "subflows": subflows, "reinjected_bytes": stats.reinjected_bytes });
+                        summary["mptcp"] = json!({
+                            "subflows": subflows,
+                            "reinjected_bytes": stats.reinjected_bytes,
+                            "reorder_buffer_bytes": { "mean": f.reorder.mean_bytes(), "max": f.reorder.max_bytes() },
+                        });
                         summary
                     }
                     Model::UdpSource(source) => {

@@ -2,11 +2,11 @@
 
 use millinet_transport::aqm::Codel;
 use millinet_transport::app::AppSpec;
-use millinet_transport::mptcp::MptcpConfig;
+use millinet_transport::mptcp::{MptcpConfig, Scheduler};
 use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig};
 
 use super::seconds_to_ns;
-use crate::{App, CwndGrowthSpec, FlowSpec, LinkSpec, NewRenoVariantSpec};
+use crate::{App, CwndGrowthSpec, FlowSpec, LinkSpec, MptcpSchedulerSpec, NewRenoVariantSpec};
 
 /// The MTU CoDel is told: it does not drop while no more than one such packet is queued
 /// (RFC 8289 §4.4, `maxpacket`).
@@ -51,7 +51,11 @@ pub fn tcp_config(f: &FlowSpec, iss: u32) -> TcpConfig {
 /// (lowest-RTT) scheduler, the data-level receive buffer of `rcv_buf_bytes`; `seed` (from the
 /// run's random streams) draws its key, initial sequence numbers and nonces.
 pub fn mptcp_config(f: &FlowSpec, seed: u64) -> MptcpConfig {
-    MptcpConfig { tcp: tcp_config(f, 0), rcv_buf_bytes: f.rcv_buf_bytes, seed, ..MptcpConfig::default() }
+    let scheduler = match f.mptcp_scheduler {
+        MptcpSchedulerSpec::LowestRtt => Scheduler::LowestRtt,
+        MptcpSchedulerSpec::RoundRobin => Scheduler::RoundRobin,
+    };
+    MptcpConfig { tcp: tcp_config(f, 0), scheduler, rcv_buf_bytes: f.rcv_buf_bytes, seed }
 }
 
 /// CoDel on a wired link with the link's target and interval.
