@@ -1,8 +1,6 @@
 //! Routes that change during a run: a flow's later packets take the new path and none
 //! already queued on the old one is lost.
 
-use std::path::Path;
-
 use millinet_engine::sim::Simulation;
 use serde_json::Value;
 
@@ -54,17 +52,22 @@ cc = "cubic"
 "#;
 
 fn run(change_at_s: Option<f64>) -> Value {
-    let dir = std::env::temp_dir().join(format!("millinet-routing-{}-{}", std::process::id(), change_at_s.is_some()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("diamond.toml");
-    std::fs::write(&path, DIAMOND).unwrap();
-    let loaded = millinet_engine::scenario::load(&path, &[], None).unwrap();
-    let mut sim = Simulation::new(loaded.scenario, Path::new(&dir), &[]).unwrap();
+    let (_dir, mut sim) = diamond();
     if let Some(t) = change_at_s {
         sim.change_route_at((t * 1e9) as u64, "server", "client", "r2").unwrap();
     }
     sim.run(&mut |_, _| {}, &mut |_| {});
     sim.summary("diamond")
+}
+
+/// The diamond network, loaded from a file in a directory removed when it is dropped.
+fn diamond() -> (tempfile::TempDir, Simulation) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("diamond.toml");
+    std::fs::write(&path, DIAMOND).unwrap();
+    let loaded = millinet_engine::scenario::load(&path, &[], None).unwrap();
+    let sim = Simulation::new(loaded.scenario, dir.path(), &[]).unwrap();
+    (dir, sim)
 }
 
 fn queue<'a>(summary: &'a Value, name: &str) -> &'a Value {
@@ -102,12 +105,7 @@ fn a_route_change_moves_later_packets_and_loses_none_already_queued() {
 
 #[test]
 fn a_route_change_names_what_is_wrong() {
-    let dir = std::env::temp_dir().join(format!("millinet-routing-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("diamond.toml");
-    std::fs::write(&path, DIAMOND).unwrap();
-    let loaded = millinet_engine::scenario::load(&path, &[], None).unwrap();
-    let mut sim = Simulation::new(loaded.scenario, Path::new(&dir), &[]).unwrap();
+    let (_dir, mut sim) = diamond();
     let err = sim.change_route_at(0, "server", "client", "client").unwrap_err().to_string();
     assert_eq!(err, "route change: no link from \"server\" to \"client\"");
     let err = sim.change_route_at(0, "server", "nowhere", "r2").unwrap_err().to_string();

@@ -17,12 +17,12 @@ fn error_of(path: &Path, overrides: &[&str]) -> String {
     }
 }
 
-fn temp_scenario(name: &str, text: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("millinet-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+/// A scenario file holding `text`, in a directory removed when the result is dropped.
+fn temp_scenario(name: &str, text: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
-    path
+    (dir, path)
 }
 
 fn assert_all(message: &str, parts: &[&str]) {
@@ -42,7 +42,7 @@ fn unknown_key_lists_the_allowed_keys() {
 fn unknown_key_in_the_file_names_its_line() {
     let text = std::fs::read_to_string(dumbbell()).unwrap().replace("cc = \"cubic\"", "cc = \"cubic\"\ncolour = 3");
     let line = text.lines().position(|l| l.starts_with("colour")).unwrap() + 1;
-    let m = error_of(&temp_scenario("unknown.toml", text.as_bytes()), &[]);
+    let m = error_of(&temp_scenario("unknown.toml", text.as_bytes()).1, &[]);
     assert_all(&m, &["unknown.toml", &format!("line {line}"), "colour", "expected one of"]);
 }
 
@@ -62,7 +62,7 @@ fn out_of_range_names_the_range() {
 fn out_of_range_in_the_file_names_its_line() {
     let text = std::fs::read_to_string(dumbbell()).unwrap().replace("delay_s = 0.001", "delay_s = -1");
     let line = text.lines().position(|l| l.starts_with("delay_s = -1")).unwrap() + 1;
-    let m = error_of(&temp_scenario("range.toml", text.as_bytes()), &[]);
+    let m = error_of(&temp_scenario("range.toml", text.as_bytes()).1, &[]);
     assert_all(&m, &[&format!("range.toml: line {line}"), "links.1.delay_s = -1", "allowed: 0 to 10 seconds"]);
 }
 
@@ -95,7 +95,7 @@ fn unknown_node_lists_the_nodes() {
 #[test]
 fn missing_required_field() {
     let text = std::fs::read_to_string(dumbbell()).unwrap().replace("seed = 1\n", "");
-    let m = error_of(&temp_scenario("noseed.toml", text.as_bytes()), &[]);
+    let m = error_of(&temp_scenario("noseed.toml", text.as_bytes()).1, &[]);
     assert_all(&m, &["noseed.toml", "missing field `seed`"]);
 }
 
@@ -113,13 +113,13 @@ fn a_directory_is_not_a_scenario() {
 
 #[test]
 fn syntax_error_names_the_line() {
-    let m = error_of(&temp_scenario("syntax.toml", b"duration_s = 1\nseed = 1\nnodes = [\n  {name = \n"), &[]);
+    let m = error_of(&temp_scenario("syntax.toml", b"duration_s = 1\nseed = 1\nnodes = [\n  {name = \n").1, &[]);
     assert_all(&m, &["syntax.toml: line 4", "TOML syntax error"]);
 }
 
 #[test]
 fn binary_file_is_rejected() {
-    let m = error_of(&temp_scenario("binary.toml", b"duration_s = 1\n\xff\xfe\n"), &[]);
+    let m = error_of(&temp_scenario("binary.toml", b"duration_s = 1\n\xff\xfe\n").1, &[]);
     assert_all(&m, &["binary.toml: line 2", "not UTF-8"]);
 }
 
