@@ -2,7 +2,8 @@
 //! `MptcpConnection`, joined by two paths of different delays and rates (one link per
 //! direction per path). The client writes a fixed amount; the server's application must get
 //! it exactly once and in order, and every byte it gets must have arrived in a data segment
-//! whose DSS mapping (decoded from the packet) maps it to that data sequence number.
+//! whose DSS mapping (decoded from the packet) maps it to that data sequence number. The
+//! client closes after writing; the server closes once the client's stream ended.
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -14,7 +15,7 @@ use common::{random_loss, Filter, Link, MS};
 use millinet_testkit::{Driver, Outbox, Port, Station};
 use millinet_transport::mptcp::{MptcpConfig, MptcpConnection, MptcpStats, Scheduler};
 use millinet_transport::{TcpConfig, TcpConnection, TcpState};
-use millinet_wire::mptcp::{CapableForm, DataSeq, MpCapable, MpJoin, MptcpOption};
+use millinet_wire::mptcp::{CapableForm, DataSeq, Dss, MpCapable, MpJoin, MptcpOption};
 use millinet_wire::{Packet, TcpFlags};
 
 const PATHS: usize = 2;
@@ -88,12 +89,18 @@ struct Endpoint {
     local_ips: [Ipv4Addr; PATHS],
     check: DataCheck,
     scratch: Vec<Packet>,
+    /// The application closes once the peer's stream ended (and has not yet).
+    close_after_peer: bool,
 }
 
 impl Endpoint {
-    fn flush(&mut self, out: &mut Outbox<'_>) {
+    fn flush(&mut self, now_ns: u64, out: &mut Outbox<'_>) {
         let delivered = self.conn.take_delivered();
         self.check.on_delivery(delivered);
+        if self.close_after_peer && self.conn.stats().peer_finished {
+            self.close_after_peer = false;
+            self.conn.close(now_ns, &mut self.scratch);
+        }
         for pkt in self.scratch.drain(..) {
             let port = self.local_ips.iter().position(|ip| *ip == pkt.src).expect("a local address");
             out.send(port, pkt);
@@ -105,12 +112,12 @@ impl Station for Endpoint {
     fn on_packet(&mut self, now_ns: u64, _port: usize, packet: Packet, out: &mut Outbox<'_>) {
         self.check.on_arrival(&packet);
         self.conn.on_packet(now_ns, &packet, &mut self.scratch);
-        self.flush(out);
+        self.flush(now_ns, out);
     }
 
     fn on_deadline(&mut self, now_ns: u64, out: &mut Outbox<'_>) {
         self.conn.on_timeout(now_ns, &mut self.scratch);
-        self.flush(out);
+        self.flush(now_ns, out);
     }
 
     fn next_deadline_ns(&self) -> Option<u64> {
@@ -151,10 +158,10 @@ fn run(cfg: MptcpConfig, paths: [PathSpec; PATHS], checkpoints_ns: &[u64], fail_
         .expect("valid configuration");
     client_conn.send(0, TOTAL_BYTES, &mut syns);
     client_conn.close(0, &mut syns);
-    let endpoint = |conn, local_ips| Endpoint { conn, local_ips, check: DataCheck::default(), scratch: Vec::new() };
-    let mut client = endpoint(client_conn, [*client_addr(0).ip(), *client_addr(1).ip()]);
+    let endpoint = |conn, local_ips, close_after_peer| Endpoint { conn, local_ips, check: DataCheck::default(), scratch: Vec::new(), close_after_peer };
+    let mut client = endpoint(client_conn, [*client_addr(0).ip(), *client_addr(1).ip()], false);
     let server_conn = MptcpConnection::listen(cfg).expect("valid configuration");
-    let mut server = endpoint(server_conn, [*server_addr(0).ip(), *server_addr(1).ip()]);
+    let mut server = endpoint(server_conn, [*server_addr(0).ip(), *server_addr(1).ip()], true);
     let mut net = Driver::new();
     for (k, spec) in paths.into_iter().enumerate() {
         let (c, s) = (Port { station: 0, port: k }, Port { station: 1, port: k });
@@ -208,12 +215,14 @@ fn assert_complete(r: &Run) {
     assert!(r.dss_segments > TOTAL_BYTES / 1400, "every data segment carried a DSS");
 }
 
-/// Complete, and the client closed after writing: once everything was DATA_ACKed its
-/// subflows sent their FINs, which arrived (over paths that work at the end); the server's application never
-/// closes.
+/// Complete, and closed at both levels: each side's DATA_FIN reached the other, which
+/// DATA_ACKed it; only then did the subflows exchange FINs, all of which arrived (over paths
+/// that work at the end), and every subflow is closed (the client's after TIME-WAIT).
 fn assert_finished(r: &Run) {
     assert_complete(r);
-    assert_eq!(r.states, (vec![TcpState::FinWait2; PATHS], vec![TcpState::CloseWait; PATHS]));
+    assert!(r.client.data_fin_acked && r.server.peer_finished, "the client's DATA_FIN was received and DATA_ACKed");
+    assert!(r.server.data_fin_acked && r.client.peer_finished, "the server's DATA_FIN was received and DATA_ACKed");
+    assert_eq!(r.states, (vec![TcpState::Closed; PATHS], vec![TcpState::Closed; PATHS]));
 }
 
 #[test]
@@ -322,4 +331,54 @@ fn the_listener_accepts_mp_capable_then_only_joins_with_its_token() {
     assert_eq!(server.subflow_count(), 2);
     let syn_ack = out.pop().expect("a SYN-ACK").tcp_header().expect("TCP").options.mptcp_options().collect::<Vec<_>>();
     assert!(matches!(syn_ack[..], [Ok(MptcpOption::MpJoin(MpJoin::SynAck { .. }))]));
+}
+
+/// The DSS of a segment, if it has one.
+fn dss_of(pkt: &Packet) -> Option<Dss> {
+    pkt.tcp_header()?.options.mptcp_options().find_map(|o| match o {
+        Ok(MptcpOption::Dss(dss)) => Some(dss),
+        _ => None,
+    })
+}
+
+/// Drops the first `n` segments for which `pick` holds.
+fn drop_first(mut n: usize, pick: fn(&Packet) -> bool) -> Filter {
+    Box::new(move |_, pkt| {
+        let drop = n > 0 && pick(pkt);
+        n -= usize::from(drop);
+        !drop
+    })
+}
+
+fn has_data_fin(pkt: &Packet) -> bool {
+    dss_of(pkt).and_then(|d| d.mapping).is_some_and(|m| m.data_fin)
+}
+
+/// A DATA_ACK that covers the client's DATA_FIN (the octet after its last byte).
+fn acks_client_data_fin(pkt: &Packet) -> bool {
+    dss_of(pkt).and_then(|d| d.data_ack) == Some(DataSeq::U32(TOTAL_BYTES as u32 + 1))
+}
+
+#[test]
+fn lost_data_fins_and_data_acks_are_signalled_again_until_both_sides_closed() {
+    let fast = PathSpec { filters: Some((drop_first(2, has_data_fin), drop_first(3, acks_client_data_fin))), ..path(10, 20) };
+    let slow = PathSpec { filters: Some((drop_first(1, has_data_fin), drop_first(1, has_data_fin))), ..path(30, 10) };
+    let r = run(config("cubic", Scheduler::LowestRtt, 13), [fast, slow], &[], None);
+    assert_finished(&r);
+}
+
+#[test]
+fn the_sender_keeps_within_the_data_level_receive_window() {
+    const BUF_BYTES: u64 = 64 * 1024;
+    const AT_NS: u64 = 1_000 * MS;
+    let paths = || [path(10, 100), path(30, 50)];
+    let small = MptcpConfig { rcv_buf_bytes: BUF_BYTES, ..config("cubic", Scheduler::LowestRtt, 3) };
+    let r = run(small, paths(), &[AT_NS], None);
+    assert_finished(&r);
+    assert!(r.server.max_rcv_occupancy_bytes <= BUF_BYTES, "the buffer overfilled: {}", r.server.max_rcv_occupancy_bytes);
+    // At most a window per shortest round trip (20 ms) is DATA_ACKed.
+    let early = r.at_checkpoints[0].0;
+    assert!(early <= BUF_BYTES * (AT_NS / (20 * MS)), "{early} bytes in 1 s exceed the window's pace");
+    let unlimited = run(config("cubic", Scheduler::LowestRtt, 3), paths(), &[AT_NS], None);
+    assert!(unlimited.at_checkpoints[0].0 > 2 * early, "the window, not the paths, limited the transfer");
 }

@@ -40,6 +40,8 @@ const MAX_MAPPING_BYTES: u64 = u16::MAX as u64;
 /// Salts of the per-subflow values drawn from the seed.
 const ISS_SALT: u64 = 1;
 const NONCE_SALT: u64 = 2;
+/// The DATA_FIN's retransmission interval doubles at most this many times.
+const MAX_DATA_FIN_BACKOFF: u32 = 6;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct MptcpConfig {
@@ -90,12 +92,18 @@ impl From<TcpError> for MptcpError {
 /// Data-level counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MptcpStats {
-    /// Lowest DSN not yet DATA_ACKed by the peer (sender side).
+    /// Application bytes DATA_ACKed by the peer (sender side).
     pub data_acked_bytes: u64,
+    /// Our DATA_FIN was DATA_ACKed: the peer got the whole stream (RFC 8684 §3.3.3).
+    pub data_fin_acked: bool,
+    /// The peer's DATA_FIN arrived after all its bytes: its stream ended.
+    pub peer_finished: bool,
     /// Bytes handed to subflows and not DATA_ACKed: the send buffer's occupancy.
     pub send_buffer_bytes: u64,
     /// Bytes the reassembly buffer holds (in order not taken, and out of order).
     pub rcv_occupancy_bytes: u64,
+    /// The most the reassembly buffer held at once (at most `rcv_buf_bytes`).
+    pub max_rcv_occupancy_bytes: u64,
     /// Data-level bytes that arrived more than once and were dropped.
     pub duplicate_bytes: u64,
     /// Data-level bytes queued again for another subflow after an RTO or a failure.
@@ -125,20 +133,24 @@ pub struct MptcpConnection {
     passive: bool,
     last_picked: Option<usize>,
     reinjected_bytes: u64,
-    /// `close` was called: the subflows close once everything is DATA_ACKed.
-    closing: bool,
+    /// When our DATA_FIN is signalled again if not DATA_ACKed by then.
+    data_fin_deadline_ns: Option<u64>,
+    /// How many times our DATA_FIN was signalled on a segment of its own.
+    data_fin_signals: u32,
 }
 
 impl MptcpConnection {
     fn new(cfg: MptcpConfig, passive: bool) -> Result<MptcpConnection, MptcpError> {
         let cc = CcFactory::by_name(&cfg.tcp.cc).map_err(TcpError::from)?;
         let shared = Shared {
+            tcp: cfg.tcp.clone(),
             local_key: key_from_seed(cfg.seed),
             remote_key: None,
             snd: DataSender::default(),
             rcv: DataReceiver::new(cfg.rcv_buf_bytes),
             paths: Vec::new(),
             option_errors: 0,
+            data_ack_owed: None,
         };
         Ok(MptcpConnection {
             cfg,
@@ -149,7 +161,8 @@ impl MptcpConnection {
             passive,
             last_picked: None,
             reinjected_bytes: 0,
-            closing: false,
+            data_fin_deadline_ns: None,
+            data_fin_signals: 0,
         })
     }
 
@@ -204,16 +217,14 @@ impl MptcpConnection {
         self.after(now_ns, out);
     }
 
-    /// The earliest deadline over the subflows.
+    /// The earliest deadline over the subflows and the DATA_FIN's.
     pub fn next_timeout_ns(&self) -> Option<u64> {
-        self.slots.iter().map(|s| s.conn.next_timeout_ns()).fold(None, earliest_ns)
+        self.slots.iter().map(|s| s.conn.next_timeout_ns()).fold(self.data_fin_deadline_ns, earliest_ns)
     }
 
-    /// The application appends `bytes` to the data-level stream (u64::MAX: unlimited).
+    /// The application appends `bytes` to the data-level stream (u64::MAX: unlimited);
+    /// nothing after `close`.
     pub fn send(&mut self, now_ns: u64, bytes: u64, out: &mut Vec<Packet>) {
-        if self.closing {
-            return;
-        }
         self.shared.borrow_mut().snd.write(bytes);
         self.after(now_ns, out);
     }
@@ -223,10 +234,10 @@ impl MptcpConnection {
         self.shared.borrow_mut().rcv.take_delivered()
     }
 
-    /// The application writes nothing more: once all of it is DATA_ACKed, every subflow
-    /// closes. (DATA_FIN, RFC 8684 §3.3.3, is not modelled.)
+    /// The application writes nothing more: a DATA_FIN follows its last byte (RFC 8684
+    /// §3.3.3), and once that is DATA_ACKed every subflow closes with a FIN.
     pub fn close(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        self.closing = true;
+        self.shared.borrow_mut().snd.close();
         self.after(now_ns, out);
     }
 
@@ -250,9 +261,12 @@ impl MptcpConnection {
     pub fn stats(&self) -> MptcpStats {
         let s = self.shared.borrow();
         MptcpStats {
-            data_acked_bytes: s.snd.una(),
+            data_acked_bytes: s.snd.acked_bytes(),
+            data_fin_acked: s.snd.data_fin_acked(),
+            peer_finished: s.rcv.finished(),
             send_buffer_bytes: s.snd.buffered_bytes(),
             rcv_occupancy_bytes: s.rcv.occupancy_bytes(),
+            max_rcv_occupancy_bytes: s.rcv.max_occupancy_bytes(),
             duplicate_bytes: s.rcv.duplicate_bytes(),
             reinjected_bytes: self.reinjected_bytes,
             subflow_bytes: s.paths.iter().map(|p| p.tx.handed()).collect(),
@@ -315,14 +329,53 @@ impl MptcpConnection {
         self.open(opening, local, None, 0, &mut Vec::new()).ok()
     }
 
-    /// After any input: collect deliveries, react to RTOs, open joins, schedule, close.
+    /// After any input: collect deliveries, react to RTOs, open joins, schedule, signal and
+    /// acknowledge DATA_FINs, close.
     fn after(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
         for index in 0..self.slots.len() {
             self.collect(index);
         }
         self.open_joins(now_ns, out);
         self.schedule(now_ns, out);
+        self.signal_data_fin(now_ns, out);
+        let owed = self.shared.borrow_mut().data_ack_owed.take();
+        if let Some(index) = owed {
+            self.slots[index].conn.send_ack(now_ns, out);
+        }
         self.close_when_done(now_ns, out);
+    }
+
+    /// §3.3.3: our DATA_FIN, once due, goes on a pure ACK at once (any segment without data
+    /// carries it too), then again whenever it is not DATA_ACKed within the RTO of the
+    /// subflow last used, doubled each time, on the next usable subflow in turn, so that a
+    /// lost DATA_FIN or DATA_ACK, or a path that died, does not stall the close.
+    fn signal_data_fin(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        if self.shared.borrow().snd.data_fin_due().is_none() {
+            self.data_fin_deadline_ns = None;
+            return;
+        }
+        if self.data_fin_deadline_ns.is_some_and(|d| now_ns < d) {
+            return;
+        }
+        let usable: Vec<usize> = (0..self.slots.len()).filter(|&i| self.usable(i)).collect();
+        let Some(&index) = usable.get(self.data_fin_signals as usize % usable.len().max(1)) else {
+            self.data_fin_deadline_ns = None;
+            return;
+        };
+        let conn = &mut self.slots[index].conn;
+        conn.send_ack(now_ns, out);
+        let rto_ns = conn.stats().rto_ns << self.data_fin_signals.min(MAX_DATA_FIN_BACKOFF);
+        self.data_fin_deadline_ns = Some(now_ns + rto_ns);
+        self.data_fin_signals += 1;
+    }
+
+    /// Whether subflow `index` may carry data-level traffic: MP-TCP confirmed, not failed,
+    /// and open for sending.
+    fn usable(&self, index: usize) -> bool {
+        let slot = &self.slots[index];
+        !slot.failed
+            && self.shared.borrow().paths[index].confirmed
+            && matches!(slot.conn.state(), TcpState::Established | TcpState::CloseWait)
     }
 
     /// Subflow `index`'s in-order bytes into the reassembly buffer; its acknowledged
@@ -400,13 +453,7 @@ impl MptcpConnection {
             return Vec::new();
         }
         (0..self.slots.len())
-            .filter(|&i| {
-                let slot = &self.slots[i];
-                !slot.failed
-                    && s.paths[i].confirmed
-                    && matches!(slot.conn.state(), TcpState::Established | TcpState::CloseWait)
-                    && self.space_bytes(i) >= mss
-            })
+            .filter(|&i| self.usable(i) && self.space_bytes(i) >= mss)
             .map(|index| Candidate { index, srtt_ns: self.slots[index].conn.stats().srtt_ns })
             .collect()
     }
@@ -420,12 +467,9 @@ impl MptcpConnection {
         stats.cwnd_bytes.saturating_sub(outstanding) / mss * mss
     }
 
+    /// §3.3.3: once our DATA_FIN is DATA_ACKed, every subflow closes with a FIN.
     fn close_when_done(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        let done = {
-            let s = self.shared.borrow();
-            self.closing && !s.snd.has_data() && s.snd.buffered_bytes() == 0
-        };
-        if !done {
+        if !self.shared.borrow().snd.data_fin_acked() {
             return;
         }
         for slot in &mut self.slots {

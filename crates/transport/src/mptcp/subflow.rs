@@ -1,7 +1,8 @@
 //! What the data level and its subflows share, and the hooks through which an unmodified
 //! `TcpConnection` becomes a subflow: MP_CAPABLE / MP_JOIN on the handshakes (RFC 8684 §3.1,
-//! §3.2), a DSS with the mapping and the DATA_ACK on every later segment (§3.3), and the
-//! data-level receive window (§3.3.5). The model is single-threaded: the hooks hold an
+//! §3.2), a DSS with the mapping and the DATA_ACK on every later segment (§3.3), the
+//! DATA_FIN on segments without data (§3.3.3), and the data-level receive window in both
+//! directions (§3.3.5). The model is single-threaded: the hooks hold an
 //! `Rc<RefCell<..>>` of the state, as the coupled congestion controls do (cc/shared.rs).
 
 use std::cell::RefCell;
@@ -13,8 +14,9 @@ use millinet_wire::{TcpFlags, TcpHeader, TcpOptions};
 use super::handshake::{capable_ack, capable_syn, capable_syn_ack, join_ack, join_syn, join_syn_ack};
 use super::receiver::{DataReceiver, SubflowRx};
 use super::sender::{DataSender, SubflowTx};
+use crate::tcp::options::negotiate;
 use crate::tcp::wrap::unwrap32;
-use crate::ConnectionHooks;
+use crate::{ConnectionHooks, TcpConfig};
 
 /// How a subflow was opened, with what its handshake needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +43,9 @@ pub(super) struct PathState {
     pub third_ack_due: bool,
     /// The peer's initial sequence number, from its SYN or SYN-ACK.
     pub peer_iss: Option<u32>,
+    /// Window shifts of the subflow (RFC 7323 §2.3): of the peer's windows, of ours.
+    pub snd_wscale: u8,
+    pub rcv_wscale: u8,
     pub tx: SubflowTx,
     pub rx: SubflowRx,
 }
@@ -48,13 +53,25 @@ pub(super) struct PathState {
 impl PathState {
     pub fn new(opening: Opening, iss: u32) -> PathState {
         let confirmed = matches!(opening, Opening::JoinPassive { .. });
-        PathState { opening, iss, confirmed, third_ack_due: false, peer_iss: None, tx: SubflowTx::default(), rx: SubflowRx::default() }
+        PathState {
+            opening,
+            iss,
+            confirmed,
+            third_ack_due: false,
+            peer_iss: None,
+            snd_wscale: 0,
+            rcv_wscale: 0,
+            tx: SubflowTx::default(),
+            rx: SubflowRx::default(),
+        }
     }
 }
 
 /// The data level: keys, both halves, and the subflows' parts.
 #[derive(Debug)]
 pub(super) struct Shared {
+    /// The subflows' configuration, for the window scaling they negotiate.
+    pub tcp: TcpConfig,
     pub local_key: u64,
     pub remote_key: Option<u64>,
     pub snd: DataSender,
@@ -62,6 +79,9 @@ pub(super) struct Shared {
     pub paths: Vec<PathState>,
     /// MP-TCP options that did not decode, or that found no room in a segment.
     pub option_errors: u64,
+    /// A DATA_FIN arrived without data on this subflow once the stream had ended: a pure
+    /// ACK must carry the DATA_ACK back (nothing else would, §3.3.3).
+    pub data_ack_owed: Option<usize>,
 }
 
 /// The hooks of subflow `index`.
@@ -90,24 +110,30 @@ impl Shared {
     }
 
     /// The DSS for a segment of subflow `index` from sequence number `seq` (§3.3): the
-    /// DATA_ACK always, the mapping covering its first byte when it carries data.
+    /// DATA_ACK always; the mapping covering its first byte when it carries data, else our
+    /// DATA_FIN while it is due (§3.3.3: subflow sequence number 0, data-level length 1).
     fn dss(&self, index: usize, seq: u32, payload_bytes: u32) -> Dss {
         let path = &self.paths[index];
-        let mapping = (payload_bytes > 0).then(|| {
+        let mapping = if payload_bytes > 0 {
             let offset = unwrap32(path.tx.handed(), seq.wrapping_sub(path.iss).wrapping_sub(1));
-            path.tx.mapping_at(offset)
-        });
-        Dss {
-            data_ack: Some(DataSeq::U32(self.rcv.nxt() as u32)),
-            mapping: mapping.flatten().map(|m| DssMapping {
+            path.tx.mapping_at(offset).map(|m| DssMapping {
                 data_sequence_number: DataSeq::U32(m.dsn as u32),
                 // §3.3.1: the subflow sequence number is relative to the SYN.
                 subflow_sequence_number: (m.offset + 1) as u32,
                 data_level_length: m.len as u16,
                 checksum: None,
                 data_fin: false,
-            }),
-        }
+            })
+        } else {
+            self.snd.data_fin_due().map(|fin| DssMapping {
+                data_sequence_number: DataSeq::U32(fin as u32),
+                subflow_sequence_number: 0,
+                data_level_length: 1,
+                checksum: None,
+                data_fin: true,
+            })
+        };
+        Dss { data_ack: Some(DataSeq::U32(self.rcv.nxt() as u32)), mapping }
     }
 
     /// The subflow acknowledges its peer's stream up to the wire ACK number `ack`: those
@@ -127,24 +153,41 @@ impl Shared {
         }
     }
 
-    fn on_dss(&mut self, index: usize, dss: Dss) {
-        if let Some(ack) = dss.data_ack {
-            let ack = match ack {
-                DataSeq::U32(v) => unwrap32(self.snd.una(), v),
-                DataSeq::U64(v) => v,
-            };
+    /// A DSS arrived on subflow `index`. Returns its DATA_ACK (unwrapped) and whether it
+    /// signalled a DATA_FIN.
+    fn on_dss(&mut self, index: usize, dss: Dss) -> (Option<u64>, bool) {
+        let data_ack = dss.data_ack.map(|ack| match ack {
+            DataSeq::U32(v) => unwrap32(self.snd.una(), v),
+            DataSeq::U64(v) => v,
+        });
+        if let Some(ack) = data_ack {
             self.snd.on_data_ack(ack);
         }
-        let Some(m) = dss.mapping else { return };
+        let Some(m) = dss.mapping else { return (data_ack, false) };
         let dsn = match m.data_sequence_number {
             DataSeq::U32(v) => unwrap32(self.rcv.nxt(), v),
             DataSeq::U64(v) => v,
         };
+        // §3.3.3: the DATA_FIN is the mapping's last octet, which no subflow byte carries.
+        let Some(data_len) = u64::from(m.data_level_length).checked_sub(u64::from(m.data_fin)) else {
+            return (data_ack, false);
+        };
+        if m.data_fin {
+            self.rcv.on_data_fin(dsn + data_len);
+        }
         let rx = &mut self.paths[index].rx;
         // Relative subflow sequence number 1 is stream offset 0 (§3.3.1).
         if let Some(offset) = unwrap32(rx.stream_read() + 1, m.subflow_sequence_number).checked_sub(1) {
-            rx.on_mapping(offset, dsn, u64::from(m.data_level_length));
+            rx.on_mapping(offset, dsn, data_len);
         }
+        (data_ack, m.data_fin)
+    }
+
+    /// The peer's window field `window` (scaled by `shift`) counts from `base`, its DATA_ACK
+    /// (§3.3.5), or from our oldest unacknowledged DSN on segments without one.
+    fn on_window(&mut self, base: Option<u64>, window: u16, shift: u8) {
+        let base = base.unwrap_or(self.snd.una());
+        self.snd.on_window_edge(base.saturating_add(u64::from(window) << shift));
     }
 }
 
@@ -169,7 +212,12 @@ impl ConnectionHooks for SubflowHooks {
 
     fn syn_in(&mut self, header: &TcpHeader) {
         let mut s = self.shared.borrow_mut();
-        s.paths[self.index].peer_iss = Some(header.seq);
+        let negotiated = negotiate(&s.tcp, &header.options);
+        let path = &mut s.paths[self.index];
+        path.peer_iss = Some(header.seq);
+        (path.snd_wscale, path.rcv_wscale) = (negotiated.snd_wscale, negotiated.rcv_wscale);
+        // RFC 7323 §2.2: the window of a SYN is not scaled.
+        s.on_window(None, header.window, 0);
         for option in s.options(&header.options) {
             let path = &mut s.paths[self.index];
             match (path.opening, option) {
@@ -211,15 +259,26 @@ impl ConnectionHooks for SubflowHooks {
         if header.flags.contains(TcpFlags::ACK) {
             s.on_subflow_acks(self.index, header.ack);
         }
+        // The window the subflow computed on entry may predate bytes taken in since: the
+        // data level's, relative to the DATA_ACK written now, bounds it (§3.3.5).
+        let window = s.rcv.window_bytes() >> s.paths[self.index].rcv_wscale;
+        header.window = header.window.min(window.min(u64::from(u16::MAX)) as u16);
         let option = third_ack.unwrap_or_else(|| MptcpOption::Dss(s.dss(self.index, header.seq, payload_bytes)));
         s.push(header, option);
     }
 
-    fn segment_in(&mut self, header: &TcpHeader, _payload_bytes: u32) {
+    fn segment_in(&mut self, header: &TcpHeader, payload_bytes: u32) {
         let mut s = self.shared.borrow_mut();
+        let mut data_ack = None;
         for option in s.options(&header.options) {
             match option {
-                MptcpOption::Dss(dss) => s.on_dss(self.index, dss),
+                MptcpOption::Dss(dss) => {
+                    let (ack, data_fin) = s.on_dss(self.index, dss);
+                    data_ack = data_ack.or(ack);
+                    if data_fin && payload_bytes == 0 && s.rcv.finished() {
+                        s.data_ack_owed = Some(self.index);
+                    }
+                }
                 MptcpOption::MpCapable(c) => {
                     if let CapableForm::Ack { sender_key, .. } = c.form {
                         if s.paths[self.index].opening == Opening::CapablePassive {
@@ -229,6 +288,10 @@ impl ConnectionHooks for SubflowHooks {
                 }
                 _ => {}
             }
+        }
+        if !header.flags.contains(TcpFlags::RST) {
+            let shift = s.paths[self.index].snd_wscale;
+            s.on_window(data_ack, header.window, shift);
         }
     }
 
