@@ -1,7 +1,7 @@
 //! MP-TCP data-level connection (RFC 8684), sans-IO: one byte stream over N subflows, each
 //! an unmodified `TcpConnection` with hooks (`subflow`) that share the data level's state.
 //!
-//! Layout: `handshake` (keys, tokens, HMAC placeholders, MP_CAPABLE / MP_JOIN options),
+//! Layout: `handshake` (keys, tokens, IDSNs, HMACs, MP_CAPABLE / MP_JOIN options),
 //! `subflow` (the shared state and the hooks: options in and out), `sender` (DSNs, send
 //! buffer, reinjection queue, per-subflow mappings), `receiver` (mappings to DSN ranges,
 //! reassembly, data-level window), `scheduler` (which subflow gets data). This file holds
@@ -27,7 +27,7 @@ use millinet_wire::{Packet, TcpFlags};
 use crate::cc::CcFactory;
 use crate::deadline::earliest_ns;
 use crate::{ConnectionParts, TcpConfig, TcpConnection, TcpError, TcpState};
-pub use handshake::token;
+pub use handshake::{idsn, token};
 use handshake::{key_from_seed, subflow_value};
 use receiver::DataReceiver;
 pub use scheduler::Scheduler;
@@ -112,6 +112,8 @@ pub struct MptcpStats {
     pub subflow_bytes: Vec<u64>,
     /// MP-TCP options that did not decode or did not fit in a segment.
     pub option_errors: u64,
+    /// MP_JOIN subflows refused because the peer's HMAC was wrong (RFC 8684 §3.2).
+    pub refused_joins: u64,
 }
 
 /// One subflow and what the data level watches of it.
@@ -151,6 +153,7 @@ impl MptcpConnection {
             paths: Vec::new(),
             option_errors: 0,
             data_ack_owed: None,
+            refused_joins: 0,
         };
         Ok(MptcpConnection {
             cfg,
@@ -190,9 +193,14 @@ impl MptcpConnection {
         MptcpConnection::new(cfg, true)
     }
 
+    /// This endpoint's key (RFC 8684 §3.1), drawn from `MptcpConfig::seed`.
+    pub fn local_key(&self) -> u64 {
+        self.shared.borrow().local_key
+    }
+
     /// This endpoint's token (RFC 8684 §3.2), which MP_JOINs to it carry.
     pub fn local_token(&self) -> u32 {
-        token(self.shared.borrow().local_key)
+        token(self.local_key())
     }
 
     /// A segment arrived; the subflow is found from its addresses. A SYN that matches no
@@ -271,6 +279,7 @@ impl MptcpConnection {
             reinjected_bytes: self.reinjected_bytes,
             subflow_bytes: s.paths.iter().map(|p| p.tx.handed()).collect(),
             option_errors: s.option_errors,
+            refused_joins: s.refused_joins,
         }
     }
 
@@ -315,10 +324,12 @@ impl MptcpConnection {
         let index = self.slots.len();
         u8::try_from(index).ok()?;
         let local_token = self.local_token();
+        // A join's HMAC needs the initiator's key (§3.2).
+        let key_known = self.shared.borrow().remote_key.is_some();
         let opening = header.options.mptcp_options().flatten().find_map(|option| match option {
             MptcpOption::MpCapable(c) if index == 0 && c.form == CapableForm::Syn => Some(Opening::CapablePassive),
             MptcpOption::MpJoin(MpJoin::Syn { receiver_token, sender_random_number, .. })
-                if index > 0 && receiver_token == local_token =>
+                if index > 0 && receiver_token == local_token && key_known =>
             {
                 let nonce = subflow_value(self.cfg.seed, index, NONCE_SALT) as u32;
                 Some(Opening::JoinPassive { nonce, peer_nonce: sender_random_number })
@@ -453,7 +464,7 @@ impl MptcpConnection {
             return Vec::new();
         }
         (0..self.slots.len())
-            .filter(|&i| self.usable(i) && self.space_bytes(i) >= mss)
+            .filter(|&i| self.usable(i) && s.paths[i].may_take_data() && self.space_bytes(i) >= mss)
             .map(|index| Candidate { index, srtt_ns: self.slots[index].conn.stats().srtt_ns })
             .collect()
     }
