@@ -415,29 +415,63 @@ fn the_sender_keeps_within_the_data_level_receive_window() {
     assert!(unlimited.at_checkpoints[0].0 > 2 * early, "the window, not the paths, limited the transfer");
 }
 
-/// Two endpoints joined by links without delay: each packet goes at once to the endpoint
-/// whose address it is sent to, through `tamper` (false: dropped), and timers fire in time
-/// order, to `END_NS`. The client opens over both paths; `written` is what the client and the
-/// server write before closing; each closes once the other's stream ended.
-struct Exchange {
-    client: MptcpConnection,
-    server: MptcpConnection,
-    /// Bytes delivered to the client's application and to the server's.
-    delivered: [u64; 2],
+/// What the zero-delay exchange drives at each end: an MP-TCP connection, or a plain TCP
+/// one (whose peer "finished" once its FIN arrived).
+trait End {
+    fn on_packet(&mut self, now_ns: u64, pkt: &Packet, out: &mut Vec<Packet>);
+    fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>);
+    fn next_timeout_ns(&self) -> Option<u64>;
+    fn send(&mut self, now_ns: u64, bytes: u64, out: &mut Vec<Packet>);
+    fn close(&mut self, now_ns: u64, out: &mut Vec<Packet>);
+    fn take_delivered(&mut self) -> Range<u64>;
+    fn peer_finished(&self) -> bool;
 }
 
-fn exchange(written: [u64; 2], mut tamper: impl FnMut(&mut Packet) -> bool) -> Exchange {
-    let addrs: Vec<_> = (0..PATHS).map(|k| (client_addr(k), server_addr(k))).collect();
-    let mut wire = Vec::new();
-    let client_cfg = MptcpConfig { seed: 2, ..MptcpConfig::default() };
-    let client = MptcpConnection::connect(client_cfg, &addrs, 0, &mut wire).expect("valid configuration");
-    let server = MptcpConnection::listen(MptcpConfig::default()).expect("valid configuration");
-    let mut ends = [client, server];
+macro_rules! end_by_delegation {
+    ($t:ty, $peer_finished:expr) => {
+        impl End for $t {
+            fn on_packet(&mut self, now_ns: u64, pkt: &Packet, out: &mut Vec<Packet>) {
+                <$t>::on_packet(self, now_ns, pkt, out)
+            }
+            fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+                <$t>::on_timeout(self, now_ns, out)
+            }
+            fn next_timeout_ns(&self) -> Option<u64> {
+                <$t>::next_timeout_ns(self)
+            }
+            fn send(&mut self, now_ns: u64, bytes: u64, out: &mut Vec<Packet>) {
+                <$t>::send(self, now_ns, bytes, out)
+            }
+            fn close(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+                <$t>::close(self, now_ns, out)
+            }
+            fn take_delivered(&mut self) -> Range<u64> {
+                <$t>::take_delivered(self)
+            }
+            fn peer_finished(&self) -> bool {
+                $peer_finished(self)
+            }
+        }
+    };
+}
+
+end_by_delegation!(MptcpConnection, |c: &MptcpConnection| c.stats().peer_finished);
+end_by_delegation!(TcpConnection, |c: &TcpConnection| matches!(
+    c.state(),
+    TcpState::CloseWait | TcpState::LastAck | TcpState::TimeWait | TcpState::Closed
+));
+
+/// Two ends (client, server) joined by links without delay: each packet goes at once to the
+/// end whose address it is sent to, through `tamper` (false: dropped), and timers fire in
+/// time order, to `END_NS`. `written` is what each end writes at the start before closing;
+/// an end that writes nothing closes once the other's stream ended. Returns the bytes each
+/// delivered to its application.
+fn pump(mut ends: [&mut dyn End; 2], written: [u64; 2], wire: &mut Vec<Packet>, mut tamper: impl FnMut(&mut Packet) -> bool) -> [u64; 2] {
     let mut delivered = [0; 2];
     let mut closed = written.map(|bytes| bytes > 0);
-    for (conn, bytes) in ends.iter_mut().zip(written).filter(|(_, bytes)| *bytes > 0) {
-        conn.send(0, bytes, &mut wire);
-        conn.close(0, &mut wire);
+    for (end, bytes) in ends.iter_mut().zip(written).filter(|(_, bytes)| *bytes > 0) {
+        end.send(0, bytes, wire);
+        end.close(0, wire);
     }
     let mut now_ns = 0;
     loop {
@@ -445,28 +479,70 @@ fn exchange(written: [u64; 2], mut tamper: impl FnMut(&mut Packet) -> bool) -> E
             let mut pkt = wire.remove(0);
             if tamper(&mut pkt) {
                 let to_server = (0..PATHS).any(|k| *server_addr(k).ip() == pkt.dst);
-                ends[usize::from(to_server)].on_packet(now_ns, &pkt, &mut wire);
+                ends[usize::from(to_server)].on_packet(now_ns, &pkt, wire);
             }
-            for (i, conn) in ends.iter_mut().enumerate() {
-                let range = conn.take_delivered();
+            for (i, end) in ends.iter_mut().enumerate() {
+                let range = end.take_delivered();
                 delivered[i] += range.end - range.start;
-                if !closed[i] && conn.stats().peer_finished {
+                if !closed[i] && end.peer_finished() {
                     closed[i] = true;
-                    conn.close(now_ns, &mut wire);
+                    end.close(now_ns, wire);
                 }
             }
         }
-        let Some(next_ns) = ends.iter().filter_map(MptcpConnection::next_timeout_ns).min() else { break };
+        let Some(next_ns) = ends.iter().filter_map(|e| e.next_timeout_ns()).min() else { break };
         if next_ns > END_NS {
             break;
         }
         now_ns = now_ns.max(next_ns);
-        for conn in &mut ends {
-            conn.on_timeout(now_ns, &mut wire);
+        for end in ends.iter_mut() {
+            end.on_timeout(now_ns, wire);
         }
     }
-    let [client, server] = ends;
+    delivered
+}
+
+/// An MP-TCP client over both paths and an MP-TCP server, through `pump`.
+struct Exchange {
+    client: MptcpConnection,
+    server: MptcpConnection,
+    /// Bytes delivered to the client's application and to the server's.
+    delivered: [u64; 2],
+}
+
+fn exchange(written: [u64; 2], tamper: impl FnMut(&mut Packet) -> bool) -> Exchange {
+    let mut wire = Vec::new();
+    let mut client = connect_client(&mut wire);
+    let mut server = MptcpConnection::listen(MptcpConfig::default()).expect("valid configuration");
+    let delivered = pump([&mut client, &mut server], written, &mut wire, tamper);
     Exchange { client, server, delivered }
+}
+
+fn connect_client(wire: &mut Vec<Packet>) -> MptcpConnection {
+    let addrs: Vec<_> = (0..PATHS).map(|k| (client_addr(k), server_addr(k))).collect();
+    MptcpConnection::connect(MptcpConfig { seed: 2, ..MptcpConfig::default() }, &addrs, 0, wire).expect("valid configuration")
+}
+
+#[test]
+fn a_plain_tcp_server_gets_the_stream_over_the_first_path_as_plain_tcp() {
+    let mut wire = Vec::new();
+    let mut client = connect_client(&mut wire);
+    let mut server = TcpConnection::listen(TcpConfig::default(), server_addr(0)).expect("valid configuration");
+    let mut mptcp_options_after_syn = 0;
+    let mut to_other_paths = 0;
+    let delivered = pump([&mut client, &mut server], [EXCHANGE_BYTES, 0], &mut wire, |pkt| {
+        let header = pkt.tcp_header().expect("TCP");
+        let syn = header.flags.contains(TcpFlags::SYN) && !header.flags.contains(TcpFlags::ACK);
+        mptcp_options_after_syn += usize::from(!syn && header.options.mptcp_options().next().is_some());
+        to_other_paths += usize::from(pkt.dst != *server_addr(0).ip() && pkt.dst != *client_addr(0).ip());
+        true
+    });
+    assert_eq!(delivered, [0, EXCHANGE_BYTES]);
+    assert_eq!((mptcp_options_after_syn, to_other_paths), (0, 0), "plain TCP, on the first path only");
+    let stats = client.stats();
+    assert!(stats.fallback && stats.data_fin_acked && stats.peer_finished);
+    assert_eq!((stats.data_acked_bytes, client.subflow_count()), (EXCHANGE_BYTES, 1));
+    assert_eq!((client.subflow(0).map(TcpConnection::state), server.state()), (Some(TcpState::Closed), TcpState::Closed));
 }
 
 /// Changes the first option of `pkt` that `change` picks; true if it did.

@@ -114,6 +114,13 @@ pub struct MptcpStats {
     pub option_errors: u64,
     /// MP_JOIN subflows refused because the peer's HMAC was wrong (RFC 8684 §3.2).
     pub refused_joins: u64,
+    /// The peer answered without MP-TCP: the first subflow runs plain TCP (§3.7).
+    pub fallback: bool,
+}
+
+/// Whether a connection that sent its FIN has had it acknowledged (RFC 9293 §3.3.2).
+fn fin_acked(state: TcpState) -> bool {
+    matches!(state, TcpState::FinWait2 | TcpState::TimeWait | TcpState::Closed)
 }
 
 /// One subflow and what the data level watches of it.
@@ -154,6 +161,7 @@ impl MptcpConnection {
             option_errors: 0,
             data_ack_owed: None,
             refused_joins: 0,
+            fallback: false,
         };
         Ok(MptcpConnection {
             cfg,
@@ -280,6 +288,7 @@ impl MptcpConnection {
             subflow_bytes: s.paths.iter().map(|p| p.tx.handed()).collect(),
             option_errors: s.option_errors,
             refused_joins: s.refused_joins,
+            fallback: s.fallback,
         }
     }
 
@@ -368,6 +377,11 @@ impl MptcpConnection {
         if self.data_fin_deadline_ns.is_some_and(|d| now_ns < d) {
             return;
         }
+        if self.shared.borrow().fallback {
+            // §3.7: the subflow's FIN, after the last byte, is the end of the stream.
+            self.slots[0].conn.close(now_ns, out);
+            return;
+        }
         let usable: Vec<usize> = (0..self.slots.len()).filter(|&i| self.usable(i)).collect();
         let Some(&index) = usable.get(self.data_fin_signals as usize % usable.len().max(1)) else {
             self.data_fin_deadline_ns = None;
@@ -397,14 +411,27 @@ impl MptcpConnection {
         let (acked, rtos) = (slot.conn.stats().acked_bytes, slot.conn.stats().rtos);
         let rto_fired = rtos > slot.seen_rtos;
         slot.seen_rtos = rtos;
-        {
-            let mut s = self.shared.borrow_mut();
-            let path = &mut s.paths[index];
-            path.tx.on_subflow_ack(acked);
-            for dsn in path.rx.on_delivered(delivered) {
-                s.rcv.on_data(dsn);
-            }
+        let state = slot.conn.state();
+        let mut s = self.shared.borrow_mut();
+        let path = &mut s.paths[index];
+        path.tx.on_subflow_ack(acked);
+        for dsn in path.rx.on_delivered(delivered) {
+            s.rcv.on_data(dsn);
         }
+        if s.fallback {
+            // §3.7: the subflow's ACKs and FINs stand for the DATA_ACKs and DATA_FINs, and
+            // TCP retransmits what was lost on it.
+            s.snd.on_data_ack(acked);
+            if let Some(fin) = s.snd.data_fin_due().filter(|_| fin_acked(state)) {
+                s.snd.on_data_ack(fin + 1);
+            }
+            if matches!(state, TcpState::CloseWait | TcpState::LastAck | TcpState::Closing | TcpState::TimeWait) {
+                let end = s.rcv.nxt();
+                s.rcv.on_data_fin(end);
+            }
+            return;
+        }
+        drop(s);
         if rto_fired {
             self.reinject(index);
         }
@@ -423,6 +450,9 @@ impl MptcpConnection {
 
     /// Active side: the MP_JOIN subflows, once subflow 0 is up and the peer's key known.
     fn open_joins(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        if self.shared.borrow().fallback {
+            self.joins_pending.clear();
+        }
         let ready = self.slots.first().is_some_and(|s| s.conn.state() == TcpState::Established)
             && self.shared.borrow().remote_key.is_some();
         if !ready {

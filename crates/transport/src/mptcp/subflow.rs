@@ -92,6 +92,9 @@ pub(super) struct Shared {
     pub data_ack_owed: Option<usize>,
     /// MP_JOINs whose HMAC was wrong (§3.2): the subflow was refused.
     pub refused_joins: u64,
+    /// The SYN/ACK of the first subflow came without MP_CAPABLE (§3.7): that subflow is
+    /// plain TCP, its stream the data-level stream, and no other subflow opens.
+    pub fallback: bool,
 }
 
 impl PathState {
@@ -101,6 +104,10 @@ impl PathState {
         self.confirmed && (!self.echo_third_ack || self.tx.handed() == 0)
     }
 }
+
+/// §3.7: after a fallback, the subflow's whole stream maps to the data-level stream from
+/// offset 0 (an "infinite mapping").
+const INFINITE_MAPPING_BYTES: u64 = u64::MAX / 2;
 
 /// The hooks of subflow `index`.
 pub(super) struct SubflowHooks {
@@ -347,10 +354,20 @@ impl ConnectionHooks for SubflowHooks {
                 _ => {}
             }
         }
+        if s.paths[self.index].opening == Opening::CapableActive && s.remote_key.is_none() {
+            s.fallback = true;
+            let path = &mut s.paths[self.index];
+            path.confirmed = true;
+            path.rx.on_mapping(0, 0, INFINITE_MAPPING_BYTES);
+        }
     }
 
     fn segment_out(&mut self, header: &mut TcpHeader, payload_bytes: u32) {
         let mut s = self.shared.borrow_mut();
+        // §3.7: plain TCP, whose ACK numbers also count the FIN, which no byte maps.
+        if s.fallback {
+            return;
+        }
         if header.flags.contains(TcpFlags::ACK) {
             s.on_subflow_acks(self.index, header.ack);
         }
