@@ -624,3 +624,13 @@ fn a_lost_mp_capable_third_ack_is_made_up_for_by_mp_capable_on_the_client_s_firs
     let r = run(config("cubic", Scheduler::LowestRtt, 17), [lost_third_ack, path(30, 10)], &[], None);
     assert_finished(&r);
 }
+
+#[test]
+fn a_lost_fourth_ack_of_a_join_is_made_up_for_by_repeating_the_third() {
+    let is_syn = |pkt: &Packet| pkt.tcp_header().is_some_and(|h| h.flags.contains(TcpFlags::SYN));
+    // The server's first segment on the join after its SYN/ACK is the fourth ACK.
+    let lost_fourth_ack = PathSpec { filters: Some((Box::new(|_, _| true), drop_first(1, move |p| !is_syn(p)))), ..path(30, 10) };
+    let r = run(config("cubic", Scheduler::LowestRtt, 19), [path(10, 20), lost_fourth_ack], &[], None);
+    assert_finished(&r);
+    assert!(r.client.subflow_bytes[1] > TOTAL_BYTES / 10, "the join carried data: {:?}", r.client.subflow_bytes);
+}

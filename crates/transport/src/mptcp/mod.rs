@@ -12,6 +12,7 @@
 
 mod handshake;
 mod receiver;
+mod resend;
 mod scheduler;
 mod sender;
 mod subflow;
@@ -30,6 +31,7 @@ use crate::{ConnectionParts, TcpConfig, TcpConnection, TcpError, TcpState};
 pub use handshake::{idsn, token};
 use handshake::{key_from_seed, subflow_value};
 use receiver::DataReceiver;
+use resend::Resend;
 pub use scheduler::Scheduler;
 use scheduler::Candidate;
 use sender::DataSender;
@@ -40,8 +42,6 @@ const MAX_MAPPING_BYTES: u64 = u16::MAX as u64;
 /// Salts of the per-subflow values drawn from the seed.
 const ISS_SALT: u64 = 1;
 const NONCE_SALT: u64 = 2;
-/// The DATA_FIN's retransmission interval doubles at most this many times.
-const MAX_DATA_FIN_BACKOFF: u32 = 6;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct MptcpConfig {
@@ -130,6 +130,8 @@ struct Slot {
     seen_rtos: u64,
     /// Declared failed: no data goes to it any more.
     failed: bool,
+    /// Active side of a join: our MP_JOIN third ACK, until the fourth ACK answers it.
+    third_ack: Resend,
 }
 
 pub struct MptcpConnection {
@@ -142,10 +144,8 @@ pub struct MptcpConnection {
     passive: bool,
     last_picked: Option<usize>,
     reinjected_bytes: u64,
-    /// When our DATA_FIN is signalled again if not DATA_ACKed by then.
-    data_fin_deadline_ns: Option<u64>,
-    /// How many times our DATA_FIN was signalled on a segment of its own.
-    data_fin_signals: u32,
+    /// Our DATA_FIN on segments of its own, until DATA_ACKed.
+    data_fin: Resend,
 }
 
 impl MptcpConnection {
@@ -172,8 +172,7 @@ impl MptcpConnection {
             passive,
             last_picked: None,
             reinjected_bytes: 0,
-            data_fin_deadline_ns: None,
-            data_fin_signals: 0,
+            data_fin: Resend::default(),
         })
     }
 
@@ -233,9 +232,10 @@ impl MptcpConnection {
         self.after(now_ns, out);
     }
 
-    /// The earliest deadline over the subflows and the DATA_FIN's.
+    /// The earliest deadline over the subflows and the signals sent again.
     pub fn next_timeout_ns(&self) -> Option<u64> {
-        self.slots.iter().map(|s| s.conn.next_timeout_ns()).fold(self.data_fin_deadline_ns, earliest_ns)
+        let subflows = self.slots.iter().map(|s| earliest_ns(s.conn.next_timeout_ns(), s.third_ack.deadline_ns()));
+        subflows.fold(self.data_fin.deadline_ns(), earliest_ns)
     }
 
     /// The application appends `bytes` to the data-level stream (u64::MAX: unlimited);
@@ -312,7 +312,7 @@ impl MptcpConnection {
         };
         match opened {
             Ok(conn) => {
-                self.slots.push(Slot { conn, seen_rtos: 0, failed: false });
+                self.slots.push(Slot { conn, seen_rtos: 0, failed: false, third_ack: Resend::default() });
                 Ok(index)
             }
             Err(e) => {
@@ -356,6 +356,7 @@ impl MptcpConnection {
             self.collect(index);
         }
         self.open_joins(now_ns, out);
+        self.repeat_join_acks(now_ns, out);
         self.schedule(now_ns, out);
         self.signal_data_fin(now_ns, out);
         let owed = self.shared.borrow_mut().data_ack_owed.take();
@@ -365,16 +366,38 @@ impl MptcpConnection {
         self.close_when_done(now_ns, out);
     }
 
+    /// §3.2: the initiator of a join repeats its third ACK on a pure ACK until the fourth
+    /// ACK arrives (the first went with the subflow's ACK of the SYN/ACK).
+    fn repeat_join_acks(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        for index in 0..self.slots.len() {
+            let waiting = {
+                let path = &self.shared.borrow().paths[index];
+                path.echo_third_ack && matches!(path.opening, Opening::JoinActive { .. })
+            };
+            let slot = &mut self.slots[index];
+            if !waiting || slot.conn.state() != TcpState::Established {
+                slot.third_ack.stop();
+                continue;
+            }
+            if slot.third_ack.deadline_ns().is_none() {
+                slot.third_ack.sent(now_ns, slot.conn.stats().rto_ns);
+            } else if slot.third_ack.due(now_ns) {
+                slot.conn.send_ack(now_ns, out);
+                slot.third_ack.sent(now_ns, slot.conn.stats().rto_ns);
+            }
+        }
+    }
+
     /// §3.3.3: our DATA_FIN, once due, goes on a pure ACK at once (any segment without data
-    /// carries it too), then again whenever it is not DATA_ACKed within the RTO of the
-    /// subflow last used, doubled each time, on the next usable subflow in turn, so that a
-    /// lost DATA_FIN or DATA_ACK, or a path that died, does not stall the close.
+    /// carries it too), then again whenever it is not DATA_ACKed in time (`Resend`), on the
+    /// next usable subflow in turn, so that a lost DATA_FIN or DATA_ACK, or a path that
+    /// died, does not stall the close.
     fn signal_data_fin(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
         if self.shared.borrow().snd.data_fin_due().is_none() {
-            self.data_fin_deadline_ns = None;
+            self.data_fin.stop();
             return;
         }
-        if self.data_fin_deadline_ns.is_some_and(|d| now_ns < d) {
+        if !self.data_fin.due(now_ns) {
             return;
         }
         if self.shared.borrow().fallback {
@@ -383,15 +406,10 @@ impl MptcpConnection {
             return;
         }
         let usable: Vec<usize> = (0..self.slots.len()).filter(|&i| self.usable(i)).collect();
-        let Some(&index) = usable.get(self.data_fin_signals as usize % usable.len().max(1)) else {
-            self.data_fin_deadline_ns = None;
-            return;
-        };
+        let Some(&index) = usable.get(self.data_fin.count() as usize % usable.len().max(1)) else { return };
         let conn = &mut self.slots[index].conn;
         conn.send_ack(now_ns, out);
-        let rto_ns = conn.stats().rto_ns << self.data_fin_signals.min(MAX_DATA_FIN_BACKOFF);
-        self.data_fin_deadline_ns = Some(now_ns + rto_ns);
-        self.data_fin_signals += 1;
+        self.data_fin.sent(now_ns, conn.stats().rto_ns);
     }
 
     /// Whether subflow `index` may carry data-level traffic: MP-TCP confirmed, not failed,

@@ -282,7 +282,12 @@ impl SubflowHooks {
         };
         let valid = ack_hmac_valid(sender_hmac, s.local_key, remote_key, nonce, peer_nonce);
         let path = &mut s.paths[self.index];
-        if path.confirmed || path.refused {
+        if path.refused {
+            return;
+        }
+        if path.confirmed {
+            // The initiator repeats its third ACK: our fourth ACK was lost.
+            s.data_ack_owed = Some(self.index);
             return;
         }
         if valid {
