@@ -3,9 +3,11 @@
 //!
 //! Layout: `handshake` (keys, tokens, IDSNs, HMACs, MP_CAPABLE / MP_JOIN options),
 //! `subflow` (the shared state and the hooks: options in and out), `sender` (DSNs, send
-//! buffer, reinjection queue, per-subflow mappings), `receiver` (mappings to DSN ranges,
-//! reassembly, data-level window), `scheduler` (which subflow gets data). This file holds
-//! the connection: opening subflows, routing packets, scheduling, reinjection.
+//! buffer, DATA_FIN, peer's window, reinjection queue, per-subflow mappings), `receiver`
+//! (mappings to DSN ranges, reassembly, data-level window), `scheduler` (which subflow gets
+//! data), `resend` (signals without data sent again on a timer). This file holds the
+//! connection: opening subflows, routing packets, scheduling, reinjection, signalling the
+//! DATA_FIN, closing, and the fallback to plain TCP.
 //!
 //! The caller routes packets by address (`on_packet` finds the subflow from the segment's
 //! addresses and ports) and drives timers through `next_timeout_ns` / `on_timeout`.
@@ -30,11 +32,9 @@ use crate::deadline::earliest_ns;
 use crate::{ConnectionParts, TcpConfig, TcpConnection, TcpError, TcpState};
 pub use handshake::{idsn, token};
 use handshake::{key_from_seed, subflow_value};
-use receiver::DataReceiver;
 use resend::Resend;
 pub use scheduler::Scheduler;
 use scheduler::Candidate;
-use sender::DataSender;
 use subflow::{Opening, PathState, Shared, SubflowHooks};
 
 /// The longest mapping: its length is 16 bits on the wire (RFC 8684 §3.3, Figure 9).
@@ -151,18 +151,7 @@ pub struct MptcpConnection {
 impl MptcpConnection {
     fn new(cfg: MptcpConfig, passive: bool) -> Result<MptcpConnection, MptcpError> {
         let cc = CcFactory::by_name(&cfg.tcp.cc).map_err(TcpError::from)?;
-        let shared = Shared {
-            tcp: cfg.tcp.clone(),
-            local_key: key_from_seed(cfg.seed),
-            remote_key: None,
-            snd: DataSender::default(),
-            rcv: DataReceiver::new(cfg.rcv_buf_bytes),
-            paths: Vec::new(),
-            option_errors: 0,
-            data_ack_owed: None,
-            refused_joins: 0,
-            fallback: false,
-        };
+        let shared = Shared::new(cfg.tcp.clone(), key_from_seed(cfg.seed), cfg.rcv_buf_bytes);
         Ok(MptcpConnection {
             cfg,
             cc,
@@ -402,7 +391,10 @@ impl MptcpConnection {
         }
         if self.shared.borrow().fallback {
             // §3.7: the subflow's FIN, after the last byte, is the end of the stream.
-            self.slots[0].conn.close(now_ns, out);
+            let conn = &mut self.slots[0].conn;
+            if matches!(conn.state(), TcpState::Established | TcpState::CloseWait) {
+                conn.close(now_ns, out);
+            }
             return;
         }
         let usable: Vec<usize> = (0..self.slots.len()).filter(|&i| self.usable(i)).collect();

@@ -72,6 +72,12 @@ impl PathState {
             rx: SubflowRx::default(),
         }
     }
+
+    /// Whether the data level may hand it bytes now: while the peer may still lack our key,
+    /// the first subflow takes only the first mapping, which MP_CAPABLE describes (§3.1).
+    pub fn may_take_data(&self) -> bool {
+        self.confirmed && (!self.echo_third_ack || self.tx.handed() == 0)
+    }
 }
 
 /// The data level: keys, both halves, and the subflows' parts.
@@ -80,7 +86,12 @@ pub(super) struct Shared {
     /// The subflows' configuration, for the window scaling they negotiate.
     pub tcp: TcpConfig,
     pub local_key: u64,
+    /// Set once, through `learn_remote_key`.
     pub remote_key: Option<u64>,
+    /// Our first data sequence number on the wire (IDSN + 1, §3.1, §3.3), and the peer's
+    /// once its key is known: hashed once, not per segment.
+    local_dsn_base: u64,
+    peer_dsn_base: Option<u64>,
     pub snd: DataSender,
     pub rcv: DataReceiver,
     pub paths: Vec<PathState>,
@@ -97,14 +108,6 @@ pub(super) struct Shared {
     pub fallback: bool,
 }
 
-impl PathState {
-    /// Whether the data level may hand it bytes now: while the peer may still lack our key,
-    /// the first subflow takes only the first mapping, which MP_CAPABLE describes (§3.1).
-    pub fn may_take_data(&self) -> bool {
-        self.confirmed && (!self.echo_third_ack || self.tx.handed() == 0)
-    }
-}
-
 /// §3.7: after a fallback, the subflow's whole stream maps to the data-level stream from
 /// offset 0 (an "infinite mapping").
 const INFINITE_MAPPING_BYTES: u64 = u64::MAX / 2;
@@ -116,14 +119,37 @@ pub(super) struct SubflowHooks {
 }
 
 impl Shared {
-    /// Our data sequence numbers on the wire start after our IDSN (§3.1, §3.3).
-    fn local_base(&self) -> u64 {
-        idsn(self.local_key).wrapping_add(1)
+    pub fn new(tcp: TcpConfig, local_key: u64, rcv_buf_bytes: u64) -> Shared {
+        Shared {
+            tcp,
+            local_key,
+            remote_key: None,
+            local_dsn_base: idsn(local_key).wrapping_add(1),
+            peer_dsn_base: None,
+            snd: DataSender::default(),
+            rcv: DataReceiver::new(rcv_buf_bytes),
+            paths: Vec::new(),
+            option_errors: 0,
+            data_ack_owed: None,
+            refused_joins: 0,
+            fallback: false,
+        }
     }
 
-    /// The peer's, once its key is known.
+    /// The peer's key, from MP_CAPABLE; the first one learnt stays.
+    fn learn_remote_key(&mut self, key: u64) {
+        if self.remote_key.is_none() {
+            self.remote_key = Some(key);
+            self.peer_dsn_base = Some(idsn(key).wrapping_add(1));
+        }
+    }
+
+    fn local_base(&self) -> u64 {
+        self.local_dsn_base
+    }
+
     fn peer_base(&self) -> Option<u64> {
-        self.remote_key.map(|key| idsn(key).wrapping_add(1))
+        self.peer_dsn_base
     }
 
     fn push(&mut self, header: &mut TcpHeader, option: MptcpOption) {
@@ -269,7 +295,7 @@ impl SubflowHooks {
         if s.paths[self.index].opening != Opening::CapablePassive || receiver_key != s.local_key {
             return;
         }
-        s.remote_key.get_or_insert(sender_key);
+        s.learn_remote_key(sender_key);
         s.paths[self.index].rx.on_mapping(0, 0, u64::from(first_mapping_bytes));
     }
 
@@ -337,7 +363,7 @@ impl ConnectionHooks for SubflowHooks {
                     if let CapableForm::SynAck { sender_key } = c.form {
                         path.confirmed = true;
                         path.echo_third_ack = true;
-                        s.remote_key = Some(sender_key);
+                        s.learn_remote_key(sender_key);
                     }
                 }
                 (Opening::CapablePassive, MptcpOption::MpCapable(c)) => path.confirmed = c.form == CapableForm::Syn,
