@@ -248,6 +248,11 @@ BAD_SWEEPS = [
         'scenario = "dumbbell"\n[zip]\n"links.1.delay_s" = [0.001, 0.01]\n"links.1.queue_bytes" = [1000]\n',
         ["sweep.toml:2", "equal lengths", "links.1.delay_s has 2", "links.1.queue_bytes has 1"],
     ),
+    (
+        "zip position the scenario rejects",
+        'scenario = "dumbbell"\n[zip]\n"flows.0.cc" = ["cubic", "vegas"]\n"links.1.delay_s" = [0.001, 0.01]\n',
+        ["sweep.toml:3", "[zip] position 1", "flows.0.cc = 'vegas'", "links.1.delay_s = 0.01", "newreno, cubic"],
+    ),
     ("bad seed count", 'scenario = "dumbbell"\nseeds = 0\n', ["sweep.toml:2", "seeds = 0", "count >= 1", "distinct integers"]),
     ("repeated seeds", 'scenario = "dumbbell"\nseeds = [1, 1]\n', ["sweep.toml:2", "[1, 1]", "distinct"]),
     (
@@ -267,6 +272,13 @@ def test_bad_sweep_file_names_line_value_and_allowed(tmp_path, text, fragments):
         load_sweep(path)
     for fragment in fragments:
         assert fragment in str(error.value)
+
+
+def test_zipped_keys_are_checked_together():
+    """Each radio of a device must have the device's route, so moving one alone is refused;
+    the shipped mptcp sweep moves both radios in one [zip] and loads."""
+    sweep = load_sweep("mptcp")
+    assert len(sweep.runs()) == 3 * 4 * 5 * 10, "3 scenarios x 4 distances x 5 arms x 10 seeds"
 
 
 def test_unknown_shipped_sweep_name():

@@ -220,7 +220,8 @@ fn an_mptcp_flow_runs_a_subflow_over_each_radio_of_the_device() {
     assert!(mptcp_t.len() > rows(0), "one data-level row per sample, from before the first subflow");
     let ColumnData::U64(reorder) = column("mptcp", "reorder_bytes") else { panic!() };
     let max = reorder.iter().max().copied().unwrap();
-    assert_eq!(num(&flow["mptcp"]["reorder_buffer_bytes"]["max"]), max as f64);
+    // The summary's maximum is over the whole run, the table's over the samples.
+    assert!(num(&flow["mptcp"]["reorder_buffer_bytes"]["max"]) >= max as f64);
     assert!(max > 0, "paths of different delays make the receiver reorder");
     // Every data-level byte reached the application once and in order (the engine asserts the
     // order on delivery); both radios' bearers delivered part of it.

@@ -1,12 +1,15 @@
 //! MP-TCP options written by `millinet_wire::mptcp` into a capture and read back by tshark:
 //! Wireshark's MP-TCP dissector, an implementation of RFC 8684 independent of ours, must
-//! find every option well-formed and every field as we wrote it.
+//! find every option well-formed and every field as we wrote it; and a capture of the
+//! transport's `MptcpConnection`s, whose key material its analysis must recognise.
 
 mod tshark;
 
-use std::net::Ipv4Addr;
+use std::collections::BTreeSet;
+use std::net::{Ipv4Addr, SocketAddrV4};
 
 use millinet_engine::pcap::PcapWriter;
+use millinet_transport::mptcp::{idsn, token, MptcpConfig, MptcpConnection};
 use millinet_wire::mptcp::{
     AddAddr, CapableFlags, CapableForm, DataSeq, Dss, DssMapping, MpCapable, MpFail, MpFastclose, MpJoin, MpPrio,
     MpTcpRst, MptcpOption, RemoveAddr,
@@ -325,4 +328,69 @@ fn tshark_reads_our_mptcp_options_as_written() {
         }
     }
     std::fs::remove_file(&path).unwrap();
+}
+
+/// Every segment of a short transfer between two `MptcpConnection`s over two paths, with
+/// its time: links without delay, timers in time order. The client writes `bytes` and
+/// closes; the server closes once the client's stream ended.
+fn transport_capture(bytes: u64) -> (Vec<(u64, Packet)>, MptcpConnection, MptcpConnection) {
+    let paths: Vec<_> = [(CLIENT, CLIENT_PORT), (CLIENT_2, CLIENT_2_PORT)]
+        .iter()
+        .map(|&(ip, port)| (SocketAddrV4::new(ip, port), SocketAddrV4::new(SERVER, SERVER_PORT)))
+        .collect();
+    let mut wire = Vec::new();
+    let mut client = MptcpConnection::connect(MptcpConfig { seed: 1, ..MptcpConfig::default() }, &paths, 0, &mut wire)
+        .expect("valid configuration");
+    let mut server = MptcpConnection::listen(MptcpConfig::default()).expect("valid configuration");
+    client.send(0, bytes, &mut wire);
+    client.close(0, &mut wire);
+    let (mut captured, mut now_ns, mut server_closed) = (Vec::new(), 0, false);
+    loop {
+        while !wire.is_empty() {
+            let pkt = wire.remove(0);
+            captured.push((now_ns, pkt));
+            let to = if pkt.dst == SERVER { &mut server } else { &mut client };
+            to.on_packet(now_ns, &pkt, &mut wire);
+            server.take_delivered();
+            if !server_closed && server.stats().peer_finished {
+                server_closed = true;
+                server.close(now_ns, &mut wire);
+            }
+        }
+        let Some(next_ns) = client.next_timeout_ns().into_iter().chain(server.next_timeout_ns()).min() else { break };
+        now_ns = now_ns.max(next_ns);
+        client.on_timeout(now_ns, &mut wire);
+        server.on_timeout(now_ns, &mut wire);
+    }
+    (captured, client, server)
+}
+
+/// Wireshark's MP-TCP analysis computes the token and IDSN of each key with its own SHA-256,
+/// and links an MP_JOIN to the connection whose token it names: the transport's tokens and
+/// IDSNs must be the ones it expects, and both subflows one MP-TCP stream.
+#[test]
+fn tshark_finds_the_transport_s_tokens_and_idsns_and_joins_its_subflows() {
+    let (captured, client, server) = transport_capture(50_000);
+    assert!(client.stats().data_fin_acked && server.stats().data_fin_acked, "a whole exchange");
+    let path = temp_path("mptcp-transport.pcap");
+    let mut w = PcapWriter::create(&path).unwrap();
+    for (now_ns, pkt) in &captured {
+        w.write(*now_ns, pkt);
+    }
+    w.finish().unwrap();
+    let prefs = ["-o", "mptcp.analyze_mptcp:TRUE", "-o", "mptcp.relative_sequence_numbers:FALSE"];
+    let fields = ["tcp.stream", "mptcp.stream", "mptcp.expected_token", "mptcp.expected_idsn", "tcp.options.mptcp.recvtok"];
+    let rows = tshark_fields(&path, &prefs, &fields);
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(rows.len(), captured.len());
+    // The distinct values of field `i` over the capture (tshark joins a frame's with commas).
+    let values = |i: usize| -> BTreeSet<String> {
+        rows.iter().flat_map(|r| field(r, i).split(',').filter(|v| !v.is_empty()).map(str::to_string).collect::<Vec<_>>()).collect()
+    };
+    assert_eq!((values(0).len(), values(1).len()), (2, 1), "two subflows, one connection");
+    let (client_key, server_key) = (client.local_key(), server.local_key());
+    let ours = |a: String, b: String| BTreeSet::from([a, b]);
+    assert_eq!(values(2), ours(token(client_key).to_string(), token(server_key).to_string()), "tokens: SHA-256 of the keys");
+    assert_eq!(values(3), ours(idsn(client_key).to_string(), idsn(server_key).to_string()), "IDSNs: SHA-256 of the keys");
+    assert_eq!(values(4), BTreeSet::from([token(server_key).to_string()]), "the join names the server's token");
 }

@@ -286,10 +286,14 @@ class _Loader:
             arms = {name: self.scalars(table, arms_path + (name,)) for name, table in raw_arms.items()}
         self.check_disjoint(path, part_fixed, grid, zipped, arms)
         self.check_resolves(scenario, part_fixed, path + ("set",), "[set]")
-        for section, table in (("grid", grid), ("zip", zipped)):
-            for key, values in table.items():
-                for value in values:
-                    self.check_resolves(scenario, {**part_fixed, key: value}, path + (section, key), f"[{section}] {key!r}")
+        for key, values in grid.items():
+            for value in values:
+                self.check_resolves(scenario, {**part_fixed, key: value}, path + ("grid", key), f"[grid] {key!r}")
+        # The zipped keys of one position go together (the radios of one device move together).
+        for position in range(len(next(iter(zipped.values()), []))):
+            point = {key: values[position] for key, values in zipped.items()}
+            shown = ", ".join(f"{key} = {value!r}" for key, value in point.items())
+            self.check_resolves(scenario, {**part_fixed, **point}, path + ("zip", next(iter(point))), f"[zip] position {position} ({shown})")
         for name, overrides in arms.items():
             self.check_resolves(scenario, {**part_fixed, **overrides}, arms_path + (name,), f"arm {name!r}")
         return Part(scenario, part_fixed, grid, zipped, arms)

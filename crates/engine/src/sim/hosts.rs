@@ -111,6 +111,15 @@ impl Model {
     }
 }
 
+/// The MP-TCP connection of endpoint `e`, if it exists (a flow's receiver is `u32::MAX`
+/// until it connects) and is one.
+pub(super) fn mptcp_at(endpoints: &[Endpoint], e: u32) -> Option<&MptcpConnection> {
+    match endpoints.get(e as usize).map(|ep| &ep.model) {
+        Some(Model::Mptcp { conn, .. }) => Some(conn),
+        _ => None,
+    }
+}
+
 pub(super) struct Endpoint {
     pub(super) node: u32,
     pub(super) flow: FlowId,
@@ -146,27 +155,21 @@ pub(super) struct Flow {
     pub(super) reorder: SampledBytes,
 }
 
-/// A byte count seen at every sample step: its mean and maximum over the samples.
+/// A byte count seen at every sample step: its mean over the samples.
 #[derive(Default)]
 pub(super) struct SampledBytes {
     samples: u64,
     sum_bytes: u128,
-    max_bytes: u64,
 }
 
 impl SampledBytes {
     pub(super) fn record(&mut self, bytes: u64) {
         self.samples += 1;
         self.sum_bytes += u128::from(bytes);
-        self.max_bytes = self.max_bytes.max(bytes);
     }
 
     pub(super) fn mean_bytes(&self) -> Option<f64> {
         (self.samples > 0).then(|| self.sum_bytes as f64 / self.samples as f64)
-    }
-
-    pub(super) fn max_bytes(&self) -> u64 {
-        self.max_bytes
     }
 }
 

@@ -33,7 +33,7 @@ mod sampling;
 mod summary;
 
 use handover::{Handovers, END_MARKER};
-use hosts::{receiver_port, sender_port, Endpoint, Flow, Model, Role, SampledBytes, SERVER_PORT};
+use hosts::{mptcp_at, receiver_port, sender_port, Endpoint, Flow, Model, Role, SampledBytes, SERVER_PORT};
 
 const NO_MIDDLEBOX: u32 = u32::MAX;
 

@@ -15,11 +15,8 @@ impl Simulation {
                 k += 1;
             }
             if let Model::Mptcp { conn, .. } = model {
-                // The receiver's reassembly buffer, once it has connected.
-                let reorder_bytes = match self.endpoints.get(f.receiver as usize).map(|e| &e.model) {
-                    Some(Model::Mptcp { conn, .. }) => conn.stats().rcv_occupancy_bytes,
-                    _ => 0,
-                };
+                // The receiver's reassembly buffer (empty until it connects).
+                let reorder_bytes = mptcp_at(&self.endpoints, f.receiver).map_or(0, |c| c.stats().rcv_occupancy_bytes);
                 f.reorder.record(reorder_bytes);
                 s.mptcp_t.push(t);
                 s.mptcp_flow.push(i as u32);

@@ -1,17 +1,20 @@
 //! MP-TCP data-level connection (RFC 8684), sans-IO: one byte stream over N subflows, each
 //! an unmodified `TcpConnection` with hooks (`subflow`) that share the data level's state.
 //!
-//! Layout: `handshake` (keys, tokens, HMAC placeholders, MP_CAPABLE / MP_JOIN options),
+//! Layout: `handshake` (keys, tokens, IDSNs, HMACs, MP_CAPABLE / MP_JOIN options),
 //! `subflow` (the shared state and the hooks: options in and out), `sender` (DSNs, send
-//! buffer, reinjection queue, per-subflow mappings), `receiver` (mappings to DSN ranges,
-//! reassembly, data-level window), `scheduler` (which subflow gets data). This file holds
-//! the connection: opening subflows, routing packets, scheduling, reinjection.
+//! buffer, DATA_FIN, peer's window, reinjection queue, per-subflow mappings), `receiver`
+//! (mappings to DSN ranges, reassembly, data-level window), `scheduler` (which subflow gets
+//! data), `resend` (signals without data sent again on a timer). This file holds the
+//! connection: opening subflows, routing packets, scheduling, reinjection, signalling the
+//! DATA_FIN, closing, and the fallback to plain TCP.
 //!
 //! The caller routes packets by address (`on_packet` finds the subflow from the segment's
 //! addresses and ports) and drives timers through `next_timeout_ns` / `on_timeout`.
 
 mod handshake;
 mod receiver;
+mod resend;
 mod scheduler;
 mod sender;
 mod subflow;
@@ -27,12 +30,11 @@ use millinet_wire::{Packet, TcpFlags};
 use crate::cc::CcFactory;
 use crate::deadline::earliest_ns;
 use crate::{ConnectionParts, TcpConfig, TcpConnection, TcpError, TcpState};
-pub use handshake::token;
+pub use handshake::{idsn, token};
 use handshake::{key_from_seed, subflow_value};
-use receiver::DataReceiver;
+use resend::Resend;
 pub use scheduler::Scheduler;
 use scheduler::Candidate;
-use sender::DataSender;
 use subflow::{Opening, PathState, Shared, SubflowHooks};
 
 /// The longest mapping: its length is 16 bits on the wire (RFC 8684 §3.3, Figure 9).
@@ -90,12 +92,18 @@ impl From<TcpError> for MptcpError {
 /// Data-level counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MptcpStats {
-    /// Lowest DSN not yet DATA_ACKed by the peer (sender side).
+    /// Application bytes DATA_ACKed by the peer (sender side).
     pub data_acked_bytes: u64,
+    /// Our DATA_FIN was DATA_ACKed: the peer got the whole stream (RFC 8684 §3.3.3).
+    pub data_fin_acked: bool,
+    /// The peer's DATA_FIN arrived after all its bytes: its stream ended.
+    pub peer_finished: bool,
     /// Bytes handed to subflows and not DATA_ACKed: the send buffer's occupancy.
     pub send_buffer_bytes: u64,
     /// Bytes the reassembly buffer holds (in order not taken, and out of order).
     pub rcv_occupancy_bytes: u64,
+    /// The most the reassembly buffer held at once (at most `rcv_buf_bytes`).
+    pub max_rcv_occupancy_bytes: u64,
     /// Data-level bytes that arrived more than once and were dropped.
     pub duplicate_bytes: u64,
     /// Data-level bytes queued again for another subflow after an RTO or a failure.
@@ -104,6 +112,15 @@ pub struct MptcpStats {
     pub subflow_bytes: Vec<u64>,
     /// MP-TCP options that did not decode or did not fit in a segment.
     pub option_errors: u64,
+    /// MP_JOIN subflows refused because the peer's HMAC was wrong (RFC 8684 §3.2).
+    pub refused_joins: u64,
+    /// The peer answered without MP-TCP: the first subflow runs plain TCP (§3.7).
+    pub fallback: bool,
+}
+
+/// Whether a connection that sent its FIN has had it acknowledged (RFC 9293 §3.3.2).
+fn fin_acked(state: TcpState) -> bool {
+    matches!(state, TcpState::FinWait2 | TcpState::TimeWait | TcpState::Closed)
 }
 
 /// One subflow and what the data level watches of it.
@@ -113,6 +130,8 @@ struct Slot {
     seen_rtos: u64,
     /// Declared failed: no data goes to it any more.
     failed: bool,
+    /// Active side of a join: our MP_JOIN third ACK, until the fourth ACK answers it.
+    third_ack: Resend,
 }
 
 pub struct MptcpConnection {
@@ -125,21 +144,14 @@ pub struct MptcpConnection {
     passive: bool,
     last_picked: Option<usize>,
     reinjected_bytes: u64,
-    /// `close` was called: the subflows close once everything is DATA_ACKed.
-    closing: bool,
+    /// Our DATA_FIN on segments of its own, until DATA_ACKed.
+    data_fin: Resend,
 }
 
 impl MptcpConnection {
     fn new(cfg: MptcpConfig, passive: bool) -> Result<MptcpConnection, MptcpError> {
         let cc = CcFactory::by_name(&cfg.tcp.cc).map_err(TcpError::from)?;
-        let shared = Shared {
-            local_key: key_from_seed(cfg.seed),
-            remote_key: None,
-            snd: DataSender::default(),
-            rcv: DataReceiver::new(cfg.rcv_buf_bytes),
-            paths: Vec::new(),
-            option_errors: 0,
-        };
+        let shared = Shared::new(cfg.tcp.clone(), key_from_seed(cfg.seed), cfg.rcv_buf_bytes);
         Ok(MptcpConnection {
             cfg,
             cc,
@@ -149,7 +161,7 @@ impl MptcpConnection {
             passive,
             last_picked: None,
             reinjected_bytes: 0,
-            closing: false,
+            data_fin: Resend::default(),
         })
     }
 
@@ -177,9 +189,14 @@ impl MptcpConnection {
         MptcpConnection::new(cfg, true)
     }
 
+    /// This endpoint's key (RFC 8684 §3.1), drawn from `MptcpConfig::seed`.
+    pub fn local_key(&self) -> u64 {
+        self.shared.borrow().local_key
+    }
+
     /// This endpoint's token (RFC 8684 §3.2), which MP_JOINs to it carry.
     pub fn local_token(&self) -> u32 {
-        token(self.shared.borrow().local_key)
+        token(self.local_key())
     }
 
     /// A segment arrived; the subflow is found from its addresses. A SYN that matches no
@@ -204,16 +221,15 @@ impl MptcpConnection {
         self.after(now_ns, out);
     }
 
-    /// The earliest deadline over the subflows.
+    /// The earliest deadline over the subflows and the signals sent again.
     pub fn next_timeout_ns(&self) -> Option<u64> {
-        self.slots.iter().map(|s| s.conn.next_timeout_ns()).fold(None, earliest_ns)
+        let subflows = self.slots.iter().map(|s| earliest_ns(s.conn.next_timeout_ns(), s.third_ack.deadline_ns()));
+        subflows.fold(self.data_fin.deadline_ns(), earliest_ns)
     }
 
-    /// The application appends `bytes` to the data-level stream (u64::MAX: unlimited).
+    /// The application appends `bytes` to the data-level stream (u64::MAX: unlimited);
+    /// nothing after `close`.
     pub fn send(&mut self, now_ns: u64, bytes: u64, out: &mut Vec<Packet>) {
-        if self.closing {
-            return;
-        }
         self.shared.borrow_mut().snd.write(bytes);
         self.after(now_ns, out);
     }
@@ -223,10 +239,10 @@ impl MptcpConnection {
         self.shared.borrow_mut().rcv.take_delivered()
     }
 
-    /// The application writes nothing more: once all of it is DATA_ACKed, every subflow
-    /// closes. (DATA_FIN, RFC 8684 §3.3.3, is not modelled.)
+    /// The application writes nothing more: a DATA_FIN follows its last byte (RFC 8684
+    /// §3.3.3), and once that is DATA_ACKed every subflow closes with a FIN.
     pub fn close(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        self.closing = true;
+        self.shared.borrow_mut().snd.close();
         self.after(now_ns, out);
     }
 
@@ -250,13 +266,18 @@ impl MptcpConnection {
     pub fn stats(&self) -> MptcpStats {
         let s = self.shared.borrow();
         MptcpStats {
-            data_acked_bytes: s.snd.una(),
+            data_acked_bytes: s.snd.acked_bytes(),
+            data_fin_acked: s.snd.data_fin_acked(),
+            peer_finished: s.rcv.finished(),
             send_buffer_bytes: s.snd.buffered_bytes(),
             rcv_occupancy_bytes: s.rcv.occupancy_bytes(),
+            max_rcv_occupancy_bytes: s.rcv.max_occupancy_bytes(),
             duplicate_bytes: s.rcv.duplicate_bytes(),
             reinjected_bytes: self.reinjected_bytes,
             subflow_bytes: s.paths.iter().map(|p| p.tx.handed()).collect(),
             option_errors: s.option_errors,
+            refused_joins: s.refused_joins,
+            fallback: s.fallback,
         }
     }
 
@@ -280,7 +301,7 @@ impl MptcpConnection {
         };
         match opened {
             Ok(conn) => {
-                self.slots.push(Slot { conn, seen_rtos: 0, failed: false });
+                self.slots.push(Slot { conn, seen_rtos: 0, failed: false, third_ack: Resend::default() });
                 Ok(index)
             }
             Err(e) => {
@@ -301,10 +322,12 @@ impl MptcpConnection {
         let index = self.slots.len();
         u8::try_from(index).ok()?;
         let local_token = self.local_token();
+        // A join's HMAC needs the initiator's key (§3.2).
+        let key_known = self.shared.borrow().remote_key.is_some();
         let opening = header.options.mptcp_options().flatten().find_map(|option| match option {
             MptcpOption::MpCapable(c) if index == 0 && c.form == CapableForm::Syn => Some(Opening::CapablePassive),
             MptcpOption::MpJoin(MpJoin::Syn { receiver_token, sender_random_number, .. })
-                if index > 0 && receiver_token == local_token =>
+                if index > 0 && receiver_token == local_token && key_known =>
             {
                 let nonce = subflow_value(self.cfg.seed, index, NONCE_SALT) as u32;
                 Some(Opening::JoinPassive { nonce, peer_nonce: sender_random_number })
@@ -315,14 +338,79 @@ impl MptcpConnection {
         self.open(opening, local, None, 0, &mut Vec::new()).ok()
     }
 
-    /// After any input: collect deliveries, react to RTOs, open joins, schedule, close.
+    /// After any input: collect deliveries, react to RTOs, open joins, schedule, signal and
+    /// acknowledge DATA_FINs, close.
     fn after(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
         for index in 0..self.slots.len() {
             self.collect(index);
         }
         self.open_joins(now_ns, out);
+        self.repeat_join_acks(now_ns, out);
         self.schedule(now_ns, out);
+        self.signal_data_fin(now_ns, out);
+        let owed = self.shared.borrow_mut().data_ack_owed.take();
+        if let Some(index) = owed {
+            self.slots[index].conn.send_ack(now_ns, out);
+        }
         self.close_when_done(now_ns, out);
+    }
+
+    /// §3.2: the initiator of a join repeats its third ACK on a pure ACK until the fourth
+    /// ACK arrives (the first went with the subflow's ACK of the SYN/ACK).
+    fn repeat_join_acks(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        for index in 0..self.slots.len() {
+            let waiting = {
+                let path = &self.shared.borrow().paths[index];
+                path.echo_third_ack && matches!(path.opening, Opening::JoinActive { .. })
+            };
+            let slot = &mut self.slots[index];
+            if !waiting || slot.conn.state() != TcpState::Established {
+                slot.third_ack.stop();
+                continue;
+            }
+            if slot.third_ack.deadline_ns().is_none() {
+                slot.third_ack.sent(now_ns, slot.conn.stats().rto_ns);
+            } else if slot.third_ack.due(now_ns) {
+                slot.conn.send_ack(now_ns, out);
+                slot.third_ack.sent(now_ns, slot.conn.stats().rto_ns);
+            }
+        }
+    }
+
+    /// §3.3.3: our DATA_FIN, once due, goes on a pure ACK at once (any segment without data
+    /// carries it too), then again whenever it is not DATA_ACKed in time (`Resend`), on the
+    /// next usable subflow in turn, so that a lost DATA_FIN or DATA_ACK, or a path that
+    /// died, does not stall the close.
+    fn signal_data_fin(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        if self.shared.borrow().snd.data_fin_due().is_none() {
+            self.data_fin.stop();
+            return;
+        }
+        if !self.data_fin.due(now_ns) {
+            return;
+        }
+        if self.shared.borrow().fallback {
+            // §3.7: the subflow's FIN, after the last byte, is the end of the stream.
+            let conn = &mut self.slots[0].conn;
+            if matches!(conn.state(), TcpState::Established | TcpState::CloseWait) {
+                conn.close(now_ns, out);
+            }
+            return;
+        }
+        let usable: Vec<usize> = (0..self.slots.len()).filter(|&i| self.usable(i)).collect();
+        let Some(&index) = usable.get(self.data_fin.count() as usize % usable.len().max(1)) else { return };
+        let conn = &mut self.slots[index].conn;
+        conn.send_ack(now_ns, out);
+        self.data_fin.sent(now_ns, conn.stats().rto_ns);
+    }
+
+    /// Whether subflow `index` may carry data-level traffic: MP-TCP confirmed, not failed,
+    /// and open for sending.
+    fn usable(&self, index: usize) -> bool {
+        let slot = &self.slots[index];
+        !slot.failed
+            && self.shared.borrow().paths[index].confirmed
+            && matches!(slot.conn.state(), TcpState::Established | TcpState::CloseWait)
     }
 
     /// Subflow `index`'s in-order bytes into the reassembly buffer; its acknowledged
@@ -333,14 +421,27 @@ impl MptcpConnection {
         let (acked, rtos) = (slot.conn.stats().acked_bytes, slot.conn.stats().rtos);
         let rto_fired = rtos > slot.seen_rtos;
         slot.seen_rtos = rtos;
-        {
-            let mut s = self.shared.borrow_mut();
-            let path = &mut s.paths[index];
-            path.tx.on_subflow_ack(acked);
-            for dsn in path.rx.on_delivered(delivered) {
-                s.rcv.on_data(dsn);
-            }
+        let state = slot.conn.state();
+        let mut s = self.shared.borrow_mut();
+        let path = &mut s.paths[index];
+        path.tx.on_subflow_ack(acked);
+        for dsn in path.rx.on_delivered(delivered) {
+            s.rcv.on_data(dsn);
         }
+        if s.fallback {
+            // §3.7: the subflow's ACKs and FINs stand for the DATA_ACKs and DATA_FINs, and
+            // TCP retransmits what was lost on it.
+            s.snd.on_data_ack(acked);
+            if let Some(fin) = s.snd.data_fin_due().filter(|_| fin_acked(state)) {
+                s.snd.on_data_ack(fin + 1);
+            }
+            if matches!(state, TcpState::CloseWait | TcpState::LastAck | TcpState::Closing | TcpState::TimeWait) {
+                let end = s.rcv.nxt();
+                s.rcv.on_data_fin(end);
+            }
+            return;
+        }
+        drop(s);
         if rto_fired {
             self.reinject(index);
         }
@@ -359,6 +460,9 @@ impl MptcpConnection {
 
     /// Active side: the MP_JOIN subflows, once subflow 0 is up and the peer's key known.
     fn open_joins(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        if self.shared.borrow().fallback {
+            self.joins_pending.clear();
+        }
         let ready = self.slots.first().is_some_and(|s| s.conn.state() == TcpState::Established)
             && self.shared.borrow().remote_key.is_some();
         if !ready {
@@ -400,13 +504,7 @@ impl MptcpConnection {
             return Vec::new();
         }
         (0..self.slots.len())
-            .filter(|&i| {
-                let slot = &self.slots[i];
-                !slot.failed
-                    && s.paths[i].confirmed
-                    && matches!(slot.conn.state(), TcpState::Established | TcpState::CloseWait)
-                    && self.space_bytes(i) >= mss
-            })
+            .filter(|&i| self.usable(i) && s.paths[i].may_take_data() && self.space_bytes(i) >= mss)
             .map(|index| Candidate { index, srtt_ns: self.slots[index].conn.stats().srtt_ns })
             .collect()
     }
@@ -420,12 +518,9 @@ impl MptcpConnection {
         stats.cwnd_bytes.saturating_sub(outstanding) / mss * mss
     }
 
+    /// §3.3.3: once our DATA_FIN is DATA_ACKed, every subflow closes with a FIN.
     fn close_when_done(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        let done = {
-            let s = self.shared.borrow();
-            self.closing && !s.snd.has_data() && s.snd.buffered_bytes() == 0
-        };
-        if !done {
+        if !self.shared.borrow().snd.data_fin_acked() {
             return;
         }
         for slot in &mut self.slots {

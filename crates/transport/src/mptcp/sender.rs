@@ -1,6 +1,7 @@
 //! The data-level sender (RFC 8684 §3.3): data sequence numbers, the send buffer that
-//! DATA_ACKs free (§3.3.2), the queue of data to reinject (§3.3.6), and each subflow's
-//! mappings from its stream offsets to data sequence numbers (§3.3.1).
+//! DATA_ACKs free (§3.3.2), the DATA_FIN (§3.3.3), the peer's data-level receive window
+//! (§3.3.5), the queue of data to reinject (§3.3.6), and each subflow's mappings from its
+//! stream offsets to data sequence numbers (§3.3.1).
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -14,27 +15,63 @@ pub(super) struct DataSender {
     nxt: u64,
     /// End of what the application wrote (u64::MAX: unlimited).
     write_end: u64,
+    /// The application closed: the DSN of our DATA_FIN, the octet after its last byte.
+    fin: Option<u64>,
+    /// Right edge of the peer's data-level receive window: the highest DATA_ACK + window
+    /// seen (§3.3.5, never shrinks). New data stays below it.
+    window_edge: u64,
     /// DSN ranges to send again on another subflow, oldest first.
     reinject: VecDeque<Range<u64>>,
 }
 
 impl DataSender {
+    /// The application appends `bytes`; nothing once it closed.
     pub fn write(&mut self, bytes: u64) {
-        self.write_end = self.write_end.saturating_add(bytes);
+        if self.fin.is_none() {
+            self.write_end = self.write_end.saturating_add(bytes);
+        }
     }
 
+    /// The application writes nothing more: the DATA_FIN follows the last byte.
+    pub fn close(&mut self) {
+        self.fin.get_or_insert(self.write_end);
+    }
+
+    /// Lowest DSN not DATA_ACKed (the DATA_FIN's octet included).
     pub fn una(&self) -> u64 {
         self.una
     }
 
-    /// Bytes handed to subflows and not yet DATA_ACKed (the send buffer's occupancy).
-    pub fn buffered_bytes(&self) -> u64 {
-        self.nxt - self.una
+    /// Application bytes DATA_ACKed.
+    pub fn acked_bytes(&self) -> u64 {
+        self.una.min(self.nxt)
     }
 
-    /// A DATA_ACK (already unwrapped). One beyond what was sent is ignored (peer input).
+    /// Bytes handed to subflows and not yet DATA_ACKed (the send buffer's occupancy).
+    pub fn buffered_bytes(&self) -> u64 {
+        self.nxt - self.acked_bytes()
+    }
+
+    /// The DSN of the DATA_FIN once every byte before it went to a subflow, until it is
+    /// DATA_ACKed: segments signal it meanwhile (§3.3.3).
+    pub fn data_fin_due(&self) -> Option<u64> {
+        self.fin.filter(|&fin| self.nxt == fin && self.una <= fin)
+    }
+
+    pub fn data_fin_acked(&self) -> bool {
+        self.fin.is_some_and(|fin| self.una > fin)
+    }
+
+    /// The peer's window reaches DSN `edge` (exclusive): the right edge moves only forward.
+    pub fn on_window_edge(&mut self, edge: u64) {
+        self.window_edge = self.window_edge.max(edge);
+    }
+
+    /// A DATA_ACK (already unwrapped). One beyond what was sent (the DATA_FIN's octet
+    /// included once signalled) is ignored (peer input).
     pub fn on_data_ack(&mut self, ack: u64) {
-        if ack <= self.una || ack > self.nxt {
+        let sent_end = self.nxt + u64::from(self.data_fin_due().is_some());
+        if ack <= self.una || ack > sent_end {
             return;
         }
         self.una = ack;
@@ -56,12 +93,19 @@ impl DataSender {
         }
     }
 
-    /// Whether data waits: reinjections or unsent application bytes.
-    pub fn has_data(&self) -> bool {
-        !self.reinject.is_empty() || self.nxt < self.write_end
+    /// End of the new data that may go now: what was written, within the peer's window.
+    fn sendable_end(&self) -> u64 {
+        self.write_end.min(self.window_edge)
     }
 
-    /// Takes up to `max_bytes` to hand to a subflow: reinjections first, then new data.
+    /// Whether data waits that may go now: reinjections, or unsent application bytes within
+    /// the peer's window.
+    pub fn has_data(&self) -> bool {
+        !self.reinject.is_empty() || self.nxt < self.sendable_end()
+    }
+
+    /// Takes up to `max_bytes` to hand to a subflow: reinjections first (already within the
+    /// window), then new data.
     pub fn next_chunk(&mut self, max_bytes: u64) -> Option<Range<u64>> {
         if let Some(front) = self.reinject.front_mut() {
             let end = front.end.min(front.start + max_bytes);
@@ -72,7 +116,7 @@ impl DataSender {
             }
             return Some(chunk);
         }
-        let end = self.write_end.min(self.nxt.saturating_add(max_bytes));
+        let end = self.sendable_end().min(self.nxt.saturating_add(max_bytes));
         if end <= self.nxt {
             return None;
         }
@@ -146,9 +190,15 @@ impl SubflowTx {
 mod tests {
     use super::*;
 
+    fn sender(window_edge: u64) -> DataSender {
+        let mut snd = DataSender::default();
+        snd.on_window_edge(window_edge);
+        snd
+    }
+
     #[test]
     fn chunks_take_reinjections_first_and_data_acks_free_them() {
-        let mut snd = DataSender::default();
+        let mut snd = sender(u64::MAX);
         snd.write(5000);
         assert_eq!(snd.next_chunk(3000), Some(0..3000));
         snd.queue_reinjection(1000..3000);
@@ -160,6 +210,37 @@ mod tests {
         snd.on_data_ack(9000);
         assert_eq!(snd.una(), 1500, "a DATA_ACK beyond what was sent is ignored");
         assert_eq!(snd.buffered_bytes(), 3500);
+    }
+
+    #[test]
+    fn new_data_stays_within_the_highest_window_edge_seen() {
+        let mut snd = sender(1000);
+        snd.write(5000);
+        assert_eq!(snd.next_chunk(10_000), Some(0..1000));
+        assert!(!snd.has_data(), "the window is full");
+        snd.on_window_edge(3000);
+        snd.on_window_edge(2000);
+        assert_eq!(snd.next_chunk(10_000), Some(1000..3000), "a lower edge does not shrink it");
+        snd.queue_reinjection(0..500);
+        assert_eq!(snd.next_chunk(10_000), Some(0..500), "reinjections are inside the window");
+    }
+
+    #[test]
+    fn the_data_fin_takes_the_octet_after_the_last_byte_and_is_due_once_all_was_handed() {
+        let mut snd = sender(u64::MAX);
+        snd.write(3000);
+        snd.close();
+        snd.write(1000);
+        assert_eq!(snd.next_chunk(2000), Some(0..2000));
+        assert_eq!(snd.data_fin_due(), None, "bytes before it are not handed yet");
+        snd.on_data_ack(2001);
+        assert_eq!(snd.una(), 0, "the DATA_FIN's octet cannot be acknowledged before it is signalled");
+        assert_eq!(snd.next_chunk(2000), Some(2000..3000), "nothing written after close");
+        assert_eq!(snd.data_fin_due(), Some(3000));
+        snd.on_data_ack(3000);
+        assert_eq!((snd.data_fin_due(), snd.data_fin_acked(), snd.buffered_bytes()), (Some(3000), false, 0));
+        snd.on_data_ack(3001);
+        assert_eq!((snd.data_fin_due(), snd.data_fin_acked(), snd.acked_bytes()), (None, true, 3000));
     }
 
     #[test]

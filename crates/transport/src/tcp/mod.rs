@@ -12,7 +12,7 @@
 
 mod error;
 mod hooks;
-mod options;
+pub(crate) mod options;
 pub(crate) mod ranges;
 mod rate;
 mod receiver;
@@ -365,6 +365,16 @@ impl TcpConnection {
         if self.state != TcpState::Closed {
             self.snd.close();
         }
+        self.flush(now_ns, out);
+        self.leave_hooks(out, mark);
+    }
+
+    /// Sends a pure ACK now, if synchronized: for options the hooks must get to the peer on
+    /// a segment of their own (MP-TCP's DATA_FIN and its DATA_ACK, RFC 8684 §3.3.3).
+    pub fn send_ack(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        self.charge_limited_time(now_ns);
+        let mark = self.enter_hooks(out);
+        self.rcv.request_ack();
         self.flush(now_ns, out);
         self.leave_hooks(out, mark);
     }
