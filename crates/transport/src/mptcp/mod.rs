@@ -509,11 +509,15 @@ impl MptcpConnection {
             .collect()
     }
 
-    /// Congestion-window space of subflow `index`: cwnd less what it was handed and has not
-    /// had acknowledged (sent or not), in whole segments.
+    /// Congestion-window space of subflow `index`: cwnd less what it was handed and still
+    /// occupies the window, in whole segments. That is what is not acknowledged (sent or
+    /// not) except what the peer SACKed: those bytes have left the network, and counting
+    /// them would starve a subflow in loss recovery of new data its window has room for
+    /// (RFC 6675's pipe does not count them either).
     fn space_bytes(&self, index: usize) -> u64 {
         let stats = self.slots[index].conn.stats();
-        let outstanding = self.shared.borrow().paths[index].tx.handed().saturating_sub(stats.acked_bytes);
+        let handed = self.shared.borrow().paths[index].tx.handed();
+        let outstanding = handed.saturating_sub(stats.acked_bytes).saturating_sub(stats.sacked_bytes);
         let mss = u64::from(self.cfg.tcp.mss_bytes);
         stats.cwnd_bytes.saturating_sub(outstanding) / mss * mss
     }
