@@ -1,6 +1,6 @@
 //! Running tshark on captures the tests write: shared by the tshark tests.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 fn tshark() -> &'static str {
@@ -9,10 +9,9 @@ fn tshark() -> &'static str {
     "tshark"
 }
 
-pub fn temp_path(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("millinet-pcap-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+/// A fresh file path named after `name`, the file removed when the result is dropped.
+pub fn temp_path(name: &str) -> tempfile::TempPath {
+    tempfile::Builder::new().prefix(name).tempfile().unwrap().into_temp_path()
 }
 
 /// Runs tshark on `path` and returns one row of tab-separated fields per frame.
