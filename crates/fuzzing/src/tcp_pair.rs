@@ -32,7 +32,7 @@ pub struct PairSetup {
 /// How a transfer ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PairOutcome {
-    /// The handshake did not complete before the client gave up on its SYN (RFC 9293
+    /// The handshake did not complete before an end gave up on its SYN or SYN-ACK (RFC 9293
     /// allows it; no byte can have been delivered then).
     pub handshake_abandoned: bool,
     pub delivered_bytes: u64,
@@ -62,15 +62,18 @@ pub fn run_pair(setup: &PairSetup) -> PairOutcome {
     driver.connect(injector_client_side, client_at, Link::new(setup.link_delay_ns));
     driver.inject(client_at, &mut out);
 
-    let mut established = false;
     let mut events = 0u64;
     while client.delivered_bytes() < setup.bytes {
-        established |= client.conn.state() != TcpState::SynSent;
-        if !established && client.conn.state() == TcpState::Closed {
+        // The server writes its bytes the moment it is established, and only then.
+        let server_established = server.to_send == 0;
+        let progressed = driver.step(TIME_LIMIT_NS, &mut [&mut server, &mut injector, &mut client]);
+        if !progressed && !server_established {
+            // Either end gave up on the handshake after its SYN retries (the client on its
+            // SYN, or the server on its SYN-ACK while the client, with nothing to send, sits
+            // established): no data can have flowed.
             assert_eq!(client.delivered_bytes(), 0);
             return PairOutcome { handshake_abandoned: true, delivered_bytes: 0, counts: injector.counts };
         }
-        let progressed = driver.step(TIME_LIMIT_NS, &mut [&mut server, &mut injector, &mut client]);
         events += 1;
         assert!(progressed, "{} of {} bytes delivered when nothing was left to happen ({setup:?})", client.delivered_bytes(), setup.bytes);
         assert!(events < MAX_EVENTS, "{events} events at {} ns: livelock? ({setup:?})", driver.now_ns());
@@ -79,7 +82,7 @@ pub fn run_pair(setup: &PairSetup) -> PairOutcome {
 }
 
 /// A TCP connection as a station; the server's application writes its bytes and closes as
-/// soon as the connection exists, the client's reads all it gets.
+/// soon as the connection is established, the client's reads all it gets.
 struct Endpoint {
     conn: TcpConnection,
     to_send: u64,
@@ -92,7 +95,7 @@ impl Endpoint {
     }
 
     fn after(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        if self.to_send > 0 && self.conn.state() != TcpState::Listen {
+        if self.to_send > 0 && self.conn.state() == TcpState::Established {
             self.conn.send(now_ns, self.to_send, out);
             self.conn.close(now_ns, out);
             self.to_send = 0;
