@@ -3,7 +3,7 @@
 # priority, and prints the executions each reached. New inputs go to fuzz/work/<target>
 # (not checked in); crashes to fuzz/artifacts/<target>. With --minimise, merges what a
 # target reached into fuzz/corpus/<target> instead, keeping at most FUZZ_CORPUS_FILES
-# inputs (libFuzzer's merge keeps those that add coverage; of those, the smallest).
+# inputs (libFuzzer's merge keeps those that add coverage; of those, a spread of sizes).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -28,8 +28,14 @@ for t in "${targets[@]}"; do
     rm -rf "work/$t.merged" && mkdir "work/$t.merged"
     nice -n 19 cargo +nightly fuzz run -O -a -s none "$t" "work/$t.merged" "corpus/$t" "work/$t" -- -merge=1 2>"work/$t.merge.log"
     rm -f "corpus/$t"/*
-    ls -S -r "work/$t.merged" | head -n "$keep" | while read -r f; do cp "work/$t.merged/$f" "corpus/$t/$f"; done
-    echo "$t: $(ls "corpus/$t" | wc -l) corpus files, $(du -sk "corpus/$t" | cut -f1) KiB"
+    # Evenly across sizes: the smallest inputs alone are trivial ones.
+    mapfile -t by_size < <(ls -S -r "work/$t.merged")
+    n=${#by_size[@]}
+    for ((i = 0; i < (n < keep ? n : keep); i++)); do
+      f=${by_size[i * n / (n < keep ? n : keep)]}
+      cp "work/$t.merged/$f" "corpus/$t/$f"
+    done
+    echo "$t: $(ls "corpus/$t" | wc -l) corpus files, $(du -s --apparent-size --block-size=1 "corpus/$t" | cut -f1) bytes"
     continue
   fi
   log="work/$t.log"
