@@ -27,7 +27,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build test demo study study-train study-mptcp bench bench-study bench-route bench-train bench-mptcp crosscheck
+.PHONY: deps venv build test demo study study-train study-mptcp bench bench-study bench-route bench-train bench-mptcp crosscheck fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -111,3 +111,15 @@ crosscheck: deps build
 REF ?= HEAD~1
 bench-route: build
 	bash bench/route_against.sh $(REF)
+
+# Every cargo-fuzz target for FUZZ_SECONDS each at the lowest CPU priority (installs
+# cargo-fuzz if missing; needs the nightly toolchain); prints the executions each reached.
+# FUZZ_TARGETS names a subset. docs/reliability.md records what the targets reached.
+FUZZ_SECONDS ?= 120
+FUZZ_TARGETS ?=
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh $(FUZZ_TARGETS)
+
+# Merges what `make fuzz` found into the checked-in corpora (fuzz/corpus, replayed by `make test`).
+fuzz-corpus:
+	fuzz/run.sh --minimise $(FUZZ_TARGETS)

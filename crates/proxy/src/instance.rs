@@ -428,6 +428,7 @@ impl<S: PayloadStore> Instance<S> {
         let Some(hdr) = packet.tcp_header_mut() else { return };
         hdr.window = window;
         let (ue_seq, ue_ack, tsval) = (hdr.seq, hdr.ack, hdr.options.timestamps.map(|t| t.tsval));
+        let ue_acks = hdr.flags.contains(TcpFlags::ACK);
         if let Some(from) = advanced_from {
             let ack = self.una;
             let copy = packet;
@@ -446,6 +447,11 @@ impl<S: PayloadStore> Instance<S> {
         ctx.stats.acks_relayed += 1;
         if let Some(tsval) = tsval.filter(|_| self.handshake.timestamps()) {
             self.rtt.on_ack_relayed(now_ns, tsval);
+        }
+        if !ue_acks {
+            // Without ACK the acknowledgment field means nothing (RFC 9293 §3.1): a window
+            // update made from this segment would acknowledge what the UE never did.
+            return;
         }
         let edge = self.una + ((window as u64) << self.handshake.ue_window_shift());
         if !self.handshake.timestamps() && (self.last_relayed.is_none() || (self.server_end >= self.last_relayed_edge && edge > self.last_relayed_edge)) {

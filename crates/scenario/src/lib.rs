@@ -11,5 +11,5 @@ pub mod translate;
 mod validate;
 
 pub use error::ConfigError;
-pub use load::{load, Loaded};
+pub use load::{load, load_text, Loaded};
 pub use schema::*;

@@ -34,8 +34,18 @@ pub fn load(path: &Path, overrides: &[String], seed: Option<u64>) -> Result<Load
         let line = line_of(&String::from_utf8_lossy(e.as_bytes()), e.utf8_error().valid_up_to());
         ConfigError::new(format!("{file}: line {line}: the file is not UTF-8 text; a scenario is a TOML file"))
     })?;
-    let original = ImDocument::parse(text.clone()).map_err(|e| {
-        let line = e.span().map(|s| line_of(&text, s.start)).unwrap_or(1);
+    let scenario = load_text(&text, &file, overrides, seed)?;
+    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    Ok(Loaded { scenario, name, base_dir })
+}
+
+/// `load` on text already read: `file` names it in messages. Apart from reading the file,
+/// everything that can go wrong with a scenario happens here, so the fuzzer drives it
+/// without touching the file system.
+pub fn load_text(text: &str, file: &str, overrides: &[String], seed: Option<u64>) -> Result<Scenario, ConfigError> {
+    let original = ImDocument::parse(text.to_string()).map_err(|e| {
+        let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
         ConfigError::new(format!("{file}: line {line}: TOML syntax error: {}", one_line(e.message())))
     })?;
 
@@ -55,9 +65,9 @@ pub fn load(path: &Path, overrides: &[String], seed: Option<u64>) -> Result<Load
         let written_by = |o: &&Override| o.path.starts_with(path) || path.starts_with(&o.path);
         match parsed.iter().rev().find(written_by) {
             Some(o) => format!("--set {}={}", o.path.join("."), o.raw),
-            None => match find_line(&original, &text, path) {
+            None => match find_line(&original, text, path) {
                 Some(line) => format!("{file}: line {line}"),
-                None => file.clone(),
+                None => file.to_string(),
             },
         }
     };
@@ -74,10 +84,7 @@ pub fn load(path: &Path, overrides: &[String], seed: Option<u64>) -> Result<Load
         let path: Vec<String> = issue.path.split('.').map(str::to_string).collect();
         ConfigError::new(format!("{}: {} = {}: {}; allowed: {}", where_(&path), issue.path, issue.value, issue.problem, issue.allowed))
     })?;
-
-    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    Ok(Loaded { scenario, name, base_dir })
+    Ok(scenario)
 }
 
 /// Every field an LTE cell leaves out takes its LTE default (radio.rs), so the schema's

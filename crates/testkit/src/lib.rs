@@ -5,6 +5,7 @@
 //! one-way [`Link`]s (delay, optional rate with a drop-tail queue, a filter that may drop or
 //! rewrite). The [`Driver`] then runs the earliest event, one at a time, with a deterministic
 //! order at equal times (see [`Driver::step`]), and can record every packet sent.
+//! [`FaultInjector`] is a station that drops, corrupts, duplicates and delays what crosses it.
 //! [`StreamCheck`] checks, independently of the model, that a receiving application gets the
 //! stream in order, exactly once, and only bytes that arrived.
 //!
@@ -12,11 +13,13 @@
 //! dev-dependency without a cycle.
 
 mod driver;
+mod faults;
 mod link;
 mod rng;
 mod stream;
 
 pub use driver::{Driver, LinkId, Outbox, Port, Sent, Station};
+pub use faults::{FaultCounts, FaultInjector, Faults};
 pub use link::{Filter, Link};
 pub use rng::SplitMix64;
 pub use stream::StreamCheck;

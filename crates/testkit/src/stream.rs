@@ -32,7 +32,16 @@ impl StreamCheck {
         }
         let Some(isn) = self.peer_isn.filter(|_| packet.payload_bytes > 0) else { return };
         let start = u64::from(h.seq.wrapping_sub(isn.wrapping_add(1)));
-        self.note_received(start..start + u64::from(packet.payload_bytes));
+        let end = start + u64::from(packet.payload_bytes);
+        // A segment that starts before the stream (an old duplicate overlapping its first
+        // bytes) wraps past 2^32 here: its end is at the stream's start again.
+        let modulus = 1u64 << 32;
+        if end > modulus {
+            self.note_received(start..modulus);
+            self.note_received(0..end - modulus);
+        } else {
+            self.note_received(start..end);
+        }
     }
 
     fn note_received(&mut self, mut range: Range<u64>) {
@@ -115,6 +124,14 @@ mod tests {
         let mut c = check_with(&[(0, 300)]);
         c.on_delivery(0..100);
         c.on_delivery(50..150);
+    }
+
+    /// Found by the tcp_receiver fuzz target: an old duplicate that starts 16 bytes before
+    /// the stream and runs into it carries the stream's first bytes.
+    #[test]
+    fn a_segment_straddling_the_stream_start_counts_from_offset_0() {
+        let mut c = check_with(&[(u32::MAX - 15, 116)]);
+        c.on_delivery(0..100);
     }
 
     #[test]

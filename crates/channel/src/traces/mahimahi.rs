@@ -14,6 +14,9 @@ use crate::error::ConfigError;
 
 /// Bits per delivery opportunity (1500 bytes).
 pub const MAHIMAHI_PACKET_BITS: f64 = 12_000.0;
+/// Most lines `to_mahimahi` writes (about 0.5 GB of text, 10 Gbit/s for a minute): a
+/// series with a mistyped unit (Pbit/s) would otherwise take hours and all the memory.
+pub const MAX_MAHIMAHI_LINES: f64 = 64e6;
 
 /// Import a Mahimahi trace as a periodic capacity series: opportunities are
 /// counted in bins of `bin_ms` (the last bin may be shorter than the period
@@ -126,6 +129,14 @@ pub fn load_mahimahi(path: &Path, bin_ms: NonZeroU32) -> Result<CapacitySeries, 
 /// by less than one opportunity per period.
 pub fn to_mahimahi(series: &CapacitySeries, duration_ms: u64) -> Result<String, ConfigError> {
     let duration_s = duration_ms as f64 / 1e3;
+    let lines = series.mean_rate_bps(duration_s) * duration_s / MAHIMAHI_PACKET_BITS;
+    if lines > MAX_MAHIMAHI_LINES {
+        return Err(ConfigError::new(
+            "mahimahi export",
+            lines,
+            format!("at most {MAX_MAHIMAHI_LINES} opportunities within {duration_ms} ms (a lower rate or a shorter duration)"),
+        ));
+    }
     let mut out = String::new();
     let (mut carried_bits, mut k, mut last_ms) = (0.0f64, 1u64, 0u64);
     for (start, end, rate) in series
@@ -182,6 +193,16 @@ mod tests {
         let c = parse_mahimahi("1\n1\n3\n4\n", "m.txt", bin(3)).unwrap();
         let pts: Vec<_> = c.points().collect();
         assert_eq!(pts, vec![(0.0, 12e6), (0.003, 12e6)]);
+    }
+
+    /// Found by the trace_5gophers fuzz target: a rate in Pbit/s made the export run for hours.
+    #[test]
+    fn export_refuses_more_lines_than_the_limit() {
+        let s = CapacitySeries::from_points(&[(0.0, 2.7e15)]).unwrap();
+        let err = to_mahimahi(&s, 1_000).unwrap_err().to_string();
+        assert!(err.contains("at most 64000000 opportunities"), "{err}");
+        let s = CapacitySeries::from_points(&[(0.0, 1e10)]).unwrap();
+        assert_eq!(to_mahimahi(&s, 1_000).unwrap().lines().count(), 833_333);
     }
 
     #[test]

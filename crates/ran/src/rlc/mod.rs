@@ -9,6 +9,8 @@
 
 mod am;
 mod buffer;
+#[cfg(test)]
+mod properties;
 pub(crate) mod segment;
 mod um;
 
@@ -276,9 +278,9 @@ mod tests {
     use super::*;
 
     #[derive(Default)]
-    struct Collect {
-        delivered: Vec<u64>,
-        dropped: Vec<(u64, DropReason)>,
+    pub(super) struct Collect {
+        pub delivered: Vec<u64>,
+        pub dropped: Vec<(u64, DropReason)>,
     }
 
     impl RlcSink for Collect {
@@ -290,7 +292,7 @@ mod tests {
         }
     }
 
-    fn sdu(count: u64, bytes: u32) -> Sdu {
+    pub(super) fn sdu(count: u64, bytes: u32) -> Sdu {
         let p = Packet::udp(
             Ipv4Addr::LOCALHOST,
             Ipv4Addr::LOCALHOST,
@@ -321,7 +323,7 @@ mod tests {
         e
     }
 
-    const MS: u64 = 1_000_000;
+    pub(super) const MS: u64 = 1_000_000;
 
     #[test]
     fn segmentation_and_concatenation_fill_tbs_exactly() {

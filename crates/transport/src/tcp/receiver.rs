@@ -76,7 +76,10 @@ impl Receiver {
 
     /// The peer's SYN was received: IRS and its TSval are known.
     pub fn on_syn(&mut self, irs: u32, tsval: Option<u32>) {
-        self.rcv_nxt = irs as u64 + 1;
+        // The unwrapped sequence space starts 2^32 above zero: a segment that starts up to
+        // 2^31 before the stream (an old duplicate, garbage) then unwraps below RCV.NXT
+        // rather than below zero.
+        self.rcv_nxt = (1 << 32) + irs as u64 + 1;
         self.data_start = self.rcv_nxt;
         self.last_ack_sent = self.rcv_nxt;
         self.ts_recent = tsval.unwrap_or(0);
@@ -159,7 +162,10 @@ impl Receiver {
         // Data beyond the window is dropped (RFC 9293 §3.10.7.4 trims to the window).
         let edge = self.right_edge();
         let end = seg_end.min(edge);
-        if fin && seg_end <= edge {
+        // The FIN has one place in the stream: not before bytes already received in order,
+        // and not moved by a later FIN (a peer's mistake would otherwise shrink the stream
+        // the application has read).
+        if fin && seg_end <= edge && seg_end >= self.rcv_nxt && self.fin_seq.is_none() {
             self.fin_seq = Some(seg_end);
         }
         if end <= self.rcv_nxt || start >= edge {

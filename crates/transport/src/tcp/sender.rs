@@ -254,7 +254,8 @@ impl Sender {
     /// RFC 7323 §4.1: RTT from the echoed timestamp (a 1 ms clock), in ns.
     fn ts_rtt_ns(now_ns: u64, tsecr: u32) -> u64 {
         let sent_ms = unwrap32(ts_now_ms(now_ns), tsecr);
-        now_ns.saturating_sub(sent_ms * 1_000_000)
+        // An echo of a time never sent (before time 0 or from the future) must not overflow.
+        now_ns.saturating_sub(sent_ms.saturating_mul(1_000_000))
     }
 
     /// RTT sample of the SYN exchange from its echoed timestamp.

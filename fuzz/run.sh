@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs every cargo-fuzz target (or those named) for FUZZ_SECONDS each, at the lowest CPU
+# priority, and prints the executions each reached. New inputs go to fuzz/work/<target>
+# (not checked in); crashes to fuzz/artifacts/<target>. With --minimise, merges what a
+# target reached into fuzz/corpus/<target> instead, keeping at most FUZZ_CORPUS_FILES
+# inputs (libFuzzer's merge keeps those that add coverage; of those, a spread of sizes).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+seconds=${FUZZ_SECONDS:-120}
+keep=${FUZZ_CORPUS_FILES:-40}
+minimise=false
+if [[ ${1:-} == --minimise ]]; then minimise=true; shift; fi
+targets=("$@")
+if [[ ${#targets[@]} -eq 0 ]]; then
+  mapfile -t targets < <(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -vx millinet-fuzz)
+fi
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "installing cargo-fuzz"
+  cargo install cargo-fuzz --locked
+fi
+
+failed=()
+for t in "${targets[@]}"; do
+  mkdir -p "work/$t" "corpus/$t"
+  if $minimise; then
+    rm -rf "work/$t.merged" && mkdir "work/$t.merged"
+    nice -n 19 cargo +nightly fuzz run -O -a -s none "$t" "work/$t.merged" "corpus/$t" "work/$t" -- -merge=1 2>"work/$t.merge.log"
+    rm -f "corpus/$t"/*
+    # Evenly across sizes: the smallest inputs alone are trivial ones.
+    mapfile -t by_size < <(ls -S -r "work/$t.merged")
+    n=${#by_size[@]}
+    for ((i = 0; i < (n < keep ? n : keep); i++)); do
+      f=${by_size[i * n / (n < keep ? n : keep)]}
+      cp "work/$t.merged/$f" "corpus/$t/$f"
+    done
+    echo "$t: $(ls "corpus/$t" | wc -l) corpus files, $(du -s --apparent-size --block-size=1 "corpus/$t" | cut -f1) bytes"
+    continue
+  fi
+  log="work/$t.log"
+  if nice -n 19 cargo +nightly fuzz run -O -a -s none "$t" "work/$t" "corpus/$t" -- \
+      -max_total_time="$seconds" -print_final_stats=1 -timeout=60 >"$log" 2>&1; then
+    status=ok
+  else
+    status="FAILED (see fuzz/$log and fuzz/artifacts/$t)"
+    failed+=("$t")
+  fi
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  echo "$t: ${execs:-?} executions in ${seconds} s: $status"
+done
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "failed: ${failed[*]}" >&2
+  exit 1
+fi
