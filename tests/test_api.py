@@ -2,6 +2,8 @@
 
 import gc
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -52,6 +54,14 @@ def test_series_without_out_stream_to_a_private_directory_removed_with_the_resul
     del result
     gc.collect()
     assert not directory.exists()
+
+
+def test_a_run_does_not_import_pandas():
+    # Streaming the series must not import pandas: its half-second import would land in the
+    # timed run loop of every fresh process (issue 21). This process has pandas already.
+    code = "import sys, millinet; millinet.run('dumbbell', overrides={'duration_s': 0.1}); print('pandas' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
 
 
 def test_every_series_table_and_column_is_documented():

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 SUMMARY = "summary.json"
 SCENARIO = "scenario.toml"
 
-# The engine's column dtypes -> numpy dtypes of its little-endian bytes.
-DTYPES = {"f64": "<f8", "u32": "<u4", "u64": "<u8"}
+# The engine's column dtypes -> Arrow types. The engine sends little-endian bytes, which
+# are Arrow's native layout on the (little-endian) machines millinet runs on.
+ARROW_TYPES = {"f64": pa.float64(), "u32": pa.uint32(), "u64": pa.uint64()}
 
 
 def run_id(scenario_toml: str) -> str:
@@ -30,10 +31,24 @@ def run_id(scenario_toml: str) -> str:
 
 
 def arrow_table(columns: dict[str, tuple[str, bytes]], run: str) -> pa.Table:
-    """One engine table as an Arrow table: a `run` column, then the engine's columns."""
-    arrays = {name: np.frombuffer(data, dtype=DTYPES[dtype]) for name, (dtype, data) in columns.items()}
-    rows = len(next(iter(arrays.values()), []))
-    return pa.table({"run": pa.repeat(pa.scalar(run), rows), **arrays})
+    """One engine table as an Arrow table: a `run` column, then the engine's columns.
+
+    Every array is built from buffers, without copies: pa.array, pa.scalar and pa.table
+    import pandas on first use, which would put a half-second import inside the first
+    chunk, i.e. inside the timed run loop of every fresh process (issue 21)."""
+    arrays = [
+        pa.Array.from_buffers(ARROW_TYPES[dtype], len(data) // ARROW_TYPES[dtype].byte_width, [None, pa.py_buffer(data)])
+        for dtype, data in columns.values()
+    ]
+    rows = len(arrays[0]) if arrays else 0
+    return pa.Table.from_arrays([repeated_string(run, rows), *arrays], names=["run", *columns])
+
+
+def repeated_string(text: str, rows: int) -> pa.Array:
+    """`text` `rows` times, as an Arrow string array (offsets, then the characters)."""
+    encoded = text.encode()
+    offsets = np.arange(rows + 1, dtype=np.int32) * len(encoded)
+    return pa.Array.from_buffers(pa.string(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(encoded * rows)])
 
 
 def start_run_dir(out: Path) -> None:
