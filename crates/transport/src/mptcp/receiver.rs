@@ -156,9 +156,12 @@ impl SubflowRx {
             resolved.push(dsn + (at - offset)..dsn + (end - offset));
             self.unmapped.start = end;
         }
-        let first_needed = self.mappings.range(..=self.unmapped.start).next_back().map(|(&o, _)| o);
-        if let Some(first) = first_needed {
-            self.mappings = self.mappings.split_off(&first);
+        // Mappings wholly below the one covering the next unresolved byte are done with;
+        // dropping them one by one costs what they number (`split_off` would rebuild the map).
+        if let Some(first) = self.mappings.range(..=self.unmapped.start).next_back().map(|(&o, _)| o) {
+            while self.mappings.first_key_value().is_some_and(|(&o, _)| o < first) {
+                self.mappings.pop_first();
+            }
         }
         resolved
     }
