@@ -72,7 +72,6 @@ def test_on_the_shared_lte_bearer_mptcp_takes_from_tcp_and_coupled_no_more_than_
     shared = {r["arm"]: r for r in summary["shared"]}
     assert set(shared) == MPTCP_ARMS | {"single"}
     alone = shared["single"]["tcp_on_lte_bps"]["mean"]
-    assert shared["single"]["mptcp_on_lte_bps"]["mean"] == 0
     runs = store.load(out / "store")
     for arm in MPTCP_ARMS:
         r = shared[arm]

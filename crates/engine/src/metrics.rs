@@ -43,6 +43,18 @@ impl LogHistogram {
         self.sum += v;
     }
 
+    /// Adds `other`'s values, as if each had been recorded here.
+    pub fn merge(&mut self, other: &LogHistogram) {
+        if other.counts.len() > self.counts.len() {
+            self.counts.resize(other.counts.len(), 0);
+        }
+        for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {
+            *mine += theirs;
+        }
+        self.count += other.count;
+        self.sum += other.sum;
+    }
+
     pub fn count(&self) -> u64 {
         self.count
     }
@@ -84,6 +96,21 @@ mod tests {
             assert!((got / expected - 1.0).abs() < 0.001, "p{p}: {got} vs {expected}");
         }
         assert_eq!(h.mean().unwrap(), 5_000.5e6);
+    }
+
+    #[test]
+    fn merged_histograms_equal_one_that_recorded_everything() {
+        let (mut all, mut a, mut b) = (LogHistogram::default(), LogHistogram::default(), LogHistogram::default());
+        for v in 1..=1000u64 {
+            all.record(v * 7_000);
+            let part = if v % 3 == 0 { &mut a } else { &mut b };
+            part.record(v * 7_000);
+        }
+        a.merge(&b);
+        assert_eq!((a.count(), a.mean()), (all.count(), all.mean()));
+        for p in [1.0, 50.0, 99.0, 100.0] {
+            assert_eq!(a.percentile(p), all.percentile(p));
+        }
     }
 
     #[test]

@@ -141,18 +141,33 @@ pub(super) struct Flow {
     /// time is stale).
     pub(super) app_deadline_ns: Option<u64>,
     pub(super) delivered_bytes: u64,
-    /// Per subflow (one for TCP): its sender's RTT sample count when last looked at.
-    pub(super) rtt_samples_seen: Vec<u64>,
-    /// The RTT samples of all subflows of the flow.
-    pub(super) rtt: LogHistogram,
-    /// The RTT samples of each subflow (MP-TCP's per-path figures).
-    pub(super) subflow_rtt: Vec<LogHistogram>,
+    /// The RTT samples of each subflow (one for TCP); the flow's are all of them.
+    pub(super) rtt: Vec<RttSamples>,
     /// RAN latency of the flow's packets delivered over a radio downlink.
     pub(super) ran_latency: LogHistogram,
     /// Delivered payload bytes per goodput bin.
     pub(super) goodput_bins: Vec<u64>,
     /// MP-TCP: the receiver's reassembly buffer at each sample.
     pub(super) reorder: SampledBytes,
+}
+
+/// The RTT samples of one (sub)flow's sender.
+#[derive(Default)]
+pub(super) struct RttSamples {
+    /// The sender's sample count when last looked at.
+    pub(super) seen: u64,
+    pub(super) histogram: LogHistogram,
+}
+
+impl Flow {
+    /// The RTT samples of all the flow's subflows.
+    pub(super) fn rtt(&self) -> LogHistogram {
+        let mut all = LogHistogram::default();
+        for subflow in &self.rtt {
+            all.merge(&subflow.histogram);
+        }
+        all
+    }
 }
 
 /// A byte count seen at every sample step: its mean over the samples.

@@ -33,7 +33,7 @@ mod sampling;
 mod summary;
 
 use handover::{Handovers, END_MARKER};
-use hosts::{mptcp_at, receiver_port, sender_port, Endpoint, Flow, Model, Role, SampledBytes, SERVER_PORT};
+use hosts::{mptcp_at, receiver_port, sender_port, Endpoint, Flow, Model, Role, RttSamples, SampledBytes, SERVER_PORT};
 
 const NO_MIDDLEBOX: u32 = u32::MAX;
 
@@ -241,9 +241,7 @@ impl Simulation {
                 app_started: false,
                 app_deadline_ns: None,
                 delivered_bytes: 0,
-                rtt_samples_seen: Vec::new(),
-                rtt: LogHistogram::default(),
-                subflow_rtt: Vec::new(),
+                rtt: Vec::new(),
                 ran_latency: LogHistogram::default(),
                 goodput_bins: vec![0; bins],
                 reorder: SampledBytes::default(),
@@ -627,16 +625,14 @@ impl Simulation {
         let f = &mut self.flows[ep.flow.index()];
         let mut k = 0;
         while let Some(tcp) = ep.model.subflow(k) {
-            if k == f.rtt_samples_seen.len() {
-                f.rtt_samples_seen.push(0);
-                f.subflow_rtt.push(LogHistogram::default());
+            if k == f.rtt.len() {
+                f.rtt.push(RttSamples::default());
             }
             let stats = tcp.stats();
-            if stats.rtt_samples != f.rtt_samples_seen[k] {
-                f.rtt_samples_seen[k] = stats.rtt_samples;
-                let bin = metrics::bin_of(stats.last_rtt_ns);
-                f.rtt.record_in(bin, stats.last_rtt_ns);
-                f.subflow_rtt[k].record_in(bin, stats.last_rtt_ns);
+            let samples = &mut f.rtt[k];
+            if stats.rtt_samples != samples.seen {
+                samples.seen = stats.rtt_samples;
+                samples.histogram.record(stats.last_rtt_ns);
             }
             k += 1;
         }

@@ -21,13 +21,14 @@ fn tcp_summary(f: &Flow, stats: &TcpStats) -> serde_json::Value {
     let limited_total: u64 = stats.limited_ns.iter().sum();
     let share = |k: usize| if limited_total == 0 { 0.0 } else { stats.limited_ns[k] as f64 / limited_total as f64 };
     let app = f.app.as_deref().expect("a TCP flow has an application");
+    let rtt = f.rtt();
     let mut summary = json!({
         "kind": "tcp",
         "cc": f.spec.cc,
         "mss_bytes": f.spec.mss_bytes,
         "download_time_s": app.completed_ns().map(|t| (t - f.start_ns) as f64 / 1e9),
-        "rtt_ms": latency_summary(&f.rtt),
-        "rtt_samples": f.rtt.count(),
+        "rtt_ms": latency_summary(&rtt),
+        "rtt_samples": rtt.count(),
         "retransmits": stats.retransmitted_segments,
         "fast_retransmits": stats.fast_retransmits,
         "rtos": stats.rtos,
@@ -84,7 +85,7 @@ impl Simulation {
                                     "acked_bytes": st.acked_bytes,
                                     "retransmits": st.retransmitted_segments,
                                     "rtos": st.rtos,
-                                    "rtt_ms": latency_summary(&f.subflow_rtt.get(k).cloned().unwrap_or_default()),
+                                    "rtt_ms": latency_summary(f.rtt.get(k).map_or(&LogHistogram::default(), |r| &r.histogram)),
                                     "srtt_ms": st.srtt_ns as f64 / 1e6,
                                     "cwnd_bytes": st.cwnd_bytes,
                                 })

@@ -143,6 +143,8 @@ pub struct MptcpConnection {
     joins_pending: Vec<(SocketAddrV4, SocketAddrV4)>,
     passive: bool,
     last_picked: Option<usize>,
+    /// `schedule`'s list of the subflows that may take data, kept to reuse its allocation.
+    candidates: Vec<Candidate>,
     reinjected_bytes: u64,
     /// Our DATA_FIN on segments of its own, until DATA_ACKed.
     data_fin: Resend,
@@ -160,6 +162,7 @@ impl MptcpConnection {
             joins_pending: Vec::new(),
             passive,
             last_picked: None,
+            candidates: Vec::new(),
             reinjected_bytes: 0,
             data_fin: Resend::default(),
         })
@@ -482,31 +485,34 @@ impl MptcpConnection {
     fn schedule(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
         let mss = u64::from(self.cfg.tcp.mss_bytes);
         let max_chunk = MAX_MAPPING_BYTES / mss * mss;
+        // Runs after every packet: the candidate list is reused, not allocated per segment.
+        let mut candidates = std::mem::take(&mut self.candidates);
         loop {
-            let candidates = self.candidates(mss);
-            let Some(index) = self.cfg.scheduler.pick(&candidates, self.last_picked) else { return };
+            self.fill_candidates(mss, &mut candidates);
+            let Some(index) = self.cfg.scheduler.pick(&candidates, self.last_picked) else { break };
             let space = self.space_bytes(index).min(max_chunk);
             let chunk = {
                 let mut s = self.shared.borrow_mut();
-                let Some(dsn) = s.snd.next_chunk(space) else { return };
+                let Some(dsn) = s.snd.next_chunk(space) else { break };
                 s.paths[index].tx.hand(dsn).len
             };
             self.last_picked = Some(index);
             self.slots[index].conn.send(now_ns, chunk, out);
         }
+        self.candidates = candidates;
     }
 
-    /// Subflows that may take data now: established, MP-TCP confirmed, not failed, with a
-    /// segment's worth of congestion-window space; none if no data waits.
-    fn candidates(&self, mss: u64) -> Vec<Candidate> {
+    /// The subflows that may take data now, into `candidates`: established, MP-TCP
+    /// confirmed, not failed, with a segment's worth of congestion-window space; none if
+    /// no data waits.
+    fn fill_candidates(&self, mss: u64, candidates: &mut Vec<Candidate>) {
+        candidates.clear();
         let s = self.shared.borrow();
         if !s.snd.has_data() {
-            return Vec::new();
+            return;
         }
-        (0..self.slots.len())
-            .filter(|&i| self.usable(i) && s.paths[i].may_take_data() && self.space_bytes(i) >= mss)
-            .map(|index| Candidate { index, srtt_ns: self.slots[index].conn.stats().srtt_ns })
-            .collect()
+        let usable = (0..self.slots.len()).filter(|&i| self.usable(i) && s.paths[i].may_take_data() && self.space_bytes(i) >= mss);
+        candidates.extend(usable.map(|index| Candidate { index, srtt_ns: self.slots[index].conn.stats().srtt_ns }));
     }
 
     /// Congestion-window space of subflow `index`: cwnd less what it was handed and still
