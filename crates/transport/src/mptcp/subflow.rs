@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use millinet_wire::mptcp::{CapableForm, DataSeq, Dss, DssMapping, MpJoin, MptcpOption};
-use millinet_wire::{TcpFlags, TcpHeader, TcpOptions};
+use millinet_wire::{TcpFlags, TcpHeader};
 
 use super::handshake::{
     ack_hmac_valid, capable_ack, capable_data, capable_syn, capable_syn_ack, idsn, join_ack, join_syn, join_syn_ack,
@@ -156,18 +156,6 @@ impl Shared {
         if header.options.push_mptcp(&option).is_err() {
             self.option_errors += 1;
         }
-    }
-
-    /// Decoded MP-TCP options of `options`, counting the ones that do not decode.
-    fn options(&mut self, options: &TcpOptions) -> Vec<MptcpOption> {
-        let mut decoded = Vec::new();
-        for option in options.mptcp_options() {
-            match option {
-                Ok(o) => decoded.push(o),
-                Err(_) => self.option_errors += 1,
-            }
-        }
-        decoded
     }
 
     /// The DSS for a segment of subflow `index` from sequence number `seq` (§3.3): the
@@ -356,7 +344,12 @@ impl ConnectionHooks for SubflowHooks {
         s.on_window(None, header.window, 0);
         let local_key = s.local_key;
         let remote_key = s.remote_key;
-        for option in s.options(&header.options) {
+        for option in header.options.mptcp_options() {
+            // An option that does not decode is counted and skipped.
+            let Ok(option) = option else {
+                s.option_errors += 1;
+                continue;
+            };
             let path = &mut s.paths[self.index];
             match (path.opening, option) {
                 (Opening::CapableActive, MptcpOption::MpCapable(c)) => {
@@ -417,7 +410,11 @@ impl ConnectionHooks for SubflowHooks {
     fn segment_in(&mut self, header: &TcpHeader, payload_bytes: u32) {
         let mut s = self.shared.borrow_mut();
         let mut data_ack = None;
-        for option in s.options(&header.options) {
+        for option in header.options.mptcp_options() {
+            let Ok(option) = option else {
+                s.option_errors += 1;
+                continue;
+            };
             match option {
                 MptcpOption::Dss(dss) => {
                     let (ack, data_fin) = s.on_dss(self.index, dss);
