@@ -10,13 +10,14 @@ pub mod network;
 pub mod output;
 pub mod pcap;
 pub mod radio;
-pub mod rng;
 pub mod series;
 pub mod sim;
 
 use std::path::{Path, PathBuf};
 
 pub use millinet_scenario as scenario;
+/// Random streams: one seed per run, one stream per component (shared with the emulator).
+pub use millinet_scenario::rng;
 pub use output::{Column, ColumnData, Table};
 pub use serde_json::Value as Json;
 

@@ -9,17 +9,11 @@
 
 use std::path::Path;
 
-use millinet_channel::{CqiReporter, LinkChannel, LinkRngs};
-use millinet_ran::{CellId, LegRadio, Ran, RanOutput, ServingCellControl};
-use millinet_scenario::radio::CellKind;
-use millinet_scenario::translate::radio::{
-    cell_config, cqi_config, handover_config, link_config, measured_cells, obstacles, outage_threshold_db, ue_config,
-};
-use millinet_scenario::translate::rlc_codel;
-use millinet_scenario::ConfigError;
+use millinet_ran::{Ran, RanOutput, ServingCellControl};
+use millinet_scenario::translate::radio::build_ran;
 
-use crate::rng::{self, Stream};
-use crate::scenario::{Aqm, Scenario};
+use crate::rng::Stream;
+use crate::scenario::Scenario;
 use crate::Error;
 
 /// The scenario's RAN: cell k is scenario cell k, UE k is scenario UE k (its
@@ -41,36 +35,7 @@ pub struct RadioNet {
 
 /// Builds every cell with its UEs. `node_index` maps node names to indices.
 pub fn build(s: &Scenario, base_dir: &Path, node_index: &dyn Fn(&str) -> u32) -> Result<RadioNet, Error> {
-    let obstacles = obstacles(s, &mut rng::stream(s.seed, "obstacles"))?;
-    let mut ran = Ran::new();
-    for (i, c) in s.cells.iter().enumerate() {
-        ran.add_cell(cell_config(i, c, outage_threshold_db(s, c))?, rng::stream(s.seed, &format!("cell{i}/harq")))
-            .map_err(|e| ConfigError::at(&format!("cells.{i}"), &e))?;
-    }
-    let mut serving = Vec::new();
-    for (i, u) in s.ues.iter().enumerate() {
-        let ue = ran.add_ue();
-        let measured = measured_cells(s, u);
-        for (n, &k) in measured.iter().enumerate() {
-            let c = &s.cells[k];
-            let link = link_config(i, u, c, outage_threshold_db(s, c), &obstacles, base_dir)?;
-            // The first serving cell's link keeps the stream name of the single-cell runs.
-            let stream = if n == 0 { format!("ue{i}/channel") } else { format!("ue{i}/channel/cell{k}") };
-            let rngs = LinkRngs::from_stream(rng::stream(s.seed, &stream));
-            let channel = LinkChannel::new(&link, rngs).map_err(|e| ConfigError::at(&format!("ues.{i}"), &e))?;
-            let cqi = CqiReporter::new(cqi_config(c)).map_err(|e| ConfigError::at(&format!("cells.{k}"), &e))?;
-            let (cell, radio) = (CellId(k as u32), LegRadio { channel, cqi });
-            let added = if n == 0 { ran.attach(ue, cell, ue_config(u), radio) } else { ran.add_neighbour(ue, cell, radio) };
-            added.map_err(|e| ConfigError::at(&format!("ues.{i}"), &e))?;
-        }
-        let cell = CellId(measured[0] as u32);
-        if u.rlc_aqm == Aqm::Codel {
-            ran.set_aqm(ue, cell, millinet_ran::Direction::Downlink, Box::new(rlc_codel())).expect("attached just now");
-        }
-        let anchor = s.cells.iter().position(|c| c.node == u.anchor && c.kind == CellKind::Lte).map(|k| CellId(k as u32));
-        let control = ServingCellControl::new(handover_config(&s.handover), anchor).map_err(|e| ConfigError::at("handover", &e))?;
-        serving.push((measured.len() > 1).then_some(control));
-    }
+    let (ran, serving) = build_ran(s, base_dir)?;
     Ok(RadioNet {
         ran,
         cell_nodes: s.cells.iter().map(|c| node_index(&c.node)).collect(),

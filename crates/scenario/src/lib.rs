@@ -6,6 +6,7 @@
 mod error;
 mod load;
 pub mod radio;
+pub mod rng;
 mod schema;
 pub mod translate;
 mod validate;

@@ -8,11 +8,14 @@ use millinet_channel::{
     BlockageConfig, BlockedEffect, CqiConfig, FadingConfig, ForcedEvent, ForcedKind, LinkConfig, MobilityConfig, ObstacleDraw, Point2, Rect,
     Scenario as PathLossScenario,
 };
-use millinet_ran::{CellConfig, HandoverConfig, HarqConfig, HarqMode, RlcMode, TddConfig, UeConfig};
+use millinet_channel::{CqiReporter, LinkChannel, LinkRngs};
+use millinet_ran::{CellConfig, CellId, HandoverConfig, HarqConfig, HarqMode, LegRadio, Ran, RlcMode, ServingCellControl, TddConfig, UeConfig};
 use rand_core::RngCore;
 
 use super::seconds_to_ns;
 use crate::radio::{BlockageSpec, CellKind, CellSpec, ForcedKindSpec, HandoverSpec, HarqSpec, PathLossModel, RlcModeSpec, UeSpec};
+use crate::rng::{self, Stream};
+use crate::schema::Aqm;
 use crate::{ConfigError, Scenario};
 
 /// Spectral efficiency at the top of the 64QAM CQI table (channel.md §5).
@@ -194,4 +197,42 @@ pub fn measured_cells(s: &Scenario, u: &UeSpec) -> Vec<usize> {
 /// The A3 parameters (ran.md §7).
 pub fn handover_config(h: &HandoverSpec) -> HandoverConfig {
     HandoverConfig { hysteresis_db: h.hysteresis_db, time_to_trigger_ns: seconds_to_ns(h.time_to_trigger_s) }
+}
+
+/// The scenario's RAN, the same for the simulator and the emulator (same random streams, so
+/// the same obstacles, channel realisation and HARQ outcomes): cell k is scenario cell k, UE k
+/// is scenario UE k. Also each UE's serving-cell decision, for a UE that measures more than
+/// one cell.
+pub fn build_ran(s: &Scenario, base_dir: &Path) -> Result<(Ran<Stream>, Vec<Option<ServingCellControl>>), ConfigError> {
+    let obstacles = obstacles(s, &mut rng::stream(s.seed, "obstacles"))?;
+    let mut ran = Ran::new();
+    for (i, c) in s.cells.iter().enumerate() {
+        ran.add_cell(cell_config(i, c, outage_threshold_db(s, c))?, rng::stream(s.seed, &format!("cell{i}/harq")))
+            .map_err(|e| ConfigError::at(&format!("cells.{i}"), &e))?;
+    }
+    let mut serving = Vec::new();
+    for (i, u) in s.ues.iter().enumerate() {
+        let ue = ran.add_ue();
+        let measured = measured_cells(s, u);
+        for (n, &k) in measured.iter().enumerate() {
+            let c = &s.cells[k];
+            let link = link_config(i, u, c, outage_threshold_db(s, c), &obstacles, base_dir)?;
+            // The first serving cell's link keeps the stream name of the single-cell runs.
+            let stream = if n == 0 { format!("ue{i}/channel") } else { format!("ue{i}/channel/cell{k}") };
+            let rngs = LinkRngs::from_stream(rng::stream(s.seed, &stream));
+            let channel = LinkChannel::new(&link, rngs).map_err(|e| ConfigError::at(&format!("ues.{i}"), &e))?;
+            let cqi = CqiReporter::new(cqi_config(c)).map_err(|e| ConfigError::at(&format!("cells.{k}"), &e))?;
+            let (cell, radio) = (CellId(k as u32), LegRadio { channel, cqi });
+            let added = if n == 0 { ran.attach(ue, cell, ue_config(u), radio) } else { ran.add_neighbour(ue, cell, radio) };
+            added.map_err(|e| ConfigError::at(&format!("ues.{i}"), &e))?;
+        }
+        let cell = CellId(measured[0] as u32);
+        if u.rlc_aqm == Aqm::Codel {
+            ran.set_aqm(ue, cell, millinet_ran::Direction::Downlink, Box::new(super::rlc_codel())).expect("attached just now");
+        }
+        let anchor = s.cells.iter().position(|c| c.node == u.anchor && c.kind == CellKind::Lte).map(|k| CellId(k as u32));
+        let control = ServingCellControl::new(handover_config(&s.handover), anchor).map_err(|e| ConfigError::at("handover", &e))?;
+        serving.push((measured.len() > 1).then_some(control));
+    }
+    Ok((ran, serving))
 }

@@ -1,0 +1,191 @@
+//! The endpoints: real Linux TCP sockets in the server's and the UE's namespaces. The UE
+//! opens the connection and reads (a download, as in the simulator); the server writes, with
+//! the scenario's congestion control set on its socket (TCP_CONGESTION), and a sampler reads
+//! the server socket's TCP_INFO every sample step into the `flows` table.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::EmuError;
+use crate::tcp_info::TcpInfo;
+
+/// What the server writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workload {
+    /// Always has data, until the run ends.
+    Bulk,
+    /// This many bytes, then FIN.
+    File { bytes: u64 },
+}
+
+#[derive(Clone, Debug)]
+pub struct FlowPlan {
+    /// The kernel's name of the congestion control (`reno`, `cubic`, `bbr`).
+    pub cc: String,
+    pub server: SocketAddrV4,
+    pub workload: Workload,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub sample_step_ns: u64,
+    pub goodput_bin_ns: u64,
+}
+
+/// One row of the `flows` table, from the server socket's TCP_INFO.
+#[derive(Clone, Copy, Debug)]
+pub struct TcpSample {
+    pub t_ns: u64,
+    pub info: TcpInfo,
+}
+
+#[derive(Debug, Default)]
+pub struct FlowReport {
+    pub samples: Vec<TcpSample>,
+    /// TCP_INFO when the server stopped writing.
+    pub last_info: TcpInfo,
+    /// Bytes the UE's application read, per goodput bin.
+    pub received_per_bin: Vec<u64>,
+    pub received_bytes: u64,
+    /// From the connection request to the last byte read, for a file.
+    pub download_time_ns: Option<u64>,
+}
+
+/// The server: listening before the run starts (`bind` in the server namespace).
+pub struct Server {
+    listener: TcpListener,
+}
+
+impl Server {
+    /// Binds in the calling thread's namespace with the flow's congestion control, which
+    /// accepted sockets inherit.
+    pub fn bind(plan: &FlowPlan) -> Result<Server, EmuError> {
+        let listener = TcpListener::bind(plan.server).map_err(|e| EmuError::System(format!("cannot listen on {}: {e}", plan.server)))?;
+        set_congestion_control(listener.as_raw_fd(), &plan.cc)?;
+        Ok(Server { listener })
+    }
+
+    /// Accepts the UE's connection and writes the workload until it is done or the run ends;
+    /// a second thread samples TCP_INFO meanwhile.
+    pub fn serve(self, plan: &FlowPlan, clock: &(dyn Fn() -> u64 + Sync)) -> Result<(Vec<TcpSample>, TcpInfo), EmuError> {
+        let (stream, _) = accept_by(&self.listener, plan.end_ns, clock)?;
+        let stream = Arc::new(stream);
+        // Writes give up after a while so the end of the run is noticed.
+        stream.set_write_timeout(Some(Duration::from_millis(20))).map_err(|e| EmuError::System(format!("SO_SNDTIMEO: {e}")))?;
+        std::thread::scope(|scope| {
+            let sampler = scope.spawn(|| sample(&stream, plan, clock));
+            let written = write_workload(&stream, plan, clock);
+            let samples = sampler.join().expect("the sampler does not panic")?;
+            written?;
+            Ok((samples, TcpInfo::read(stream.as_raw_fd())?))
+        })
+    }
+}
+
+fn accept_by(listener: &TcpListener, end_ns: u64, clock: &dyn Fn() -> u64) -> Result<(TcpStream, std::net::SocketAddr), EmuError> {
+    listener.set_nonblocking(true).map_err(|e| EmuError::System(format!("listener: {e}")))?;
+    loop {
+        match listener.accept() {
+            Ok((stream, addr)) => {
+                stream.set_nonblocking(false).map_err(|e| EmuError::System(format!("accepted socket: {e}")))?;
+                return Ok((stream, addr));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if clock() >= end_ns {
+                    return Err(EmuError::System("the UE never connected to the server: the path does not carry its SYN".into()));
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            Err(e) => return Err(EmuError::System(format!("accept: {e}"))),
+        }
+    }
+}
+
+fn write_workload(mut stream: &TcpStream, plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Result<(), EmuError> {
+    let chunk = vec![0u8; 1 << 20];
+    let mut left = match plan.workload {
+        Workload::Bulk => u64::MAX,
+        Workload::File { bytes } => bytes,
+    };
+    while left > 0 && clock() < plan.end_ns {
+        let n = left.min(chunk.len() as u64) as usize;
+        match stream.write(&chunk[..n]) {
+            Ok(written) => left -= written as u64,
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            // The UE closed its end when the run ended.
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset) => return Ok(()),
+            Err(e) => return Err(EmuError::System(format!("server write: {e}"))),
+        }
+    }
+    if left == 0 {
+        let _ = stream.shutdown(std::net::Shutdown::Write);
+    }
+    Ok(())
+}
+
+/// TCP_INFO every sample step, at step boundaries of the run's clock, until the run ends.
+fn sample(stream: &TcpStream, plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Result<Vec<TcpSample>, EmuError> {
+    let mut samples = Vec::with_capacity((plan.end_ns / plan.sample_step_ns) as usize + 1);
+    let mut next = clock().div_ceil(plan.sample_step_ns) * plan.sample_step_ns;
+    while next < plan.end_ns {
+        let now = clock();
+        if now < next {
+            std::thread::sleep(Duration::from_nanos(next - now));
+            continue;
+        }
+        samples.push(TcpSample { t_ns: next, info: TcpInfo::read(stream.as_raw_fd())? });
+        next += plan.sample_step_ns * ((now - next) / plan.sample_step_ns + 1);
+    }
+    Ok(samples)
+}
+
+/// The UE: connects at the flow's start and reads until the run ends or the server closes.
+pub fn download(plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Result<FlowReport, EmuError> {
+    let now = clock();
+    if plan.start_ns > now {
+        std::thread::sleep(Duration::from_nanos(plan.start_ns - now));
+    }
+    let requested_ns = clock();
+    let remaining = Duration::from_nanos(plan.end_ns.saturating_sub(requested_ns).max(1));
+    let mut stream = TcpStream::connect_timeout(&plan.server.into(), remaining)
+        .map_err(|e| EmuError::System(format!("the UE cannot connect to {}: {e}", plan.server)))?;
+    stream.set_read_timeout(Some(Duration::from_millis(20))).map_err(|e| EmuError::System(format!("SO_RCVTIMEO: {e}")))?;
+    let bins = plan.end_ns.div_ceil(plan.goodput_bin_ns) as usize;
+    let mut report = FlowReport { received_per_bin: vec![0; bins], ..FlowReport::default() };
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let now = clock();
+        if now >= plan.end_ns {
+            break;
+        }
+        match stream.read(&mut buf) {
+            Ok(0) => {
+                report.download_time_ns = Some(clock() - requested_ns);
+                break;
+            }
+            Ok(n) => {
+                let now = clock().min(plan.end_ns - 1);
+                report.received_per_bin[(now / plan.goodput_bin_ns) as usize] += n as u64;
+                report.received_bytes += n as u64;
+            }
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(e) => return Err(EmuError::System(format!("UE read: {e}"))),
+        }
+    }
+    Ok(report)
+}
+
+fn set_congestion_control(fd: i32, cc: &str) -> Result<(), EmuError> {
+    // SAFETY: TCP_CONGESTION reads `len` bytes of the name.
+    let r = unsafe { libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, cc.as_ptr().cast(), cc.len() as libc::socklen_t) };
+    if r != 0 {
+        return Err(EmuError::os(&format!("cannot set congestion control {cc}")));
+    }
+    Ok(())
+}
+
+/// The address the server listens on.
+pub fn server_address(ip: Ipv4Addr) -> SocketAddrV4 {
+    SocketAddrV4::new(ip, 5201)
+}

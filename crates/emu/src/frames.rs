@@ -1,0 +1,201 @@
+//! The packets the link holds: real frames (virtio header + IPv4 packet) in reusable buffers,
+//! each known to the models by a `Packet` description whose `meta.payload` names its buffer.
+//! A GSO frame travels as one unit, charged its full length on the wire, and is cut into its
+//! segments only where a queue must drop part of it.
+
+use std::net::Ipv4Addr;
+
+use millinet_wire::checksum::{internet_checksum, Checksum};
+use millinet_wire::{parse, Packet, PayloadId};
+
+use crate::tun::{VnetHeader, MAX_PACKET_BYTES, VNET_HEADER_BYTES};
+
+const IPPROTO_TCP: u8 = 6;
+const TCP_FIN: u8 = 0x01;
+const TCP_PSH: u8 = 0x08;
+const TCP_CWR: u8 = 0x80;
+
+/// Frame buffers by `PayloadId`, recycled: the steady state allocates nothing.
+#[derive(Default)]
+pub struct Frames {
+    buffers: Vec<Vec<u8>>,
+    free: Vec<u32>,
+}
+
+impl Frames {
+    /// A buffer to read one frame into, of the largest frame's size.
+    pub fn alloc(&mut self) -> PayloadId {
+        match self.free.pop() {
+            Some(id) => PayloadId(id),
+            None => {
+                self.buffers.push(vec![0; VNET_HEADER_BYTES + MAX_PACKET_BYTES]);
+                PayloadId(self.buffers.len() as u32 - 1)
+            }
+        }
+    }
+
+    pub fn release(&mut self, id: PayloadId) {
+        let buf = &mut self.buffers[id.0 as usize];
+        buf.resize(VNET_HEADER_BYTES + MAX_PACKET_BYTES, 0);
+        self.free.push(id.0);
+    }
+
+    /// The whole buffer, to read a frame into (then [`Frames::set_len`]).
+    pub fn buffer_mut(&mut self, id: PayloadId) -> &mut [u8] {
+        &mut self.buffers[id.0 as usize]
+    }
+
+    pub fn set_len(&mut self, id: PayloadId, len: usize) {
+        self.buffers[id.0 as usize].truncate(len);
+    }
+
+    /// The frame: virtio header then the IP packet.
+    pub fn frame(&self, id: PayloadId) -> &[u8] {
+        &self.buffers[id.0 as usize]
+    }
+
+    /// Frames held (buffers not free).
+    pub fn held(&self) -> usize {
+        self.buffers.len() - self.free.len()
+    }
+
+    /// The models' view of frame `id`: its headers, and as length what its segments occupy on
+    /// the wire together (a GSO frame of n segments carries n sets of headers). `None` for
+    /// what the models do not carry (not TCP or UDP over IPv4, or malformed).
+    pub fn describe(&self, id: PayloadId) -> Option<Packet> {
+        let frame = self.frame(id);
+        if frame.len() <= VNET_HEADER_BYTES {
+            return None;
+        }
+        let vnet = VnetHeader::parse(frame);
+        let (mut packet, payload) = parse(&frame[VNET_HEADER_BYTES..], false).ok()?;
+        let payload = payload.len() as u32;
+        if vnet.is_tcp_gso() && vnet.gso_size > 0 {
+            let segments = payload.div_ceil(vnet.gso_size as u32).max(1);
+            let headers = packet.wire_bytes() - payload;
+            packet.payload_bytes = payload + (segments - 1) * headers;
+        }
+        packet.meta.payload = id;
+        Some(packet)
+    }
+
+    /// Cuts GSO frame `id` into one frame per TCP segment, in sequence order, appended to
+    /// `out`; `id` is released. A frame that is not a TCP GSO frame is handed back whole.
+    /// Each segment gets what the kernel's segmentation would give it (RFC 9293 §3.1 header,
+    /// IPv4 id + k, FIN/PSH on the last only, CWR on the first only) and a partial checksum
+    /// for the receiving stack to complete, as the original frame had.
+    pub fn split(&mut self, id: PayloadId, out: &mut Vec<PayloadId>) {
+        let frame = &self.buffers[id.0 as usize];
+        let vnet = VnetHeader::parse(frame);
+        let ip = VNET_HEADER_BYTES;
+        let ihl = ((frame[ip] & 0x0f) as usize) * 4;
+        let tcp = ip + ihl;
+        let ok = vnet.is_tcp_gso() && vnet.gso_size > 0 && frame[ip + 9] == IPPROTO_TCP && frame.len() >= tcp + 20;
+        let thl = if ok { ((frame[tcp + 12] >> 4) as usize) * 4 } else { 0 };
+        if !ok || frame.len() < tcp + thl {
+            out.push(id);
+            return;
+        }
+        let headers_end = tcp + thl;
+        let mss = vnet.gso_size as usize;
+        let payload_bytes = frame.len() - headers_end;
+        let segments = payload_bytes.div_ceil(mss).max(1);
+        let seq0 = u32::from_be_bytes([frame[tcp + 4], frame[tcp + 5], frame[tcp + 6], frame[tcp + 7]]);
+        let ip_id0 = u16::from_be_bytes([frame[ip + 4], frame[ip + 5]]);
+        let flags = frame[tcp + 13];
+        let src = Ipv4Addr::new(frame[ip + 12], frame[ip + 13], frame[ip + 14], frame[ip + 15]);
+        let dst = Ipv4Addr::new(frame[ip + 16], frame[ip + 17], frame[ip + 18], frame[ip + 19]);
+        for k in 0..segments {
+            let start = headers_end + k * mss;
+            let end = (start + mss).min(headers_end + payload_bytes);
+            let seg_id = self.alloc();
+            let [orig, seg] = self.buffers.get_disjoint_mut([id.0 as usize, seg_id.0 as usize]).expect("two distinct buffers");
+            let len = headers_end + (end - start);
+            seg.truncate(len);
+            seg[..headers_end].copy_from_slice(&orig[..headers_end]);
+            seg[headers_end..len].copy_from_slice(&orig[start..end]);
+            VnetHeader { flags: VnetHeader::NEEDS_CSUM, gso_type: VnetHeader::GSO_NONE, gso_size: 0, ..vnet }.write(seg);
+            let ip_bytes = (len - ip) as u16;
+            seg[ip + 2..ip + 4].copy_from_slice(&ip_bytes.to_be_bytes());
+            seg[ip + 4..ip + 6].copy_from_slice(&ip_id0.wrapping_add(k as u16).to_be_bytes());
+            seg[ip + 10..ip + 12].fill(0);
+            let ip_checksum = internet_checksum(&seg[ip..tcp]);
+            seg[ip + 10..ip + 12].copy_from_slice(&ip_checksum.to_be_bytes());
+            seg[tcp + 4..tcp + 8].copy_from_slice(&seq0.wrapping_add((k * mss) as u32).to_be_bytes());
+            let mut seg_flags = flags;
+            if k + 1 < segments {
+                seg_flags &= !(TCP_FIN | TCP_PSH);
+            }
+            if k > 0 {
+                seg_flags &= !TCP_CWR;
+            }
+            seg[tcp + 13] = seg_flags;
+            let partial = Checksum::pseudo_header(src, dst, IPPROTO_TCP, (len - tcp) as u16).sum();
+            seg[tcp + 16..tcp + 18].copy_from_slice(&partial.to_be_bytes());
+            out.push(seg_id);
+        }
+        self.release(id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use millinet_wire::{TcpFlags, TcpHeader};
+    use millinet_wire::emit;
+
+    /// A TCP GSO frame of `payload` bytes in segments of `mss`, as a TUN hands it over.
+    fn gso_frame(frames: &mut Frames, payload: usize, mss: u16, flags: u8) -> PayloadId {
+        let mut header = TcpHeader { src_port: 5201, dst_port: 40000, seq: 1000, ack: 7, window: 500, ..TcpHeader::default() };
+        header.flags = TcpFlags(flags);
+        let packet = Packet::tcp(Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2), header, payload as u32);
+        let bytes: Vec<u8> = (0..payload).map(|i| (i % 251) as u8).collect();
+        let id = frames.alloc();
+        let buf = frames.buffer_mut(id);
+        let n = emit(&packet, &bytes, &mut buf[VNET_HEADER_BYTES..]).unwrap();
+        VnetHeader { flags: VnetHeader::NEEDS_CSUM, gso_type: VnetHeader::GSO_TCPV4, header_bytes: 40, gso_size: mss, csum_start: 20, csum_offset: 16 }
+            .write(buf);
+        frames.set_len(id, VNET_HEADER_BYTES + n);
+        id
+    }
+
+    #[test]
+    fn a_gso_frame_is_charged_every_segment_headers() {
+        let mut frames = Frames::default();
+        let id = gso_frame(&mut frames, 10_000, 1448, 0x18);
+        let packet = frames.describe(id).unwrap();
+        // 7 segments: 6 × 1448 + 1312, each with 40 bytes of headers.
+        assert_eq!(packet.wire_bytes(), 10_000 + 7 * 40);
+        assert_eq!(packet.meta.payload, id);
+    }
+
+    #[test]
+    fn splitting_gives_consecutive_valid_segments_with_the_same_bytes() {
+        let mut frames = Frames::default();
+        let id = gso_frame(&mut frames, 10_000, 1448, 0x19); // ACK|PSH|FIN
+        let original = frames.frame(id)[VNET_HEADER_BYTES + 40..].to_vec();
+        let mut parts = Vec::new();
+        frames.split(id, &mut parts);
+        assert_eq!(parts.len(), 7);
+        let mut joined = Vec::new();
+        for (k, &p) in parts.iter().enumerate() {
+            let frame = frames.frame(p);
+            let vnet = VnetHeader::parse(frame);
+            assert_eq!(vnet.gso_type, VnetHeader::GSO_NONE);
+            let datagram = &frame[VNET_HEADER_BYTES..];
+            assert_eq!(internet_checksum(&datagram[..20]), 0, "IPv4 header checksum of segment {k}");
+            let (packet, payload) = parse(datagram, false).unwrap();
+            let h = packet.tcp_header().unwrap();
+            assert_eq!(h.seq, 1000 + (k as u32) * 1448);
+            assert_eq!(h.flags.0 & TCP_FIN != 0, k == 6, "FIN only on the last segment");
+            assert_eq!(h.flags.0 & TCP_PSH != 0, k == 6, "PSH only on the last segment");
+            // The checksum field holds the pseudo-header sum, for the receiver to complete.
+            let l4_bytes = (datagram.len() - 20) as u16;
+            let partial = Checksum::pseudo_header(packet.src, packet.dst, IPPROTO_TCP, l4_bytes).sum();
+            assert_eq!(u16::from_be_bytes([datagram[36], datagram[37]]), partial);
+            joined.extend_from_slice(payload);
+        }
+        assert_eq!(joined, original, "the segments carry the frame's payload in order");
+        assert_eq!(frames.held(), 7, "the original buffer was released");
+    }
+}

@@ -1,0 +1,20 @@
+//! The emulator (emulation.md §1): real Linux TCP endpoints in network namespaces, joined
+//! through a userspace link that the very same channel and RAN models as the simulator drive
+//! on a real clock. `emulate_file` runs a scenario file and returns what it measured.
+
+pub mod clock;
+pub mod endpoint;
+pub mod error;
+pub mod frames;
+pub mod link;
+pub mod netns;
+pub mod plan;
+mod run;
+mod summary;
+pub mod tcp_info;
+pub mod testbed;
+pub mod tun;
+pub mod wired;
+
+pub use error::EmuError;
+pub use run::{emulate_file, Emulation, EmulateOptions};

@@ -1,0 +1,361 @@
+//! The link emulator: the gNB namespace's userspace data path, driven by a real clock.
+//!
+//! Frames the server's stack sends come out of the server-side TUN device; they cross the
+//! wired hops of the scenario's path (`wired`), then the radio — the very `Ran` the simulator
+//! builds from the same scenario and seed, fed each frame as a `Packet` that names its buffer
+//! and advanced with `advance_to(now)` slot by slot — and are written to the UE-side TUN
+//! device when the RAN delivers them. The UE's frames take the reverse path. A frame that
+//! does not fit a queue is cut into its TCP segments, and those that fit are kept.
+//!
+//! The loop sleeps until the next due instant (a slot boundary, a hop's next arrival, a
+//! delivery, a sample) or until a frame arrives, and records how late it ever was.
+
+use std::collections::VecDeque;
+
+use millinet_ran::{CellId, Ran, RanOutput, UeId};
+use millinet_scenario::rng::Stream;
+use millinet_wire::{Packet, PayloadId};
+
+use crate::error::EmuError;
+use crate::frames::Frames;
+use crate::tun::Tun;
+use crate::wired::WiredHop;
+
+/// Frames read from one device before the loop attends to the rest.
+const READ_BATCH: usize = 64;
+
+/// The radio part of the path: one UE on one cell.
+pub struct Radio {
+    pub ran: Ran<Stream>,
+    pub ue: UeId,
+    pub cell: CellId,
+}
+
+/// One row of the `ues` table.
+#[derive(Clone, Copy, Debug)]
+pub struct UeSample {
+    pub t_ns: u64,
+    pub sinr_db: f64,
+    pub rate_bps: f64,
+    pub los: bool,
+    pub outage: bool,
+    pub rlc_bytes: u64,
+    /// Mean RAN latency of the frames delivered in the step (NaN without one).
+    pub ran_latency_ms: f64,
+}
+
+/// One row of the `queues` table.
+#[derive(Clone, Copy, Debug)]
+pub struct QueueSample {
+    pub t_ns: u64,
+    pub queue: u32,
+    pub bytes: u64,
+    pub packets: u64,
+}
+
+/// What the link measured about itself and the path.
+#[derive(Debug, Default)]
+pub struct LinkReport {
+    pub ue_samples: Vec<UeSample>,
+    pub queue_samples: Vec<QueueSample>,
+    /// Per frame the RAN delivered downlink: PDCP entry to delivery, ns.
+    pub ran_latency_ns: Vec<u64>,
+    /// The latest any frame left the link after its due time, and how many left over 1 ms
+    /// late: the emulation is faithful while these stay small.
+    pub max_lateness_ns: u64,
+    pub late_frames: u64,
+    pub frames_down: u64,
+    pub frames_up: u64,
+    /// Frames cut into segments because a queue could not take them whole.
+    pub split_frames: u64,
+    /// Frames the models do not carry (not TCP/UDP over IPv4), dropped and counted.
+    pub unparsed_frames: u64,
+    /// Frames the RAN dropped (RLC overflow after splitting, AQM, UM losses).
+    pub ran_dropped_frames: u64,
+    /// Frames a TUN device refused.
+    pub write_failures: u64,
+}
+
+pub struct Link {
+    server_side: Tun,
+    ue_side: Tun,
+    frames: Frames,
+    /// Server to UE, in path order.
+    down: Vec<WiredHop>,
+    /// UE to server, in path order.
+    up: Vec<WiredHop>,
+    radio: Option<Radio>,
+    ran_out: RanOutput,
+    /// Delivered by the RAN, written when their time comes.
+    air_down: VecDeque<(u64, Packet)>,
+    air_up: VecDeque<(u64, Packet)>,
+    parts: Vec<PayloadId>,
+    sample_step_ns: u64,
+    next_sample_ns: u64,
+    step_latency: (u64, u64),
+    pub report: LinkReport,
+}
+
+impl Link {
+    pub fn new(server_side: Tun, ue_side: Tun, down: Vec<WiredHop>, up: Vec<WiredHop>, radio: Option<Radio>, sample_step_ns: u64) -> Link {
+        Link {
+            server_side,
+            ue_side,
+            frames: Frames::default(),
+            down,
+            up,
+            radio,
+            ran_out: RanOutput::default(),
+            air_down: VecDeque::new(),
+            air_up: VecDeque::new(),
+            parts: Vec::new(),
+            sample_step_ns,
+            next_sample_ns: 0,
+            step_latency: (0, 0),
+            report: LinkReport::default(),
+        }
+    }
+
+    pub fn hops(&self) -> (&[WiredHop], &[WiredHop]) {
+        (&self.down, &self.up)
+    }
+
+    pub fn radio(&self) -> Option<&Radio> {
+        self.radio.as_ref()
+    }
+
+    /// Runs until `clock()` reaches `end_ns`. `clock` gives ns since the emulation's start.
+    pub fn run(&mut self, clock: &dyn Fn() -> u64, end_ns: u64) -> Result<(), EmuError> {
+        loop {
+            let now = clock();
+            if now >= end_ns {
+                return Ok(());
+            }
+            self.step(now)?;
+            let wake = self.next_due_ns().min(end_ns);
+            let now = clock();
+            if wake > now {
+                self.wait(wake - now)?;
+            }
+        }
+    }
+
+    /// Everything due by `now`: read what arrived, move what is due, write what is delivered.
+    fn step(&mut self, now: u64) -> Result<(), EmuError> {
+        for _ in 0..READ_BATCH {
+            let Some(packet) = self.read(Side::Server)? else { break };
+            self.report.frames_down += 1;
+            self.enter_down(0, now, packet);
+        }
+        for _ in 0..READ_BATCH {
+            let Some(packet) = self.read(Side::Ue)? else { break };
+            self.report.frames_up += 1;
+            self.enter_up(now, packet);
+        }
+        for i in 0..self.down.len() {
+            while let Some((at, packet)) = self.down[i].pop_due(now) {
+                self.enter_down(i + 1, at, packet);
+            }
+        }
+        if let Some(radio) = &mut self.radio {
+            radio.ran.advance_to(now, &mut self.ran_out);
+            self.air_down.extend(self.ran_out.downlink.drain(..).map(|d| (d.at_ns, d.packet)));
+            self.air_up.extend(self.ran_out.uplink.drain(..).map(|d| (d.at_ns, d.packet)));
+            for dropped in self.ran_out.dropped.drain(..) {
+                self.report.ran_dropped_frames += 1;
+                self.frames.release(dropped.packet.meta.payload);
+            }
+        }
+        while let Some(&(at, packet)) = self.air_down.front().filter(|(at, _)| *at <= now) {
+            self.air_down.pop_front();
+            let latency = at - packet.meta.ran_entry_ns;
+            self.report.ran_latency_ns.push(latency);
+            self.step_latency = (self.step_latency.0 + latency, self.step_latency.1 + 1);
+            self.deliver(Side::Ue, now, at, packet)?;
+        }
+        while let Some(&(at, packet)) = self.air_up.front().filter(|(at, _)| *at <= now) {
+            self.air_up.pop_front();
+            self.enter_wired_up(0, at, now, packet)?;
+        }
+        for i in 0..self.up.len() {
+            while let Some((at, packet)) = self.up[i].pop_due(now) {
+                self.enter_wired_up(i + 1, at, now, packet)?;
+            }
+        }
+        if now >= self.next_sample_ns {
+            self.sample(now);
+            self.next_sample_ns = (now / self.sample_step_ns + 1) * self.sample_step_ns;
+        }
+        Ok(())
+    }
+
+    /// A downlink packet reaches stage `stage` at `at`: wired hop `stage`, then the radio.
+    fn enter_down(&mut self, stage: usize, at: u64, packet: Packet) {
+        if stage < self.down.len() {
+            if let Err(packet) = self.down[stage].offer(at, packet) {
+                self.split_into(packet, |link, part| link.down[stage].offer(at, part).map_err(|p| link.down[stage].count_drop(p.wire_bytes())).is_ok());
+            }
+            return;
+        }
+        match &mut self.radio {
+            Some(radio) => {
+                if !radio.ran.enqueue_downlink(at, radio.ue, packet) {
+                    self.split_into(packet, |link, part| {
+                        let radio = link.radio.as_mut().expect("radio path");
+                        radio.ran.enqueue_downlink(at, radio.ue, part)
+                    });
+                }
+            }
+            // A wired path ends at the UE-side device.
+            None => self.air_down.push_back((at, packet)),
+        }
+    }
+
+    fn enter_up(&mut self, now: u64, packet: Packet) {
+        match &mut self.radio {
+            Some(radio) => {
+                if !radio.ran.enqueue_uplink(now, radio.ue, packet) {
+                    self.report.ran_dropped_frames += 1;
+                    self.frames.release(packet.meta.payload);
+                }
+            }
+            None => self.air_up.push_back((now, packet)),
+        }
+    }
+
+    /// An uplink packet reaches wired hop `stage` (past the last one: the server side).
+    fn enter_wired_up(&mut self, stage: usize, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
+        if stage == self.up.len() {
+            return self.deliver(Side::Server, now, at, packet);
+        }
+        if let Err(packet) = self.up[stage].offer(at, packet) {
+            self.up[stage].count_drop(packet.wire_bytes());
+            self.frames.release(packet.meta.payload);
+        }
+        Ok(())
+    }
+
+    /// Cuts `packet`'s frame into segments and offers each to `admit`; what it refuses is
+    /// dropped.
+    fn split_into(&mut self, packet: Packet, mut admit: impl FnMut(&mut Link, Packet) -> bool) {
+        self.report.split_frames += 1;
+        let mut parts = std::mem::take(&mut self.parts);
+        self.frames.split(packet.meta.payload, &mut parts);
+        for &id in &parts {
+            let Some(part) = self.frames.describe(id) else {
+                self.frames.release(id);
+                continue;
+            };
+            if !admit(self, part) {
+                self.frames.release(id);
+            }
+        }
+        parts.clear();
+        self.parts = parts;
+    }
+
+    fn read(&mut self, side: Side) -> Result<Option<Packet>, EmuError> {
+        loop {
+            let id = self.frames.alloc();
+            let tun = match side {
+                Side::Server => &mut self.server_side,
+                Side::Ue => &mut self.ue_side,
+            };
+            let Some(len) = tun.read(self.frames.buffer_mut(id))? else {
+                self.frames.release(id);
+                return Ok(None);
+            };
+            self.frames.set_len(id, len);
+            match self.frames.describe(id) {
+                Some(packet) => return Ok(Some(packet)),
+                None => {
+                    self.report.unparsed_frames += 1;
+                    self.frames.release(id);
+                }
+            }
+        }
+    }
+
+    /// Writes a packet's frame out of the link, `now`, for a packet due at `due`.
+    fn deliver(&mut self, side: Side, now: u64, due: u64, packet: Packet) -> Result<(), EmuError> {
+        let late = now.saturating_sub(due);
+        self.report.max_lateness_ns = self.report.max_lateness_ns.max(late);
+        self.report.late_frames += (late > 1_000_000) as u64;
+        let id = packet.meta.payload;
+        let tun = match side {
+            Side::Server => &mut self.server_side,
+            Side::Ue => &mut self.ue_side,
+        };
+        if !tun.write(self.frames.frame(id))? {
+            self.report.write_failures += 1;
+        }
+        self.frames.release(id);
+        Ok(())
+    }
+
+    fn sample(&mut self, now: u64) {
+        let t_ns = now / self.sample_step_ns * self.sample_step_ns;
+        if let Some(radio) = &self.radio {
+            let telemetry = radio.ran.telemetry(now, radio.ue);
+            let state = radio.ran.link_state(radio.ue);
+            let (sum, n) = std::mem::take(&mut self.step_latency);
+            self.report.ue_samples.push(UeSample {
+                t_ns,
+                sinr_db: telemetry.sinr_db,
+                rate_bps: telemetry.rate_bps,
+                los: state.is_some_and(|s| s.los),
+                outage: telemetry.outage,
+                rlc_bytes: telemetry.rlc_bytes,
+                ran_latency_ms: if n == 0 { f64::NAN } else { sum as f64 / n as f64 / 1e6 },
+            });
+        }
+        // Queue ids as in the simulator's summary: per link of the path, downlink then uplink.
+        let hops = self.down.len();
+        for i in 0..hops {
+            for (k, hop) in [(2 * i, &mut self.down[i]), (2 * i + 1, &mut self.up[hops - 1 - i])] {
+                let bytes = hop.queued_bytes(now);
+                let packets = hop.in_transit_packets() as u64;
+                self.report.queue_samples.push(QueueSample { t_ns, queue: k as u32, bytes, packets });
+            }
+        }
+    }
+
+    fn next_due_ns(&self) -> u64 {
+        let mut due = self.next_sample_ns;
+        if let Some(radio) = &self.radio {
+            due = due.min(radio.ran.next_slot_ns(radio.cell));
+        }
+        for hop in self.down.iter().chain(&self.up) {
+            if let Some(at) = hop.next_due_ns() {
+                due = due.min(at);
+            }
+        }
+        for air in [&self.air_down, &self.air_up] {
+            if let Some(&(at, _)) = air.front() {
+                due = due.min(at);
+            }
+        }
+        due
+    }
+
+    /// Sleeps up to `timeout_ns`, or until a frame arrives on either device.
+    fn wait(&self, timeout_ns: u64) -> Result<(), EmuError> {
+        let mut fds = [
+            libc::pollfd { fd: self.server_side.fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: self.ue_side.fd(), events: libc::POLLIN, revents: 0 },
+        ];
+        let timeout = libc::timespec { tv_sec: (timeout_ns / 1_000_000_000) as i64, tv_nsec: (timeout_ns % 1_000_000_000) as i64 };
+        // SAFETY: two valid pollfds and a timespec that outlive the call.
+        let r = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &timeout, std::ptr::null()) };
+        if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return Err(EmuError::os("waiting for frames"));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Side {
+    Server,
+    Ue,
+}

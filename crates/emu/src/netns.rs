@@ -1,0 +1,133 @@
+//! The testbed's network namespaces, and the guarantee that they go away.
+//!
+//! Namespaces are named `mn-<pid>-<role>` (`ip netns` names, so a user can look inside a
+//! running emulation with `ip netns exec`). Before the first one is made, a watchdog is
+//! started in a session of its own: a shell that waits for its standard input to close, then
+//! kills whatever still runs in the namespaces and deletes them. Standard input is a pipe
+//! whose only writer is this process, so it closes when the emulation ends by any route — a
+//! normal end, an error, Ctrl-C, or SIGKILL — and one cleanup path serves them all. Deleting a
+//! namespace destroys its veth ends and routes; the TUN devices go with this process's file
+//! descriptors.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+
+use crate::error::EmuError;
+
+/// The prefix of every namespace an emulation makes.
+pub const PREFIX: &str = "mn-";
+
+pub struct Namespaces {
+    names: Vec<String>,
+    watchdog: Option<Child>,
+}
+
+impl Namespaces {
+    /// Makes one namespace per role, with loopback up.
+    pub fn create(roles: &[&str]) -> Result<Namespaces, EmuError> {
+        let pid = std::process::id();
+        let names: Vec<String> = roles.iter().map(|r| format!("{PREFIX}{pid}-{r}")).collect();
+        let watchdog = spawn_watchdog(&names)?;
+        let ns = Namespaces { names, watchdog: Some(watchdog) };
+        for name in &ns.names {
+            run("ip", &["netns", "add", name])?;
+            run("ip", &["-n", name, "link", "set", "lo", "up"])?;
+        }
+        Ok(ns)
+    }
+
+    /// The namespace of `role` (one of those given to `create`).
+    pub fn name(&self, role: &str) -> &str {
+        let suffix = format!("-{role}");
+        self.names.iter().find(|n| n.ends_with(&suffix)).expect("a role given to create")
+    }
+
+    /// Moves the calling thread into `role`'s namespace: sockets and devices it creates from
+    /// then on live there.
+    pub fn enter(&self, role: &str) -> Result<(), EmuError> {
+        enter(self.name(role))
+    }
+}
+
+impl Drop for Namespaces {
+    /// Closes the watchdog's pipe and waits for it to remove everything.
+    fn drop(&mut self) {
+        if let Some(mut watchdog) = self.watchdog.take() {
+            drop(watchdog.stdin.take());
+            let _ = watchdog.wait();
+        }
+    }
+}
+
+/// Moves the calling thread into the named namespace.
+pub fn enter(name: &str) -> Result<(), EmuError> {
+    let file = File::open(format!("/var/run/netns/{name}")).map_err(|e| EmuError::System(format!("cannot open namespace {name}: {e}")))?;
+    // SAFETY: setns on a namespace file descriptor we own; it affects only this thread.
+    if unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(EmuError::os(&format!("cannot enter namespace {name}")));
+    }
+    Ok(())
+}
+
+fn spawn_watchdog(names: &[String]) -> Result<Child, EmuError> {
+    let script = format!(
+        "trap '' INT TERM HUP; read _; for ns in {}; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done; exit 0",
+        names.join(" ")
+    );
+    let mut command = Command::new("sh");
+    command.args(["-c", &script]).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe; a session of its own keeps the watchdog out of
+    // the terminal's process group, so Ctrl-C reaches the emulation but not its cleanup.
+    unsafe {
+        command.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    command.spawn().map_err(|e| EmuError::System(format!("cannot start the cleanup watchdog (sh): {e}")))
+}
+
+/// Runs a command to completion; its standard error becomes the message when it fails.
+pub fn run(program: &str, args: &[&str]) -> Result<(), EmuError> {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| EmuError::System(format!("cannot run {program}: {e}")))?;
+    if !out.status.success() {
+        return Err(EmuError::System(format!(
+            "`{program} {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
+/// Removes what killed emulations left: namespaces named by [`PREFIX`] whose process is gone
+/// (their watchdog was killed too, or the host rebooted in between). Returns their names.
+pub fn cleanup_stale() -> Result<Vec<String>, EmuError> {
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/var/run/netns") else { return Ok(removed) };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix(PREFIX).and_then(|rest| rest.split('-').next()).and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        // SAFETY: kill with signal 0 only asks whether the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        if alive {
+            continue;
+        }
+        let pids = Command::new("ip").args(["netns", "pids", &name]).output().map(|o| o.stdout).unwrap_or_default();
+        for p in String::from_utf8_lossy(&pids).split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
+            // SAFETY: killing a process left inside a namespace of a dead emulation.
+            unsafe { libc::kill(p, libc::SIGKILL) };
+        }
+        run("ip", &["netns", "del", &name])?;
+        removed.push(name);
+    }
+    Ok(removed)
+}

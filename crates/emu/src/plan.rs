@@ -1,0 +1,141 @@
+//! What the emulator builds from a scenario, and a clear refusal of what it cannot host yet.
+//!
+//! The testbed has three namespaces: `server` (the flow's source), `gnb` (the link emulator,
+//! which carries every wired hop of the path and the radio) and `ue` (the flow's destination).
+//! The path is the scenario's chain of wired links from the source node, ending at the UE's
+//! cell node and then over the radio, or at the destination itself for a wired-only path.
+
+use std::net::Ipv4Addr;
+
+use millinet_scenario::{App, FlowKind, LinkSpec, Scenario};
+
+use crate::endpoint::{server_address, FlowPlan, Workload};
+use crate::error::EmuError;
+
+/// One wired link of the path, oriented from the server.
+#[derive(Clone, Debug)]
+pub struct HopPlan {
+    pub from: String,
+    pub to: String,
+    pub rate_bps: f64,
+    pub delay_s: f64,
+    pub queue_bytes: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub hops: Vec<HopPlan>,
+    /// The path ends over the radio of scenario UE 0 (else at a wired node).
+    pub radio: bool,
+    pub flow: FlowPlan,
+    /// The MTU of every interface: the flow's segments carry exactly `mss_bytes` of payload.
+    pub mtu_bytes: u32,
+    pub sack: bool,
+    pub timestamps: bool,
+    pub window_scaling: bool,
+    pub delayed_ack: bool,
+    pub min_rto_ms: u64,
+    pub initial_window_segments: u32,
+}
+
+/// The testbed's own private addresses: the server side and the UE side of the gNB.
+pub const SERVER_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 1, 1);
+pub const GNB_SERVER_SIDE_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 1, 2);
+pub const UE_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 2, 1);
+pub const GNB_UE_SIDE_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 2, 2);
+
+/// Congestion controls the kernel offers, by the scenario's names.
+fn kernel_cc(name: &str) -> Option<&'static str> {
+    match name {
+        "newreno" | "reno" => Some("reno"),
+        "cubic" => Some("cubic"),
+        "bbr" => Some("bbr"),
+        _ => None,
+    }
+}
+
+impl Plan {
+    pub fn new(s: &Scenario, available_cc: &str) -> Result<Plan, EmuError> {
+        if !s.proxy.node.is_empty() {
+            return Err(EmuError::unsupported("proxy.node", "the real milliProxy daemon is not built yet; run without a proxy"));
+        }
+        if s.flows.len() != 1 {
+            return Err(EmuError::unsupported("flows", format!("it runs exactly one flow, the scenario has {}", s.flows.len())));
+        }
+        let f = &s.flows[0];
+        if f.kind != FlowKind::Tcp {
+            return Err(EmuError::unsupported("flows.0.kind", format!("it runs TCP flows (kernel MPTCP and UDP are not built yet), not {:?}", f.kind).to_lowercase()));
+        }
+        let workload = match f.app {
+            App::Bulk => Workload::Bulk,
+            App::File => Workload::File { bytes: f.file_bytes },
+            other => return Err(EmuError::unsupported("flows.0.app", format!("it runs `bulk` and `file` applications, not `{}`", format!("{other:?}").to_lowercase()))),
+        };
+        let cc = kernel_cc(&f.cc)
+            .filter(|cc| available_cc.split_whitespace().any(|a| a == *cc))
+            .ok_or_else(|| EmuError::unsupported("flows.0.cc", format!("the kernel offers `{}`, not `{}`", available_cc.trim(), f.cc)))?;
+        if s.cells.len() > 1 || s.ues.len() > 1 {
+            return Err(EmuError::unsupported("cells", "it hosts one UE on one cell; several cells, handover and dual connectivity are not built yet"));
+        }
+        let radio = match s.ues.first() {
+            Some(u) if u.node == f.dst => true,
+            Some(_) => return Err(EmuError::unsupported("flows.0.dst", "the flow must end at the UE's node")),
+            None => false,
+        };
+        let end = if radio { s.cells[0].node.clone() } else { f.dst.clone() };
+        let hops = wired_path(&s.links, &f.src, &end)?;
+        let mtu_bytes = f.mss_bytes + 40 + if f.timestamps { 12 } else { 0 };
+        if !(576..=65_535).contains(&mtu_bytes) {
+            return Err(EmuError::unsupported("flows.0.mss_bytes", format!("{} gives an MTU of {mtu_bytes}; allowed 576 to 65535", f.mss_bytes)));
+        }
+        let seconds = |s: f64| (s * 1e9).round() as u64;
+        Ok(Plan {
+            hops,
+            radio,
+            flow: FlowPlan {
+                cc: cc.to_string(),
+                server: server_address(SERVER_IP),
+                workload,
+                start_ns: seconds(f.start_s),
+                end_ns: seconds(s.duration_s),
+                sample_step_ns: seconds(s.outputs.sample_step_s).max(1),
+                goodput_bin_ns: seconds(s.outputs.goodput_bin_s).max(1),
+            },
+            mtu_bytes,
+            sack: f.sack,
+            timestamps: f.timestamps,
+            window_scaling: f.window_scaling,
+            delayed_ack: f.delayed_ack,
+            min_rto_ms: (f.min_rto_s * 1e3).round().max(1.0) as u64,
+            initial_window_segments: f.initial_window_segments,
+        })
+    }
+}
+
+/// The chain of links from `from` to `to`, each oriented along the way. A node on the path
+/// has exactly the links of the chain: the emulator carries one path, not a network.
+fn wired_path(links: &[LinkSpec], from: &str, to: &str) -> Result<Vec<HopPlan>, EmuError> {
+    let mut hops = Vec::new();
+    let mut at = from.to_string();
+    let mut used = vec![false; links.len()];
+    while at != to {
+        let next = links.iter().enumerate().find(|(i, l)| !used[*i] && (l.a == at || l.b == at));
+        let Some((i, l)) = next else {
+            return Err(EmuError::unsupported("links", format!("no chain of links leads from `{from}` to `{to}` (stuck at `{at}`)")));
+        };
+        if l.switch_period_s > 0.0 {
+            return Err(EmuError::unsupported(format!("links.{i}.switch_period_s"), "switching link rates are not built yet"));
+        }
+        if l.aqm != millinet_scenario::Aqm::Droptail {
+            return Err(EmuError::unsupported(format!("links.{i}.aqm"), "wired links are drop-tail (CoDel runs in the RLC buffer)"));
+        }
+        used[i] = true;
+        let next = if l.a == at { l.b.clone() } else { l.a.clone() };
+        hops.push(HopPlan { from: at.clone(), to: next.clone(), rate_bps: l.rate_bps, delay_s: l.delay_s, queue_bytes: l.queue_bytes });
+        at = next;
+    }
+    if let Some(i) = used.iter().position(|u| !u) {
+        return Err(EmuError::unsupported(format!("links.{i}"), "a link off the flow's path; the emulator carries one path"));
+    }
+    Ok(hops)
+}

@@ -1,0 +1,134 @@
+//! One emulation from start to end: load the scenario, plan the testbed, wire it, run the
+//! link and the endpoints on one clock, tear down, and gather what they measured.
+
+use std::path::Path;
+
+use millinet_ran::{CellId, UeId};
+use millinet_scenario::translate::radio::build_ran;
+
+use crate::clock::{make_realtime, RunClock};
+use crate::endpoint::{download, FlowReport, Server};
+use crate::error::EmuError;
+use crate::link::{Link, LinkReport, Radio};
+use crate::netns::Namespaces;
+use crate::plan::Plan;
+use crate::testbed::{self, in_namespace};
+use crate::wired::{HopStats, WiredHop};
+
+#[derive(Clone, Debug, Default)]
+pub struct EmulateOptions {
+    pub seed: Option<u64>,
+    pub overrides: Vec<String>,
+}
+
+/// What one emulation measured, and the summary.json made of it.
+pub struct Emulation {
+    pub summary: serde_json::Value,
+    pub flow: FlowReport,
+    pub link: LinkReport,
+    pub sample_step_ns: u64,
+    pub goodput_bin_ns: u64,
+}
+
+/// Queue names and counters of the path's wired hops, in the simulator's order.
+pub(crate) struct QueueSummary {
+    pub name: String,
+    pub stats: HopStats,
+}
+
+/// Runs a scenario file in the emulator. `progress(elapsed_s, duration_s)` is called every
+/// 100 ms; when it returns false the run stops early (Ctrl-C) with an error.
+pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut(f64, f64) -> bool) -> Result<Emulation, EmuError> {
+    let loaded = millinet_scenario::load(path, &opts.overrides, opts.seed)?;
+    let s = &loaded.scenario;
+    let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
+    let plan = Plan::new(s, &available)?;
+    let radio = match plan.radio {
+        true => Some(Radio { ran: build_ran(s, &loaded.base_dir)?.0, ue: UeId(0), cell: CellId(0) }),
+        false => None,
+    };
+    let mut down = Vec::new();
+    let mut up = Vec::new();
+    for h in &plan.hops {
+        down.push(WiredHop::new(format!("{}->{}", h.from, h.to), h.rate_bps, h.delay_s, h.queue_bytes));
+        up.insert(0, WiredHop::new(format!("{}->{}", h.to, h.from), h.rate_bps, h.delay_s, h.queue_bytes));
+    }
+    check_root()?;
+    let ns = Namespaces::create(&testbed::ROLES)?;
+    let (tun_server, tun_ue) = testbed::wire(&ns, &plan)?;
+    let server = in_namespace(ns.name("server"), || Server::bind(&plan.flow))?;
+    let mut link = Link::new(tun_server, tun_ue, down, up, radio, plan.flow.sample_step_ns);
+    let end_ns = plan.flow.end_ns;
+    let duration_s = end_ns as f64 / 1e9;
+
+    let clock = RunClock::start();
+    let now = || clock.now_ns();
+    let (served, received, linked, realtime) = std::thread::scope(|scope| {
+        let link_thread = scope.spawn(|| {
+            let realtime = make_realtime();
+            let result = link.run(&now, end_ns);
+            if result.is_err() {
+                clock.stop();
+            }
+            (result, realtime)
+        });
+        let server_ns = ns.name("server");
+        let server_thread = scope.spawn(|| {
+            crate::netns::enter(server_ns)?;
+            server.serve(&plan.flow, &now)
+        });
+        let ue_ns = ns.name("ue");
+        let ue_thread = scope.spawn(|| {
+            crate::netns::enter(ue_ns)?;
+            download(&plan.flow, &now)
+        });
+        while !(link_thread.is_finished() && server_thread.is_finished() && ue_thread.is_finished()) {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            if !clock.stopped() && !progress((clock.now_ns() as f64 / 1e9).min(duration_s), duration_s) {
+                clock.stop();
+            }
+        }
+        let (linked, realtime) = link_thread.join().expect("the link does not panic");
+        (server_thread.join().expect("the server does not panic"), ue_thread.join().expect("the UE does not panic"), linked, realtime)
+    });
+    let interrupted = clock.stopped();
+    drop(ns);
+    linked?;
+    if interrupted {
+        return Err(EmuError::System("the emulation was interrupted".into()));
+    }
+    let (samples, last_info) = served?;
+    let mut flow = received?;
+    flow.samples = samples;
+    flow.last_info = last_info;
+    let queues = queue_summaries(&link);
+    let ue_stats = link.radio().map(|r| r.ran.ue_stats(r.ue));
+    let summary = crate::summary::summary(&loaded.name, s, &plan, &flow, &link.report, &queues, ue_stats.as_ref(), realtime);
+    Ok(Emulation {
+        summary,
+        flow,
+        link: std::mem::take(&mut link.report),
+        sample_step_ns: plan.flow.sample_step_ns,
+        goodput_bin_ns: plan.flow.goodput_bin_ns,
+    })
+}
+
+fn queue_summaries(link: &Link) -> Vec<QueueSummary> {
+    let (down, up) = link.hops();
+    let mut queues = Vec::new();
+    for (i, hop) in down.iter().enumerate() {
+        let back = &up[up.len() - 1 - i];
+        queues.push(QueueSummary { name: hop.name.clone(), stats: hop.stats.clone() });
+        queues.push(QueueSummary { name: back.name.clone(), stats: back.stats.clone() });
+    }
+    queues
+}
+
+/// Namespaces, veths and TUN devices need root (CAP_NET_ADMIN and CAP_SYS_ADMIN).
+fn check_root() -> Result<(), EmuError> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(EmuError::System("the emulator needs root: it makes network namespaces, veth pairs and TUN devices".into()));
+    }
+    Ok(())
+}

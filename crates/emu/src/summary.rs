@@ -1,0 +1,126 @@
+//! summary.json of an emulation: the simulator's fields where the emulator measures the same
+//! thing (outputs.md §1), from the real sockets (TCP_INFO) and the link's own stamps, plus an
+//! `emulator` section saying how faithfully the link kept real time.
+
+use millinet_ran::UeStats;
+use millinet_scenario::Scenario;
+use serde_json::{json, Value};
+
+use crate::endpoint::FlowReport;
+use crate::link::LinkReport;
+use crate::plan::Plan;
+use crate::run::QueueSummary;
+
+/// Mean and percentiles (nearest rank) of `values`, in the values' unit; nulls when empty.
+fn distribution(mut values: Vec<f64>) -> Value {
+    if values.is_empty() {
+        return json!({"mean": null, "p50": null, "p95": null, "p99": null});
+    }
+    values.sort_by(f64::total_cmp);
+    let rank = |p: f64| values[((p / 100.0 * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1];
+    json!({
+        "mean": values.iter().sum::<f64>() / values.len() as f64,
+        "p50": rank(50.0),
+        "p95": rank(95.0),
+        "p99": rank(99.0),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn summary(
+    name: &str,
+    s: &Scenario,
+    plan: &Plan,
+    flow: &FlowReport,
+    link: &LinkReport,
+    queues: &[QueueSummary],
+    ue_stats: Option<&UeStats>,
+    realtime: bool,
+) -> Value {
+    let spec = &s.flows[0];
+    let measured_s = (plan.flow.end_ns - plan.flow.start_ns) as f64 / 1e9;
+    let goodput_bps = if measured_s > 0.0 { flow.received_bytes as f64 * 8.0 / measured_s } else { 0.0 };
+    // The kernel's smoothed RTT, sampled every step while the connection had one.
+    let rtt_ms: Vec<f64> = flow.samples.iter().filter(|x| x.info.rtt_us > 0).map(|x| x.info.rtt_us as f64 / 1e3).collect();
+    let info = &flow.last_info;
+    let flows = vec![json!({
+        "id": 0,
+        "kind": "tcp",
+        "src": spec.src,
+        "dst": spec.dst,
+        "cc": spec.cc,
+        "kernel_cc": plan.flow.cc,
+        "mss_bytes": spec.mss_bytes,
+        "goodput_bps": goodput_bps,
+        "delivered_bytes": flow.received_bytes,
+        "download_time_s": flow.download_time_ns.map(|ns| ns as f64 / 1e9),
+        "retransmits": info.total_retrans,
+        "rtos": info.total_rto,
+        "rtt_ms": distribution(rtt_ms.clone()),
+        "rtt_samples": rtt_ms.len(),
+        "min_rtt_ms": info.min_rtt_us as f64 / 1e3,
+        "bytes_retransmitted": info.bytes_retrans,
+    })];
+    let queues: Vec<Value> = queues
+        .iter()
+        .enumerate()
+        .map(|(id, q)| {
+            json!({
+                "id": id,
+                "name": q.name,
+                "arrived_packets": q.stats.arrived_packets,
+                "delivered_packets": q.stats.delivered_packets,
+                "dropped_packets": q.stats.dropped_packets,
+                "dropped_bytes": q.stats.dropped_bytes,
+                "max_bytes": q.stats.max_bytes,
+            })
+        })
+        .collect();
+    let ues: Vec<Value> = ue_stats
+        .map(|st| {
+            let samples = &link.ue_samples;
+            let n = samples.len().max(1) as f64;
+            let mean_rate_bps = samples.iter().map(|x| x.rate_bps).sum::<f64>() / n;
+            let ran_latency_ms = link.ran_latency_ns.iter().map(|&ns| ns as f64 / 1e6).collect();
+            vec![json!({
+                "id": 0,
+                "node": s.ues[0].node,
+                "cell": s.ues[0].cell,
+                "goodput_bps": goodput_bps,
+                "mean_rate_bps": mean_rate_bps,
+                "utilization": if mean_rate_bps > 0.0 { goodput_bps / mean_rate_bps } else { 0.0 },
+                "los_fraction": samples.iter().filter(|x| x.los).count() as f64 / n,
+                "outage_fraction": samples.iter().filter(|x| x.outage).count() as f64 / n,
+                "ran_latency_ms": distribution(ran_latency_ms),
+                "downlink": {
+                    "bytes_delivered": st.downlink.bytes_delivered,
+                    "sdus_delivered": st.downlink.sdus_delivered,
+                    "harq_tx": st.downlink.harq_tx,
+                    "harq_retx": st.downlink.harq_retx,
+                },
+            })]
+        })
+        .unwrap_or_default();
+    json!({
+        "scenario": name,
+        "seed": s.seed,
+        "duration_s": s.duration_s,
+        "flows": flows,
+        "queues": queues,
+        "ues": ues,
+        "proxy": null,
+        "emulator": {
+            "capacity_scale": 1.0,
+            "realtime_scheduling": realtime,
+            "max_lateness_ms": link.max_lateness_ns as f64 / 1e6,
+            "frames_over_1ms_late": link.late_frames,
+            "frames_down": link.frames_down,
+            "frames_up": link.frames_up,
+            "split_frames": link.split_frames,
+            "unparsed_frames": link.unparsed_frames,
+            "ran_dropped_frames": link.ran_dropped_frames,
+            "write_failures": link.write_failures,
+            "kernel": std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim(),
+        },
+    })
+}
