@@ -88,6 +88,51 @@ def run(scenario: str, seed: int | None, overrides: tuple[str, ...], out: Path |
     click.echo(f"output: {out}")
 
 
+@cli.command()
+@click.argument("scenario", required=False)
+@seed_option
+@set_option
+@click.option("--out", type=click.Path(path_type=Path), help="Run directory [default: runs/<scenario>-<seed>-emulated].")
+@click.option("--cleanup", is_flag=True, help="Only remove what killed emulations left behind.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def emulate(scenario: str | None, seed: int | None, overrides: tuple[str, ...], out: Path | None, cleanup: bool, quiet: bool) -> None:
+    """Emulates SCENARIO with real Linux TCP (root): namespaces for the server, the gNB and the
+    UE, and a userspace link driven in real time by the simulator's channel and RAN models."""
+    if cleanup:
+        removed = millinet.emulator.cleanup()
+        click.echo(f"removed {len(removed)} namespaces" + (": " + " ".join(removed) if removed else ""))
+        return
+    if scenario is None:
+        raise UsageProblem("missing argument SCENARIO (or --cleanup)")
+    resolved = tomllib.loads(millinet.resolve(scenario, seed, overrides))
+    out = out or Path("runs") / f"{Path(scenario).stem}-{resolved['seed']}-emulated"
+    progress_console = Console(stderr=True)
+    with Progress(
+        TextColumn("emulated"),
+        BarColumn(),
+        TextColumn("{task.completed:.1f} / {task.total:.1f} s"),
+        TimeElapsedColumn(),
+        console=progress_console,
+        transient=True,
+        disable=quiet or not progress_console.is_terminal,
+    ) as bar:
+        task = bar.add_task("emulate", total=resolved["duration_s"])
+        result = millinet.emulate(
+            scenario,
+            seed=seed,
+            overrides=overrides,
+            out=out,
+            progress=lambda elapsed_s, total_s: bar.update(task, completed=elapsed_s, total=total_s),
+        )
+    Console().print(summary_table(result.summary))
+    link = result.summary["emulator"]
+    click.echo(
+        f"real Linux TCP (kernel {link['kernel']}), capacity scale {link['capacity_scale']:g}; the link was at most "
+        f"{link['max_lateness_ms']:.2f} ms late, {link['frames_over_1ms_late']:,} frames over 1 ms late"
+    )
+    click.echo(f"output: {out}")
+
+
 def summary_table(summary: dict) -> Table:
     """Per flow: goodput, RTT, retransmissions, RTOs and what limited the sender ("-" where
     a flow has no such figure, e.g. RTT of a UDP flow)."""

@@ -58,6 +58,29 @@ def run(
     if pcap_nodes and out is None:
         raise ScenarioError("pcap capture needs an output directory (out=...)")
     path, overrides = scenario_path(scenario), override_list(overrides)
+    return record(
+        path,
+        seed,
+        overrides,
+        out,
+        lambda writer: _core.run(
+            path,
+            writer.write,
+            seed=seed,
+            overrides=overrides,
+            pcap_dir=out if pcap_nodes else None,
+            pcap_nodes=pcap_nodes,
+            progress=progress,
+        ),
+    )
+
+
+def record(
+    path: Path, seed: int | None, overrides: list[str], out: str | Path | None, execute: Callable[[outputs.SeriesWriter], dict]
+) -> RunResult:
+    """Runs `execute(writer)` (the simulator or the emulator: it hands its time series to
+    `writer.write` and returns {"summary_json": ...}) and keeps its results: in the run
+    directory `out`, or in a private one removed with the result."""
     # The `run` column of every streamed chunk needs the run's id before the run starts.
     scenario_toml = _core.resolve(path, overrides, seed)
     run_id = outputs.run_id(scenario_toml)
@@ -70,15 +93,7 @@ def run(
         series_dir = Path(tempfile.mkdtemp(prefix="millinet-series-"))
     writer = outputs.SeriesWriter(series_dir, run_id)
     try:
-        raw = _core.run(
-            path,
-            writer.write,
-            seed=seed,
-            overrides=overrides,
-            pcap_dir=out if pcap_nodes else None,
-            pcap_nodes=pcap_nodes,
-            progress=progress,
-        )
+        raw = execute(writer)
         names = writer.close()
     except BaseException:
         writer.abort()

@@ -142,6 +142,12 @@ impl Link {
 
     /// Everything due by `now`: read what arrived, move what is due, write what is delivered.
     fn step(&mut self, now: u64) -> Result<(), EmuError> {
+        // Earlier arrivals first: what the hops delivered by now, then what arrives now.
+        for i in 0..self.down.len() {
+            while let Some((at, packet)) = self.down[i].pop_due(now) {
+                self.enter_down(i + 1, at, packet);
+            }
+        }
         for _ in 0..READ_BATCH {
             let Some(packet) = self.read(Side::Server)? else { break };
             self.report.frames_down += 1;
@@ -151,11 +157,6 @@ impl Link {
             let Some(packet) = self.read(Side::Ue)? else { break };
             self.report.frames_up += 1;
             self.enter_up(now, packet);
-        }
-        for i in 0..self.down.len() {
-            while let Some((at, packet)) = self.down[i].pop_due(now) {
-                self.enter_down(i + 1, at, packet);
-            }
         }
         if let Some(radio) = &mut self.radio {
             radio.ran.advance_to(now, &mut self.ran_out);
@@ -199,6 +200,9 @@ impl Link {
         }
         match &mut self.radio {
             Some(radio) => {
+                // Slots before the packet's arrival run first, so a link that fell behind
+                // catches up in time order instead of sending the packet in the past.
+                radio.ran.advance_to(at, &mut self.ran_out);
                 if !radio.ran.enqueue_downlink(at, radio.ue, packet) {
                     self.split_into(packet, |link, part| {
                         let radio = link.radio.as_mut().expect("radio path");
@@ -214,6 +218,7 @@ impl Link {
     fn enter_up(&mut self, now: u64, packet: Packet) {
         match &mut self.radio {
             Some(radio) => {
+                radio.ran.advance_to(now, &mut self.ran_out);
                 if !radio.ran.enqueue_uplink(now, radio.ue, packet) {
                     self.report.ran_dropped_frames += 1;
                     self.frames.release(packet.meta.payload);

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+mod emulate;
 mod trace;
 
 use millinet_engine::{ColumnData, Error, RunOptions, Table};
@@ -27,7 +28,7 @@ fn resolve(py: Python<'_>, path: PathBuf, overrides: Vec<String>, seed: Option<u
 }
 
 /// One chunk of tables as {table: {column: (dtype, little-endian bytes)}}.
-fn chunk_to_py<'py>(py: Python<'py>, tables: Vec<Table>) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn chunk_to_py<'py>(py: Python<'py>, tables: Vec<Table>) -> PyResult<Bound<'py, PyDict>> {
     let result = PyDict::new(py);
     for table in tables {
         let columns = PyDict::new(py);
@@ -93,6 +94,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate::emulate, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate::emulate_cleanup, m)?)?;
     trace::register(m)?;
     Ok(())
 }

@@ -1,0 +1,39 @@
+"""Running a scenario in the emulator: real Linux TCP in network namespaces, through a
+userspace link driven by the simulator's own channel and RAN models (docs/emulator.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from millinet import _core
+from millinet.catalog import scenario_path
+from millinet.runner import Overrides, RunResult, override_list, record
+
+
+def emulate(
+    scenario: str | Path,
+    seed: int | None = None,
+    overrides: Overrides = None,
+    out: str | Path | None = None,
+    progress: Callable[[float, float], None] | None = None,
+) -> RunResult:
+    """Emulates `scenario` (a shipped name or a path to a TOML file) in real time, as root.
+
+    Arguments and result as `millinet.run`; the summary has an `emulator` section saying how
+    late the link ever was. A scenario the emulator cannot host raises ScenarioError naming
+    the field; Ctrl-C stops the emulation, removes the testbed and raises KeyboardInterrupt.
+    """
+    path, overrides = scenario_path(scenario), override_list(overrides)
+
+    def execute(writer):
+        raw = _core.emulate(path, seed=seed, overrides=overrides, progress=progress)
+        writer.write(raw["series"])
+        return raw
+
+    return record(path, seed, overrides, out, execute)
+
+
+def cleanup() -> list[str]:
+    """Removes the namespaces of emulations that were killed; returns their names."""
+    return _core.emulate_cleanup()

@@ -1,0 +1,105 @@
+"""The emulator from the command line and the API: real Linux TCP in namespaces this test
+suite makes (named after the emulating process), bounded in time, always removed."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import millinet
+from conftest import millinet as cli
+from conftest import ok
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the emulator makes network namespaces: root only")
+
+
+def namespaces_of(pid: int) -> list[str]:
+    netns = Path("/var/run/netns")
+    return sorted(p.name for p in netns.glob(f"mn-{pid}-*")) if netns.exists() else []
+
+
+def test_emulate_writes_the_run_directory_of_a_run(tmp_path):
+    result = ok(cli("emulate", "dumbbell", "--set", "duration_s=2", "--set", "links.1.rate_bps=200e6", "--quiet", cwd=tmp_path))
+    out = tmp_path / "runs" / "dumbbell-1-emulated"
+    assert "output: runs/dumbbell-1-emulated" in result.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    flow = summary["flows"][0]
+    # 200 Mbit/s of which 1400 of every 1452 bytes are payload; the first RTTs are slow start.
+    assert 0.85 * 200e6 * 1400 / 1452 < flow["goodput_bps"] <= 200e6
+    assert flow["rtt_ms"]["p50"] >= 22.0, "never below the path's 22 ms of propagation"
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert {"run", "t", "cwnd_bytes", "srtt_ms", "acked_bytes", "min_rtt_ms"} <= set(flows.columns)
+    assert flows["acked_bytes"].is_monotonic_increasing
+    goodput = pd.read_parquet(out / "goodput.parquet")
+    # The goodput bins add up to the bytes the summary counts.
+    bin_s = goodput["t"].diff().iloc[1]
+    assert abs((goodput["goodput_bps"] * bin_s / 8).sum() - flow["delivered_bytes"]) < 1
+    assert (out / "scenario.toml").read_text() == millinet.resolve("dumbbell", overrides=["duration_s=2", "links.1.rate_bps=200e6"])
+
+
+def test_a_killed_emulation_leaves_nothing_behind(tmp_path):
+    child = subprocess.Popen(
+        [sys.executable, "-m", "millinet", "emulate", "dumbbell", "--set", "duration_s=30", "--quiet"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while len(namespaces_of(child.pid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(namespaces_of(child.pid)) == 3, "the emulation made its server, gnb and ue namespaces"
+        time.sleep(1.0)  # mid-run
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while namespaces_of(child.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert namespaces_of(child.pid) == []
+        assert not any(Path(f"/sys/class/net/{dev}").exists() for dev in ("s0", "u0", "tsrv", "tue"))
+    finally:
+        child.kill()
+    assert ok(cli("emulate", "--cleanup", cwd=tmp_path)).stdout.startswith("removed 0 namespaces")
+
+
+def test_an_unknown_key_is_refused_as_by_run(tmp_path):
+    emulated = cli("emulate", "dumbbell", "--set", "flows.0.bogus=1", cwd=tmp_path)
+    simulated = cli("run", "dumbbell", "--set", "flows.0.bogus=1", cwd=tmp_path)
+    assert emulated.returncode == simulated.returncode == 2
+    assert emulated.stderr == simulated.stderr
+    assert "flows.0.bogus" in emulated.stderr
+
+
+@pytest.mark.parametrize(
+    ("scenario", "overrides", "field"),
+    [
+        ("mptcp", [], "flows.0.kind"),
+        ("dumbbell", ["flows.0.cc=highspeed"], "flows.0.cc"),
+        ("dumbbell-switching", [], "switch_period_s"),
+        ("milliproxy", ["proxy.node=gnb"], "proxy.node"),
+        ("handover", [], "cells"),
+    ],
+)
+def test_a_scenario_it_cannot_host_is_named(tmp_path, scenario, overrides, field):
+    sets = [arg for o in overrides for arg in ("--set", o)]
+    result = cli("emulate", scenario, *sets, cwd=tmp_path)
+    assert result.returncode == 2
+    assert field in result.stderr and "the emulator cannot host this scenario" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_the_api_returns_the_series_of_the_radio_path():
+    result = millinet.emulate("milliproxy", overrides={"duration_s": 1.5})
+    ues = result.series["ues"]
+    assert len(ues) >= 1000, "a sample per ms"
+    ue = result.summary["ues"][0]
+    assert 0 < ue["utilization"] <= 1.0
+    # The link's own stamps: a frame spends at least a slot (125 µs) in the RAN.
+    assert ue["ran_latency_ms"]["p50"] >= 0.125
