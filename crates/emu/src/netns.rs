@@ -1,6 +1,7 @@
 //! The testbed's network namespaces, and the guarantee that they go away.
 //!
-//! Namespaces are named `mn-<pid>-<role>` (`ip netns` names, so a user can look inside a
+//! Namespaces are named `mn-<pid>-<n>-<role>`, n counting the emulations of the process
+//! (`ip netns` names, so a user can look inside a
 //! running emulation with `ip netns exec`). Before the first one is made, a watchdog is
 //! started in a session of its own: a shell that waits for its standard input to close, then
 //! kills whatever still runs in the namespaces and deletes them. Standard input is a pipe
@@ -13,6 +14,7 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::error::EmuError;
 
@@ -27,8 +29,9 @@ pub struct Namespaces {
 impl Namespaces {
     /// Makes one namespace per role, with loopback up.
     pub fn create(roles: &[&str]) -> Result<Namespaces, EmuError> {
-        let pid = std::process::id();
-        let names: Vec<String> = roles.iter().map(|r| format!("{PREFIX}{pid}-{r}")).collect();
+        static EMULATIONS: AtomicU32 = AtomicU32::new(0);
+        let (pid, n) = (std::process::id(), EMULATIONS.fetch_add(1, Ordering::Relaxed));
+        let names: Vec<String> = roles.iter().map(|r| format!("{PREFIX}{pid}-{n}-{r}")).collect();
         let watchdog = spawn_watchdog(&names)?;
         let ns = Namespaces { names, watchdog: Some(watchdog) };
         for name in &ns.names {
