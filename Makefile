@@ -9,7 +9,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 
 # Debian packages the tools and tests need: add new ones (ns-3, ...) to this list.
-APT_PACKAGES := tshark libns3-dev libgsl-dev libsqlite3-dev pkg-config
+APT_PACKAGES := tshark libns3-dev libgsl-dev libsqlite3-dev pkg-config iproute2
 # Debian's python3 creates venvs only with python3-venv installed.
 APT_PACKAGES += $(shell $(PYTHON) -c 'import ensurepip' 2>/dev/null || echo python3-venv)
 
@@ -27,7 +27,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build test demo study study-train study-mptcp bench bench-study bench-route bench-train bench-mptcp crosscheck fuzz fuzz-corpus
+.PHONY: deps venv build test demo study study-train study-mptcp bench bench-study bench-route bench-train bench-mptcp bench-emulator crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -101,10 +101,21 @@ bench-train: build
 bench-mptcp: build
 	bash bench/run.sh --mptcp --runs 3
 
+# Only the emulator's figures of `make bench` (root; about a minute of real time).
+bench-emulator: build
+	.venv/bin/python bench/emulator.py
+
 # millinet against ns-3 on the dumbbell, every case of issue 4 (slow: run it by hand);
 # `make test` runs a subset. Results and plots in runs/crosscheck, see docs/validation.md.
 crosscheck: deps build
 	$(BIN)/python crosscheck/run.py --out runs/crosscheck
+
+# The simulator against real Linux TCP through the emulator (root): dumbbell 100 Mbit/s and
+# 1 Gbit/s, 1 and 0.1 BDP, CUBIC and NewReno, and the milliproxy route for two seeds; about
+# 5 minutes. `make test` runs a subset. Table and cwnd overlays in runs/crosscheck-linux,
+# results in docs/validation.md.
+crosscheck-linux: deps build
+	$(BIN)/python crosscheck/linux.py --out runs/crosscheck-linux
 
 # Figure (b) of `make bench` (the milliproxy route with and without milliProxy) for this build
 # against the build of commit REF, runs interleaved in one sitting (a few minutes plus REF's build).

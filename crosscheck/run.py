@@ -266,17 +266,18 @@ def cwnd_agreement(ours: pd.DataFrame, ns3: pd.DataFrame, duration_s: float) -> 
     return nrmsd, corr
 
 
-def plot_cwnd(case: Case, ours: pd.DataFrame | None, ns3: pd.DataFrame, out: Path) -> Path:
+def plot_cwnd(case: Case, ours: pd.DataFrame | None, ns3: pd.DataFrame, out: Path, reference: str = "ns-3 3.37") -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 3.5))
-    ax.plot(ns3["t"], ns3["cwnd_bytes"] / 1e3, label="ns-3 3.37", lw=1)
+    ax.plot(ns3["t"], ns3["cwnd_bytes"] / 1e3, label=reference, lw=1)
     if ours is not None:
         ax.plot(ours["t"], ours["cwnd_bytes"] / 1e3, label="millinet", lw=1)
-    ax.axhline((case.queue_bytes + case.rate_bps * BASE_RTT_S / 8) / 1e3, color="grey", ls=":", lw=0.8, label="BDP + Q")
+    if hasattr(case, "queue_bytes"):
+        ax.axhline((case.queue_bytes + case.rate_bps * BASE_RTT_S / 8) / 1e3, color="grey", ls=":", lw=0.8, label="BDP + Q")
     ax.set(xlabel="time (s)", ylabel="cwnd (kB)", title=case.name)
     ax.legend(loc="upper right")
     fig.tight_layout()
@@ -289,21 +290,22 @@ def plot_cwnd(case: Case, ours: pd.DataFrame | None, ns3: pd.DataFrame, out: Pat
 @dataclass
 class Row:
     case: Case
-    ns3: dict | None
+    # The independent implementation's metrics (ns-3's, or Linux's through the emulator).
+    reference: dict | None
     millinet: dict | None
     note: str = ""
     cwnd_nrmsd: float = math.nan
     cwnd_corr: float = math.nan
 
     def diff(self, key: str) -> float:
-        """millinet relative to ns-3, as a fraction (nan without a millinet result)."""
-        if self.millinet is None or self.ns3 is None:
+        """millinet relative to the reference, as a fraction (nan without a millinet result)."""
+        if self.millinet is None or self.reference is None:
             return math.nan
-        ref = self.ns3[key]
+        ref = self.reference[key]
         return (self.millinet[key] - ref) / ref if ref else (0.0 if self.millinet[key] == 0 else math.inf)
 
 
-def _millinet_metrics(summary: dict) -> dict:
+def flow_metrics(summary: dict) -> dict:
     return {
         "goodput_bps": summary["goodput_bps"],
         "retransmits": summary["retransmits"],
@@ -335,7 +337,7 @@ def compare(cases: list[Case], out: Path, jobs: int = 2, cached_only: bool = Fal
             ns3 = future.result()
             if ns3 is None:
                 note = f"ns-3 pending: `{pending_command(case)}`"
-                rows.append(Row(case, None, None if isinstance(mine, str) else _millinet_metrics(mine[0]), note=note))
+                rows.append(Row(case, None, None if isinstance(mine, str) else flow_metrics(mine[0]), note=note))
                 continue
             ns3_summary, ns3_cwnd = ns3
             if isinstance(mine, str):
@@ -343,20 +345,20 @@ def compare(cases: list[Case], out: Path, jobs: int = 2, cached_only: bool = Fal
                 plot_cwnd(case, None, ns3_cwnd, out)
             else:
                 summary, cwnd = mine
-                row = Row(case, ns3_summary, _millinet_metrics(summary))
+                row = Row(case, ns3_summary, flow_metrics(summary))
                 row.cwnd_nrmsd, row.cwnd_corr = cwnd_agreement(cwnd, ns3_cwnd, case.duration_s)
                 plot_cwnd(case, cwnd, ns3_cwnd, out)
             rows.append(row)
     return rows
 
 
-def format_table(rows: list[Row]) -> str:
+def format_table(rows: list[Row], reference: str = "ns-3") -> str:
     lines = [
-        "| case | goodput Mbit/s millinet / ns-3 (diff) | retransmits | RTOs | mean RTT ms | cwnd NRMSD / corr |",
+        f"| case | goodput Mbit/s millinet / {reference} (diff) | retransmits | RTOs | mean RTT ms | cwnd NRMSD / corr |",
         "|---|---|---|---|---|---|",
     ]
     for r in rows:
-        ns = r.ns3
+        ns = r.reference
         if ns is None:
             m = r.millinet or {"goodput_bps": math.nan, "retransmits": "–", "rtos": "–", "rtt_ms_mean": math.nan}
             lines.append(

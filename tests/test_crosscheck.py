@@ -47,10 +47,10 @@ def test_millinet_agrees_with_ns3(rows, cc):
     table = crosscheck.format_table([row])
     assert row.millinet is not None, table
     assert abs(row.diff("goodput_bps")) <= 0.05, table
-    assert abs(row.millinet["retransmits"] - row.ns3["retransmits"]) <= max(10, 0.2 * row.ns3["retransmits"]), table
-    assert abs(row.millinet["rtos"] - row.ns3["rtos"]) <= 1, table
+    assert abs(row.millinet["retransmits"] - row.reference["retransmits"]) <= max(10, 0.2 * row.reference["retransmits"]), table
+    assert abs(row.millinet["rtos"] - row.reference["rtos"]) <= 1, table
     assert abs(row.diff("rtt_ms_mean")) <= 0.10, table
-    if row.millinet["rtos"] == row.ns3["rtos"]:
+    if row.millinet["rtos"] == row.reference["rtos"]:
         assert row.cwnd_corr >= 0.7, table
     else:
-        assert row.ns3["rtos"] - row.millinet["rtos"] == 1, table
+        assert row.reference["rtos"] - row.millinet["rtos"] == 1, table

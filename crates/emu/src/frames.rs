@@ -79,12 +79,19 @@ impl Frames {
         Some(packet)
     }
 
-    /// Cuts GSO frame `id` into one frame per TCP segment, in sequence order, appended to
-    /// `out`; `id` is released. A frame that is not a TCP GSO frame is handed back whole.
-    /// Each segment gets what the kernel's segmentation would give it (RFC 9293 §3.1 header,
-    /// IPv4 id + k, FIN/PSH on the last only, CWR on the first only) and a partial checksum
-    /// for the receiving stack to complete, as the original frame had.
-    pub fn split(&mut self, id: PayloadId, out: &mut Vec<PayloadId>) {
+    /// The segment size of a TCP GSO frame, if it is one.
+    pub fn gso_segment_bytes(&self, id: PayloadId) -> Option<u16> {
+        let vnet = VnetHeader::parse(self.frame(id));
+        (vnet.is_tcp_gso() && vnet.gso_size > 0).then_some(vnet.gso_size)
+    }
+
+    /// Cuts GSO frame `id` into frames of `segments_per_piece` TCP segments (the last may have
+    /// fewer), in sequence order, appended to `out`; `id` is released. A frame that is not a TCP
+    /// GSO frame is handed back whole. Each piece gets what the kernel's segmentation would
+    /// give its segments (RFC 9293 §3.1 header, IPv4 id + k, FIN/PSH on the last only, CWR on
+    /// the first only) and a partial checksum for the receiving stack to complete, as the
+    /// original frame had; a piece of several segments stays a GSO frame.
+    pub fn split(&mut self, id: PayloadId, segments_per_piece: usize, out: &mut Vec<PayloadId>) {
         let frame = &self.buffers[id.0 as usize];
         let vnet = VnetHeader::parse(frame);
         let ip = VNET_HEADER_BYTES;
@@ -100,21 +107,27 @@ impl Frames {
         let mss = vnet.gso_size as usize;
         let payload_bytes = frame.len() - headers_end;
         let segments = payload_bytes.div_ceil(mss).max(1);
+        let per_piece = segments_per_piece.max(1);
         let seq0 = u32::from_be_bytes([frame[tcp + 4], frame[tcp + 5], frame[tcp + 6], frame[tcp + 7]]);
         let ip_id0 = u16::from_be_bytes([frame[ip + 4], frame[ip + 5]]);
         let flags = frame[tcp + 13];
         let src = Ipv4Addr::new(frame[ip + 12], frame[ip + 13], frame[ip + 14], frame[ip + 15]);
         let dst = Ipv4Addr::new(frame[ip + 16], frame[ip + 17], frame[ip + 18], frame[ip + 19]);
-        for k in 0..segments {
+        for k in (0..segments).step_by(per_piece) {
             let start = headers_end + k * mss;
-            let end = (start + mss).min(headers_end + payload_bytes);
+            let end = (start + per_piece * mss).min(headers_end + payload_bytes);
+            let last = k + per_piece >= segments;
             let seg_id = self.alloc();
-            let [orig, seg] = self.buffers.get_disjoint_mut([id.0 as usize, seg_id.0 as usize]).expect("two distinct buffers");
+            let (orig, seg) = two_mut(&mut self.buffers, id.0 as usize, seg_id.0 as usize);
             let len = headers_end + (end - start);
             seg.truncate(len);
             seg[..headers_end].copy_from_slice(&orig[..headers_end]);
             seg[headers_end..len].copy_from_slice(&orig[start..end]);
-            VnetHeader { flags: VnetHeader::NEEDS_CSUM, gso_type: VnetHeader::GSO_NONE, gso_size: 0, ..vnet }.write(seg);
+            let piece = match end - start > mss {
+                true => VnetHeader { flags: VnetHeader::NEEDS_CSUM, ..vnet },
+                false => VnetHeader { flags: VnetHeader::NEEDS_CSUM, gso_type: VnetHeader::GSO_NONE, gso_size: 0, ..vnet },
+            };
+            piece.write(seg);
             let ip_bytes = (len - ip) as u16;
             seg[ip + 2..ip + 4].copy_from_slice(&ip_bytes.to_be_bytes());
             seg[ip + 4..ip + 6].copy_from_slice(&ip_id0.wrapping_add(k as u16).to_be_bytes());
@@ -123,7 +136,7 @@ impl Frames {
             seg[ip + 10..ip + 12].copy_from_slice(&ip_checksum.to_be_bytes());
             seg[tcp + 4..tcp + 8].copy_from_slice(&seq0.wrapping_add((k * mss) as u32).to_be_bytes());
             let mut seg_flags = flags;
-            if k + 1 < segments {
+            if !last {
                 seg_flags &= !(TCP_FIN | TCP_PSH);
             }
             if k > 0 {
@@ -135,6 +148,18 @@ impl Frames {
             out.push(seg_id);
         }
         self.release(id);
+    }
+}
+
+/// Two distinct elements of `v`, both mutable.
+fn two_mut<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
+    assert_ne!(a, b);
+    if a < b {
+        let (left, right) = v.split_at_mut(b);
+        (&mut left[a], &mut right[0])
+    } else {
+        let (left, right) = v.split_at_mut(a);
+        (&mut right[0], &mut left[b])
     }
 }
 
@@ -175,7 +200,7 @@ mod tests {
         let id = gso_frame(&mut frames, 10_000, 1448, 0x19); // ACK|PSH|FIN
         let original = frames.frame(id)[VNET_HEADER_BYTES + 40..].to_vec();
         let mut parts = Vec::new();
-        frames.split(id, &mut parts);
+        frames.split(id, 1, &mut parts);
         assert_eq!(parts.len(), 7);
         let mut joined = Vec::new();
         for (k, &p) in parts.iter().enumerate() {
@@ -197,5 +222,23 @@ mod tests {
         }
         assert_eq!(joined, original, "the segments carry the frame's payload in order");
         assert_eq!(frames.held(), 7, "the original buffer was released");
+    }
+
+    #[test]
+    fn pieces_of_several_segments_stay_gso_frames() {
+        let mut frames = Frames::default();
+        let id = gso_frame(&mut frames, 10_000, 1448, 0x18);
+        let mut parts = Vec::new();
+        frames.split(id, 3, &mut parts);
+        let pieces: Vec<(u8, usize, u32)> = parts
+            .iter()
+            .map(|&p| {
+                let frame = frames.frame(p);
+                let (packet, payload) = parse(&frame[VNET_HEADER_BYTES..], false).unwrap();
+                (VnetHeader::parse(frame).gso_type, payload.len(), packet.tcp_header().unwrap().seq)
+            })
+            .collect();
+        let gso = VnetHeader::GSO_TCPV4;
+        assert_eq!(pieces, vec![(gso, 3 * 1448, 1000), (gso, 3 * 1448, 1000 + 3 * 1448), (VnetHeader::GSO_NONE, 1312, 1000 + 6 * 1448)]);
     }
 }

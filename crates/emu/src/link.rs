@@ -24,6 +24,10 @@ use crate::wired::WiredHop;
 /// Frames read from one device before the loop attends to the rest.
 const READ_BATCH: usize = 64;
 
+/// The longest a frame may take to serialise on a wired hop and still leave it as one unit:
+/// the timing granularity of the emulated links (100 µs: ten trains per ms at any rate).
+const TRAIN_NS: u64 = 100_000;
+
 /// The radio part of the path: one UE on one cell.
 pub struct Radio {
     pub ran: Ran<Stream>,
@@ -193,8 +197,12 @@ impl Link {
     /// A downlink packet reaches stage `stage` at `at`: wired hop `stage`, then the radio.
     fn enter_down(&mut self, stage: usize, at: u64, packet: Packet) {
         if stage < self.down.len() {
-            if let Err(packet) = self.down[stage].offer(at, packet) {
-                self.split_into(packet, |link, part| link.down[stage].offer(at, part).map_err(|p| link.down[stage].count_drop(p.wire_bytes())).is_ok());
+            match self.train_segments(stage, &packet) {
+                Some(segments) => self.split_into(packet, segments, |link, train| {
+                    link.offer_to_hop(stage, at, train);
+                    true
+                }),
+                None => self.offer_to_hop(stage, at, packet),
             }
             return;
         }
@@ -204,7 +212,8 @@ impl Link {
                 // catches up in time order instead of sending the packet in the past.
                 radio.ran.advance_to(at, &mut self.ran_out);
                 if !radio.ran.enqueue_downlink(at, radio.ue, packet) {
-                    self.split_into(packet, |link, part| {
+                    self.report.split_frames += 1;
+                    self.split_into(packet, 1, |link, part| {
                         let radio = link.radio.as_mut().expect("radio path");
                         radio.ran.enqueue_downlink(at, radio.ue, part)
                     });
@@ -228,6 +237,30 @@ impl Link {
         }
     }
 
+    /// Wired hop `stage` takes `packet` whole, or as many of its segments as fit.
+    fn offer_to_hop(&mut self, stage: usize, at: u64, packet: Packet) {
+        if let Err(packet) = self.down[stage].offer(at, packet) {
+            self.report.split_frames += 1;
+            let hop = stage;
+            self.split_into(packet, 1, |link, part| link.down[hop].offer(at, part).map_err(|p| link.down[hop].count_drop(p.wire_bytes())).is_ok());
+        }
+    }
+
+    /// A GSO frame whose serialisation at hop `stage` would outlast [`TRAIN_NS`] leaves as
+    /// trains of this many segments, each delivered when its last byte is through: the
+    /// receiver then sees, and acknowledges, the segments about when a real link would hand
+    /// them over, not all at the end of the frame.
+    fn train_segments(&self, stage: usize, packet: &Packet) -> Option<usize> {
+        let hop = &self.down[stage];
+        if hop.serialisation_ns(packet.wire_bytes()) <= TRAIN_NS {
+            return None;
+        }
+        let segment = self.frames.gso_segment_bytes(packet.meta.payload)? as u32;
+        let segment_wire_bytes = packet.wire_bytes() - packet.payload_bytes + segment;
+        let per_train = (hop.bytes_in_ns(TRAIN_NS) / segment_wire_bytes as u64).max(1) as usize;
+        Some(per_train)
+    }
+
     /// An uplink packet reaches wired hop `stage` (past the last one: the server side).
     fn enter_wired_up(&mut self, stage: usize, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
         if stage == self.up.len() {
@@ -240,12 +273,11 @@ impl Link {
         Ok(())
     }
 
-    /// Cuts `packet`'s frame into segments and offers each to `admit`; what it refuses is
-    /// dropped.
-    fn split_into(&mut self, packet: Packet, mut admit: impl FnMut(&mut Link, Packet) -> bool) {
-        self.report.split_frames += 1;
+    /// Cuts `packet`'s frame into pieces of `segments` segments and offers each to `admit`;
+    /// what it refuses is dropped.
+    fn split_into(&mut self, packet: Packet, segments: usize, mut admit: impl FnMut(&mut Link, Packet) -> bool) {
         let mut parts = std::mem::take(&mut self.parts);
-        self.frames.split(packet.meta.payload, &mut parts);
+        self.frames.split(packet.meta.payload, segments, &mut parts);
         for &id in &parts {
             let Some(part) = self.frames.describe(id) else {
                 self.frames.release(id);

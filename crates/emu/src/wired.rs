@@ -47,6 +47,16 @@ impl WiredHop {
         }
     }
 
+    /// Time to serialise `bytes` at the link rate.
+    pub fn serialisation_ns(&self, bytes: u32) -> u64 {
+        (bytes as f64 * 8e9 / self.rate_bps).ceil() as u64
+    }
+
+    /// Bytes the link serialises in `ns`.
+    pub fn bytes_in_ns(&self, ns: u64) -> u64 {
+        (ns as f64 * self.rate_bps / 8e9) as u64
+    }
+
     /// Bytes waiting for the transmitter at `now_ns`.
     pub fn queued_bytes(&mut self, now_ns: u64) -> u64 {
         while let Some(&(start_ns, bytes)) = self.waiting.front() {
@@ -75,7 +85,7 @@ impl WiredHop {
             self.waiting_bytes += bytes as u64;
             self.stats.max_bytes = self.stats.max_bytes.max(self.waiting_bytes);
         }
-        self.busy_until_ns = start_ns + (bytes as f64 * 8e9 / self.rate_bps).ceil() as u64;
+        self.busy_until_ns = start_ns + self.serialisation_ns(bytes);
         self.pipe.push_back((self.busy_until_ns + self.delay_ns, packet));
         Ok(())
     }
