@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from millinet import resolve
+from millinet import outputs, resolve
 from millinet import store as stores
 from millinet._toml import tomllib
 from millinet.report.page import html_page, markdown_page
@@ -178,3 +179,46 @@ def write_outputs(out: Path, summary: dict, heading: str, tables: dict[str, pd.D
 
 def slug(title: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in title.lower()).strip("-")
+
+
+def run_tables(store: Path, run_key: str, names: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """The saved time series `names` of one run of the store."""
+    return outputs.read_tables(stores.run_dir(store, run_key), names)
+
+
+def flow_goodput(tables: dict[str, pd.DataFrame]) -> pd.Series:
+    """Flow 0's goodput (bit/s) per goodput bin, indexed by the bin's start (s)."""
+    goodput = tables["goodput"]
+    return goodput[goodput["flow"] == 0].set_index("t")["goodput_bps"]
+
+
+def bin_width_s(series: pd.Series) -> float:
+    return float(np.median(np.diff(series.index.to_numpy())))
+
+
+def time_to_rate_s(goodput: pd.Series, after_s: float, target_bps: float, window_s: float) -> float:
+    """Seconds from `after_s` to the first bin from which the goodput averaged over the next
+    `window_s` reaches `target_bps`; NaN if it never does before the run ends. The window
+    keeps a short burst (a buffer draining at the radio's peak rate) from counting as a
+    recovered rate."""
+    bins = max(1, round(window_s / bin_width_s(goodput)))
+    ahead = goodput[goodput.index >= after_s - 1e-9]
+    forward = ahead[::-1].rolling(bins).mean()[::-1]
+    reached = forward[forward >= target_bps]
+    return float(reached.index[0] - after_s) if len(reached) else math.nan
+
+
+def mean_between(series: pd.Series, start_s: float, end_s: float) -> float:
+    """Mean of a series indexed by time over [start_s, end_s)."""
+    return float(series[(series.index >= start_s - 1e-9) & (series.index < end_s - 1e-9)].mean())
+
+
+def nlos_periods(tables: dict[str, pd.DataFrame]) -> list[tuple[float, float]]:
+    """The UE's NLOS periods (start, end) in seconds from its `ues` table's `los` column;
+    one still open at the end ends with the last sample."""
+    ues = tables["ues"][tables["ues"]["ue"] == 0]
+    nlos = (ues["los"] == 0).to_numpy(int)
+    t = ues["t"].to_numpy(float)
+    edges = np.diff(np.concatenate([[0], nlos, [0]]))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    return [(t[s], t[e] if e < len(t) else t[-1]) for s, e in zip(starts, ends)]
