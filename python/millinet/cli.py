@@ -250,7 +250,7 @@ def report_command(store: Path, out: Path | None, run_key: str | None) -> None:
 
 # The studies `millinet study` runs (millinet.studies.STUDIES; named here so that --help
 # does not import pandas and matplotlib).
-STUDY_NAMES = ["e2e", "milliproxy", "mptcp", "train"]
+STUDY_NAMES = ["e2e", "lower-layer", "milliproxy", "mptcp", "train"]
 
 
 @cli.command(name="study")
