@@ -41,3 +41,19 @@ def quick_study(tmp_path_factory, name: str) -> tuple[Path, str, dict]:
     out = tmp_path_factory.mktemp(name) / "quick"
     result = ok(millinet("study", name, "--quick", "--out", out))
     return out, result.stdout, json.loads((out / "summary.json").read_text())
+
+
+def assert_reruns_identically(run_dir: Path, again: Path) -> None:
+    """`millinet run RUN_DIR/scenario.toml` gives the run's time series byte for byte and its
+    summary.json but for the wall-clock fields and the scenario's name (the file's, here)."""
+    ok(millinet("run", run_dir / "scenario.toml", "--out", again, "--quiet"))
+    tables = sorted(path.name for path in run_dir.glob("*.parquet"))
+    assert tables and tables == sorted(path.name for path in again.glob("*.parquet"))
+    for name in tables:
+        assert (run_dir / name).read_bytes() == (again / name).read_bytes(), name
+    first, second = (json.loads((d / "summary.json").read_text()) for d in (run_dir, again))
+    for summary in (first, second):
+        summary.pop("scenario")
+        summary["sim"].pop("wall_s")
+        summary["sim"].pop("events_per_s")
+    assert first == second
