@@ -8,8 +8,9 @@ import math
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import assert_reruns_identically, quick_study
+from conftest import assert_reruns_identically, millinet as cli, ok, quick_study
 from millinet import store
+from millinet.studies import STUDIES
 
 CONFIGURATIONS = 8  # RLC AM/UM x HARQ on/off x remote/edge, CUBIC
 SIZES = [100_000, 1_000_000, 10_000_000]
@@ -104,3 +105,13 @@ def test_link_retransmissions_matter(study):
 def test_first_run_is_deterministic(study, runs, tmp_path):
     out, _, _ = study
     assert_reruns_identically(store.run_dir(out / "store", runs["run_key"].iloc[0]), tmp_path / "again")
+
+
+def test_studies_lists_every_study_and_indexes_the_pages(study):
+    listing = ok(cli("studies")).stdout.splitlines()
+    assert [line.split()[0] for line in listing] == sorted(STUDIES)
+    assert all(len(line.split(maxsplit=1)) == 2 for line in listing), "each with its description"
+    out, _, _ = study
+    ok(cli("studies", "--index", out.parent))
+    index = (out.parent / "index.html").read_text()
+    assert "<a href='quick/index.html'>lower-layer: quick</a>" in index and "millinet study lower-layer --quick" in index
