@@ -150,7 +150,11 @@ def plus_minus(interval: dict, scale: float) -> str:
     mean, low = interval["mean"] * scale, interval["ci_low"] * scale
     if math.isnan(mean):
         return "-"
-    return number(mean) if math.isnan(low) else f"{number(mean)} ± {number(mean - low)}"
+    if math.isnan(low):
+        return number(mean)
+    # Equal values over seeds leave a rounding residue (1e-16) as the half-width: that is 0.
+    half = 0.0 if mean - low <= 1e-9 * abs(mean) else mean - low
+    return f"{number(mean)} ± {number(half)}"
 
 
 def number(x: float) -> str:
