@@ -1,11 +1,16 @@
-"""Shared helpers: the `millinet` command run as a user runs it, and one short run."""
+"""Shared helpers: the `millinet` command run as a user runs it, one short run, and a quick
+study with its store."""
 
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
+import pyarrow.parquet as pq
 import pytest
+
+from millinet import store
 
 # One simulated second keeps every run in the suite fast.
 SHORT = ["--set", "duration_s=1"]
@@ -57,3 +62,15 @@ def assert_reruns_identically(run_dir: Path, again: Path) -> None:
         summary["sim"].pop("wall_s")
         summary["sim"].pop("events_per_s")
     assert first == second
+
+
+@pytest.fixture(scope="module")
+def runs(study):
+    """The results table of the store of the test module's own `study` fixture (quick_study)."""
+    out, _, _ = study
+    return store.load(out / "store")
+
+
+def saved_table(out: Path, run_key: str, table: str) -> pd.DataFrame:
+    """One saved time-series table of a run in a study's store."""
+    return pq.read_table(store.run_dir(out / "store", run_key) / f"{table}.parquet").to_pandas()

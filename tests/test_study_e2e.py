@@ -6,10 +6,9 @@ repeated byte for byte."""
 import math
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 
-from conftest import assert_reruns_identically, quick_study
+from conftest import assert_reruns_identically, quick_study, saved_table
 from millinet import store
 
 RUNS = 10  # blockers 3, buildings 2, outage 4, trace 1
@@ -20,14 +19,8 @@ def study(tmp_path_factory):
     return quick_study(tmp_path_factory, "e2e")
 
 
-@pytest.fixture(scope="module")
-def runs(study):
-    out, _, _ = study
-    return store.load(out / "store")
-
-
 def goodput(out, run_key):
-    table = pq.read_table(store.run_dir(out / "store", run_key) / "goodput.parquet").to_pandas()
+    table = saved_table(out, run_key, "goodput")
     return table[table["flow"] == 0].set_index("t")["goodput_bps"]
 
 
@@ -78,7 +71,7 @@ def test_outage_verdicts_match_the_rto_counters(study, runs):
         assert v["rto_fired"] == (v["rtos"] > 0), v
         row = runs[runs["run_key"] == v["run_key"]].iloc[0]
         assert v["rtos"] == row["flows.0.rtos"]
-        flows = pq.read_table(store.run_dir(out / "store", v["run_key"]) / "flows.parquet").to_pandas()
+        flows = saved_table(out, v["run_key"], "flows")
         assert (flows["cwnd_bytes"].min() <= 1400) == v["rto_fired"]
         if v["rto_fired"]:
             # RFC 6298 with a 1 s minimum: not before a second into the outage.

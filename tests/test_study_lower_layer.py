@@ -5,10 +5,9 @@ within the capacity, and the first run repeated byte for byte."""
 
 import math
 
-import pyarrow.parquet as pq
 import pytest
 
-from conftest import assert_reruns_identically, millinet as cli, ok, quick_study
+from conftest import assert_reruns_identically, millinet as cli, ok, quick_study, saved_table
 from millinet import store
 from millinet.studies import STUDIES
 
@@ -22,14 +21,6 @@ def study(tmp_path_factory):
     return quick_study(tmp_path_factory, "lower-layer")
 
 
-@pytest.fixture(scope="module")
-def runs(study):
-    out, _, _ = study
-    return store.load(out / "store")
-
-
-def series(out, run_key, table):
-    return pq.read_table(store.run_dir(out / "store", run_key) / f"{table}.parquet").to_pandas()
 
 
 def run_of(runs, point, app):
@@ -68,8 +59,8 @@ def test_long_flows_recomputed_from_the_series(study, runs):
     out, _, summary = study
     for p in summary["long_flows"]:
         row = run_of(runs, p, "bulk")
-        goodput = series(out, row["run_key"], "goodput")
-        latency = series(out, row["run_key"], "ues")["ran_latency_ms"].dropna()
+        goodput = saved_table(out, row["run_key"], "goodput")
+        latency = saved_table(out, row["run_key"], "ues")["ran_latency_ms"].dropna()
         assert p["goodput_bps"]["mean"] == pytest.approx(goodput["goodput_bps"].mean())
         assert p["ran_latency_ms"]["mean"] == pytest.approx(latency.mean())
         # The bins add up to what the flow counted, never more than the radio offered.
@@ -81,7 +72,7 @@ def test_download_times_recomputed_from_the_series(study, runs):
     out, _, summary = study
     for p in summary["downloads"]:
         row = run_of(runs, p, "file")
-        goodput = series(out, row["run_key"], "goodput")
+        goodput = saved_table(out, row["run_key"], "goodput")
         delivered = (goodput["goodput_bps"] * 0.001 / 8).cumsum()
         done = goodput["t"][delivered >= p["file_bytes"] - 0.5]
         flow_time = row["flows.0.download_time_s"]

@@ -226,3 +226,24 @@ def nlos_periods(tables: dict[str, pd.DataFrame]) -> list[tuple[float, float]]:
     edges = np.diff(np.concatenate([[0], nlos, [0]]))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
     return [(t[s], t[e] if e < len(t) else t[-1]) for s, e in zip(starts, ends)]
+
+
+def first_seed_runs(runs: pd.DataFrame, store: Path, label) -> dict[str, Path]:
+    """The runs of the lowest seed as plots name them: `label(row)`, the seed and the run key
+    (what `millinet plot STORE/runs/KEY` opens) -> run directory."""
+    if runs.empty:
+        return {}
+    first = runs[runs["seed"] == runs["seed"].min()]
+    return {f"{label(row)}, seed {row['seed']} (run {row['run_key']})": stores.run_dir(store, row["run_key"]) for _, row in first.iterrows()}
+
+
+def drawn(images: dict[str, bytes | None]) -> dict[str, bytes]:
+    """The plots that were drawn (a figure function returns None when no run has its series)."""
+    return {title: image for title, image in images.items() if image is not None}
+
+
+def reproduce_note(summary: dict) -> str:
+    return (
+        f"Reproduce: {summary['command']}. Seeds {', '.join(map(str, summary['seeds']))}; "
+        f"{summary['runs']} runs succeeded, {summary['failed_runs']} failed."
+    )

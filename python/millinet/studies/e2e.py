@@ -26,26 +26,7 @@ import numpy as np
 import pandas as pd
 
 from millinet.report import figures
-from millinet.studies.common import (
-    CWND_GROWTH,
-    Options,
-    bin_width_s,
-    StudyResult,
-    flow_goodput,
-    interval,
-    mean_between,
-    nlos_periods,
-    number,
-    plus_minus,
-    point_stats,
-    run_runs,
-    run_tables,
-    summary_head,
-    time_to_rate_s,
-    with_base_values,
-    write_outputs,
-)
-from millinet.store import run_dir
+from millinet.studies.common import CWND_GROWTH, Options, StudyResult, bin_width_s, drawn, first_seed_runs, flow_goodput, interval, mean_between, nlos_periods, number, plus_minus, point_stats, reproduce_note, run_runs, run_tables, summary_head, time_to_rate_s, with_base_values, write_outputs
 from millinet.sweep.spec import SCENARIO_COLUMN
 
 CC, KIND, MSS = "flows.0.cc", "flows.0.kind", "flows.0.mss_bytes"
@@ -339,8 +320,7 @@ def trace_table(points: list[dict]) -> pd.DataFrame:
 
 def _notes(summary: dict) -> tuple[str, ...]:
     return (
-        f"Reproduce: {summary['command']}. Seeds {', '.join(map(str, summary['seeds']))}; "
-        f"{summary['runs']} runs succeeded, {summary['failed_runs']} failed.",
+        reproduce_note(summary),
         "Every figure is computed from the runs' saved time series (goodput per 10 ms bin, the UE's LOS state and the "
         "flow's cwnd and srtt per 1 ms), mean and 95% Student-t interval over seeds.",
         f"A rate counts as reached when the goodput averaged over the next {RATE_WINDOW_S:g} s (recovery: "
@@ -361,29 +341,17 @@ def _notes(summary: dict) -> tuple[str, ...]:
 
 def _plots(families: dict[str, pd.DataFrame], store: Path) -> dict[str, bytes]:
     """The time series behind the tables, of the first seed's runs."""
-    images = {}
-    for title, family, table, column, ylabel, scale in (
-        ("blockers: goodput over time", "blockers", "goodput", "goodput_bps", "Mbit/s", 1e-6),
-        ("buildings: goodput over time", "buildings", "goodput", "goodput_bps", "Mbit/s", 1e-6),
-        ("buildings: smoothed RTT over time", "buildings", "flows", "srtt_ms", "srtt (ms)", 1.0),
-        ("outage: goodput over time", "outage", "goodput", "goodput_bps", "Mbit/s", 1e-6),
-        ("trace: goodput over time", "trace", "goodput", "goodput_bps", "Mbit/s", 1e-6),
-    ):
-        image = figures.flow_series_runs(_named_runs(families[family], store), table, column, ylabel, scale)
-        if image is not None:
-            images[title] = image
-    cwnd = figures.cwnd_runs(_named_runs(families["outage"], store))
-    if cwnd is not None:
-        images["outage: cwnd over time"] = cwnd
-    return images
-
-
-def _named_runs(runs: pd.DataFrame, store: Path) -> dict[str, Path]:
-    """The runs of the lowest seed, each named by its configuration and run key."""
-    if runs.empty:
-        return {}
-    first = runs[runs["seed"] == runs["seed"].min()]
-    return {f"{_run_label(row)}, seed {row['seed']} (run {row['run_key']})": run_dir(store, row["run_key"]) for _, row in first.iterrows()}
+    runs = {family: first_seed_runs(frame, store, _run_label) for family, frame in families.items()}
+    return drawn(
+        {
+            "blockers: goodput over time": figures.flow_series_runs(runs["blockers"], "goodput", "goodput_bps", "Mbit/s", 1e-6),
+            "buildings: goodput over time": figures.flow_series_runs(runs["buildings"], "goodput", "goodput_bps", "Mbit/s", 1e-6),
+            "buildings: smoothed RTT over time": figures.flow_series_runs(runs["buildings"], "flows", "srtt_ms", "srtt (ms)", 1.0),
+            "outage: goodput over time": figures.flow_series_runs(runs["outage"], "goodput", "goodput_bps", "Mbit/s", 1e-6),
+            "outage: cwnd over time": figures.cwnd_runs(runs["outage"]),
+            "trace: goodput over time": figures.flow_series_runs(runs["trace"], "goodput", "goodput_bps", "Mbit/s", 1e-6),
+        }
+    )
 
 
 def _run_label(row: pd.Series) -> str:

@@ -18,23 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from millinet.report import figures
-from millinet.store import run_dir
-from millinet.studies.common import (
-    CWND_GROWTH,
-    Options,
-    StudyResult,
-    bin_width_s,
-    flow_goodput,
-    interval,
-    number,
-    plus_minus,
-    point_stats,
-    run_runs,
-    run_tables,
-    summary_head,
-    with_base_values,
-    write_outputs,
-)
+from millinet.studies.common import CWND_GROWTH, Options, StudyResult, bin_width_s, drawn, first_seed_runs, flow_goodput, interval, number, plus_minus, point_stats, reproduce_note, run_runs, run_tables, summary_head, with_base_values, write_outputs
 
 RLC, HARQ, SERVER_DELAY, CC = "ues.0.rlc_mode", "cells.0.harq", "links.0.delay_s", "flows.0.cc"
 APP, FILE_BYTES, START = "flows.0.app", "flows.0.file_bytes", "flows.0.start_s"
@@ -169,8 +153,7 @@ def _size(file_bytes: int) -> str:
 
 def _notes(summary: dict) -> tuple[str, ...]:
     return (
-        f"Reproduce: {summary['command']}. Seeds {', '.join(map(str, summary['seeds']))}; "
-        f"{summary['runs']} runs succeeded, {summary['failed_runs']} failed.",
+        reproduce_note(summary),
         "One static UE 100 m from a 28 GHz gNB with Markov blockage (LOS→NLOS 0.5/s); RLC AM retransmits what HARQ "
         "gives up on, UM does not; HARQ off sends each transport block once. Server remote (min RTT ~40 ms) or edge (~4 ms).",
         "Goodput: mean of the run's goodput bins; RAN latency: mean and 95th percentile of the UE's RAN latency per 1 ms "
@@ -182,26 +165,24 @@ def _notes(summary: dict) -> tuple[str, ...]:
 
 
 def _plots(long_flows: pd.DataFrame, downloads: list[dict], store: Path) -> dict[str, bytes]:
-    images = {}
-    for size in sorted({p["file_bytes"] for p in downloads}):
-        shown = [p for p in downloads if p["file_bytes"] == size and p["finished"]]
-        if shown:
-            bars = pd.DataFrame([p["download_time_s"] for p in shown])
-            labels = [f"{p['server']} {p['cc']} {p['rlc'].upper()} HARQ {p['harq']}" for p in shown]
-            images[f"download time, {_size(size)}"] = figures.bars(bars, labels, "download time (s)", 1.0)
-    image = figures.flow_series_runs(_named_runs(long_flows, store), "goodput", "goodput_bps", "Mbit/s", 1e-6)
-    if image is not None:
-        images["long flow: goodput over time, remote server"] = image
-    return images
+    images = {f"download time, {_size(size)}": _download_bars(downloads, size) for size in sorted({p["file_bytes"] for p in downloads})}
+    # The long flows of the lowest seed with the first CC at the remote server, one per RLC mode and HARQ.
+    shown = long_flows[(long_flows[CC] == long_flows[CC].iloc[0]) & (long_flows[SERVER_DELAY] == long_flows[SERVER_DELAY].max())] if len(long_flows) else long_flows
+    shown = shown.iloc[sorted(range(len(shown)), key=lambda k: _order(_configuration(shown.iloc[k])))]
+    named = first_seed_runs(shown, store, _run_label)
+    images["long flow: goodput over time, remote server"] = figures.flow_series_runs(named, "goodput", "goodput_bps", "Mbit/s", 1e-6)
+    return drawn(images)
 
 
-def _named_runs(runs: pd.DataFrame, store: Path) -> dict[str, Path]:
-    """The long flows of the lowest seed, first CC, remote server, one per RLC mode and HARQ."""
-    if runs.empty:
-        return {}
-    first = runs[(runs["seed"] == runs["seed"].min()) & (runs[CC] == runs[CC].iloc[0]) & (runs[SERVER_DELAY] == runs[SERVER_DELAY].max())]
-    named = {}
-    for _, row in sorted(first.iterrows(), key=lambda item: _order(_configuration(item[1]))):
-        c = _configuration(row)
-        named[f"{c['cc']}, RLC {c['rlc'].upper()}, HARQ {c['harq']}, {c['server']}, seed {row['seed']} (run {row['run_key']})"] = run_dir(store, row["run_key"])
-    return named
+def _download_bars(downloads: list[dict], size: int) -> bytes | None:
+    """Bars of the mean download time of a size per configuration, of those that finished."""
+    shown = [p for p in downloads if p["file_bytes"] == size and p["finished"]]
+    if not shown:
+        return None
+    labels = [f"{p['server']} {p['cc']} {p['rlc'].upper()} HARQ {p['harq']}" for p in shown]
+    return figures.bars(pd.DataFrame([p["download_time_s"] for p in shown]), labels, "download time (s)", 1.0)
+
+
+def _run_label(row: pd.Series) -> str:
+    c = _configuration(row)
+    return f"{c['cc']}, RLC {c['rlc'].upper()}, HARQ {c['harq']}, {c['server']}"
