@@ -82,15 +82,16 @@ study-mptcp: build
 	$(BIN)/millinet study mptcp --out runs/study-mptcp
 
 # The full end-to-end study (scenarios.md §4, 170 runs: blockers, buildings, outages, drive
-# trace, 10 seeds). Estimated 4 minutes on 2 cores, not measured: one seed (`--runs 1`, 17
-# runs) took 22 s with the analysis, next to another engineer's jobs. Not in CI;
-# `millinet study e2e --quick` (10 runs, about 10 s) is, in `make test`.
+# trace, 10 seeds). Estimated 3.5 minutes on 2 cores, not measured: one seed (`--runs 1`, 17
+# runs) took 22 s and three seeds 60 s with the analysis, next to another engineer's jobs.
+# Not in CI; `millinet study e2e --quick` (10 runs, about 10 s) is, in `make test`.
 study-e2e: build
 	$(BIN)/millinet study e2e --out runs/study-e2e
 
 # The full link-level retransmission study (scenarios.md §6, 640 runs of 10 s, 10 seeds).
-# Estimated 6 minutes on 2 cores, not measured: one seed (`--runs 1`, 64 runs) took 35 s with
-# the analysis. Not in CI; `millinet study lower-layer --quick` (32 runs of 5 s, about 10 s) is.
+# Estimated 5 minutes on 2 cores, not measured: one seed (`--runs 1`, 64 runs) took 35 s and
+# three seeds 87 s with the analysis. Not in CI; `millinet study lower-layer --quick` (32 runs
+# of 5 s, about 10 s) is, in `make test`.
 study-lower-layer: build
 	$(BIN)/millinet study lower-layer --out runs/study-lower-layer
 
