@@ -57,6 +57,8 @@ def test_blocker_metrics_recomputed_from_the_series(study, runs):
         first = series.index[np.flatnonzero(ahead >= 0.9e9)[0]]
         assert p["time_to_source_rate_s"]["mean"] == pytest.approx(first, abs=1e-9)
         assert p["series_goodput_bps"]["mean"] == pytest.approx(series.mean())
+        los = saved_table(out, row["run_key"], "ues")["los"].to_numpy(int)
+        assert p["nlos_transitions"]["mean"] == np.count_nonzero(np.diff(los) == 1) > 0
         # The bins' mean is the run's goodput: what the summary counted, never above the source.
         assert series.mean() == pytest.approx(row["flows.0.goodput_bps"], rel=0.01)
         assert row["flows.0.goodput_bps"] <= 1e9

@@ -93,8 +93,9 @@ def source_rate_bps(row: pd.Series) -> float:
 
 def blocker_metrics(row: pd.Series, store: Path) -> dict:
     """Time to the source rate; goodput in LOS (bursts left out) and NLOS from then on (a
-    goodput bin counts as NLOS when most of the UE's samples in it are); the mean peak and the mean excess over
-    the source rate (bytes) of the goodput within BURST_WINDOW_S of each NLOS→LOS transition."""
+    goodput bin counts as NLOS when most of the UE's samples in it are); the number of
+    NLOS→LOS transitions and the mean over them of the peak and of the excess over the
+    source rate (bytes) of the goodput within BURST_WINDOW_S after each."""
     tables = run_tables(store, row["run_key"], ("goodput", "ues"))
     goodput, source = flow_goodput(tables), source_rate_bps(row)
     reach = time_to_rate_s(goodput, 0.0, RATE_SHARE * source, RATE_WINDOW_S)
@@ -103,7 +104,8 @@ def blocker_metrics(row: pd.Series, store: Path) -> dict:
     peaks, excess = [], []
     bin_s = bin_width_s(goodput)
     in_burst = np.zeros(len(goodput), bool)
-    for _, end in nlos_periods(tables):
+    # An NLOS period still open when the run ends has no transition after it.
+    for _, end in (p for p in nlos_periods(tables) if p[1] < goodput.index[-1]):
         window = (goodput.index >= end - 1e-9) & (goodput.index < end + BURST_WINDOW_S)
         in_burst |= window
         if window.any():
@@ -180,7 +182,7 @@ def trace_metrics(row: pd.Series, store: Path) -> dict:
 
 
 _FAMILY_METRICS = {BLOCKERS: blocker_metrics, BUILDINGS: building_metrics, OUTAGE: outage_metrics, TRACE: trace_metrics}
-BLOCKER_METRICS = ["time_to_source_rate_s", "los_goodput_bps", "nlos_goodput_bps", "burst_peak_bps", "burst_excess_bytes", "series_goodput_bps"]
+BLOCKER_METRICS = ["time_to_source_rate_s", "los_goodput_bps", "nlos_goodput_bps", "nlos_transitions", "burst_peak_bps", "burst_excess_bytes", "series_goodput_bps"]
 BUILDING_METRICS = ["series_goodput_bps", "srtt_ms", "srtt_p95_ms", "time_to_source_rate_s", "recovery_s", RETRANSMITS, OVERFLOW]
 OUTAGE_METRICS = ["pre_outage_bps", "recovery_s", "post_outage_bps", "min_cwnd_bytes"]
 TRACE_METRICS = ["series_goodput_bps", "capacity_bps", "utilization"]
@@ -256,6 +258,7 @@ def blockers_table(points: list[dict]) -> pd.DataFrame:
                 "to 90% of source s": _seconds(p["time_to_source_rate_s"]),
                 "LOS Mbit/s": plus_minus(p["los_goodput_bps"], 1e-6),
                 "NLOS Mbit/s": plus_minus(p["nlos_goodput_bps"], 1e-6),
+                "NLOS→LOS": plus_minus(p["nlos_transitions"], 1.0),
                 "burst peak Mbit/s": plus_minus(p["burst_peak_bps"], 1e-6),
                 "burst above source MB": plus_minus(p["burst_excess_bytes"], 1e-6),
             }
