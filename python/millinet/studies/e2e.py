@@ -182,14 +182,17 @@ def trace_metrics(row: pd.Series, store: Path) -> dict:
 
 
 _FAMILY_METRICS = {BLOCKERS: blocker_metrics, BUILDINGS: building_metrics, OUTAGE: outage_metrics, TRACE: trace_metrics}
-BLOCKER_METRICS = ["time_to_source_rate_s", "los_goodput_bps", "nlos_goodput_bps", "nlos_transitions", "burst_peak_bps", "burst_excess_bytes", "series_goodput_bps"]
-BUILDING_METRICS = ["series_goodput_bps", "srtt_ms", "srtt_p95_ms", "time_to_source_rate_s", "recovery_s", RETRANSMITS, OVERFLOW]
+# Each list starts with a metric every run has, whose count is the point's number of runs
+# (a time never reached is NaN and leaves its own count short).
+BLOCKER_METRICS = ["series_goodput_bps", "time_to_source_rate_s", "los_goodput_bps", "nlos_goodput_bps", "nlos_transitions", "burst_peak_bps", "burst_excess_bytes"]
+BUILDING_METRICS = ["series_goodput_bps", "srtt_ms", "srtt_p95_ms", "nlos_s", "time_to_source_rate_s", "recovery_s", RETRANSMITS, OVERFLOW]
 OUTAGE_METRICS = ["pre_outage_bps", "recovery_s", "post_outage_bps", "min_cwnd_bytes"]
 TRACE_METRICS = ["series_goodput_bps", "capacity_bps", "utilization"]
 
 
 def _stats_points(runs: pd.DataFrame, metrics: list[str], by: list[str]) -> list[tuple[pd.Series, dict]]:
-    """(row of point_stats, the metrics' intervals) per point of `by`."""
+    """(row of point_stats, the metrics' intervals and the number of runs: the count of the
+    first metric) per point of `by`."""
     if runs.empty:
         return []
     stats = point_stats(runs, metrics, by)
@@ -280,6 +283,7 @@ def buildings_table(points: list[dict]) -> pd.DataFrame:
                 "srtt p95 ms": plus_minus(p["srtt_p95_ms"], 1.0),
                 "retransmits": plus_minus(p["retransmits"], 1.0),
                 "RLC drops": plus_minus(p["drops_overflow"], 1.0),
+                "building NLOS s": plus_minus(p["nlos_s"], 1.0),
                 "to 90% of source s": _seconds(p["time_to_source_rate_s"]),
                 "back after NLOS s": _seconds(p["recovery_s"]),
             }
