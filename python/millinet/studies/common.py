@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,6 +183,13 @@ def write_outputs(out: Path, summary: dict, heading: str, tables: dict[str, pd.D
 
 def slug(title: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in title.lower()).strip("-")
+
+
+def with_run_metrics(frame: pd.DataFrame, store: Path, metrics: Callable[[pd.Series, Path], dict]) -> pd.DataFrame:
+    """The frame (a results table, index reset) with the metrics `metrics(row, store)` of each
+    run as columns: what a study computes from a run's saved time series."""
+    rows = [metrics(row, store) for _, row in frame.iterrows()]
+    return pd.concat([frame.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
 
 
 def run_tables(store: Path, run_key: str, names: Sequence[str]) -> dict[str, pd.DataFrame]:

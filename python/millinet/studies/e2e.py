@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from millinet.report import figures
-from millinet.studies.common import CWND_GROWTH, Options, StudyResult, bin_width_s, drawn, first_seed_runs, flow_goodput, interval, mean_between, nlos_periods, number, plus_minus, point_stats, reproduce_note, run_runs, run_tables, summary_head, time_to_rate_s, with_base_values, write_outputs
+from millinet.studies.common import CWND_GROWTH, Options, StudyResult, bin_width_s, drawn, first_seed_runs, flow_goodput, interval, mean_between, nlos_periods, number, plus_minus, point_stats, reproduce_note, run_runs, run_tables, summary_head, time_to_rate_s, with_base_values, with_run_metrics, write_outputs
 from millinet.sweep.spec import SCENARIO_COLUMN
 
 CC, KIND, MSS = "flows.0.cc", "flows.0.kind", "flows.0.mss_bytes"
@@ -53,7 +53,7 @@ def run(out: Path, options: Options) -> StudyResult:
     out = Path(out)
     frame = with_base_values(run_runs(out, options), [CC, KIND, MSS, APP_RATE, UDP_RATE, B_RLC, VARIANT, OUTAGE_START, OUTAGE_LENGTH, CWND_GROWTH, "duration_s"], BLOCKERS)
     head = summary_head(options, frame)
-    frame = with_run_metrics(frame[frame["status"] == "ok"], out / "store")
+    frame = with_run_metrics(frame[frame["status"] == "ok"], out / "store", family_metrics)
     families = {name: frame[frame[SCENARIO_COLUMN] == scenario] for name, scenario in (("blockers", BLOCKERS), ("buildings", BUILDINGS), ("outage", OUTAGE), ("trace", TRACE))}
     summary = {
         **head,
@@ -76,11 +76,9 @@ def run(out: Path, options: Options) -> StudyResult:
     return StudyResult(summary, tables, out)
 
 
-def with_run_metrics(frame: pd.DataFrame, store: Path) -> pd.DataFrame:
-    """The frame with each run's metrics of its family as columns (NaN where another
-    family's), computed from the run's saved time series."""
-    metrics = [_FAMILY_METRICS[row[SCENARIO_COLUMN]](row, store) for _, row in frame.iterrows()]
-    return pd.concat([frame.reset_index(drop=True), pd.DataFrame(metrics)], axis=1)
+def family_metrics(row: pd.Series, store: Path) -> dict:
+    """A run's metrics, those of its scenario's family (the other families' columns stay NaN)."""
+    return _FAMILY_METRICS[row[SCENARIO_COLUMN]](row, store)
 
 
 def flow_label(row: pd.Series) -> str:

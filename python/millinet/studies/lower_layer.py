@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from millinet.report import figures
-from millinet.studies.common import CWND_GROWTH, Options, StudyResult, bin_width_s, drawn, first_seed_runs, flow_goodput, interval, number, plus_minus, point_stats, reproduce_note, run_runs, run_tables, summary_head, with_base_values, write_outputs
+from millinet.studies.common import CWND_GROWTH, Options, StudyResult, bin_width_s, drawn, first_seed_runs, flow_goodput, interval, number, plus_minus, point_stats, reproduce_note, run_runs, run_tables, summary_head, with_base_values, with_run_metrics, write_outputs
 
 RLC, HARQ, SERVER_DELAY, CC = "ues.0.rlc_mode", "cells.0.harq", "links.0.delay_s", "flows.0.cc"
 APP, FILE_BYTES, START = "flows.0.app", "flows.0.file_bytes", "flows.0.start_s"
@@ -35,9 +35,8 @@ def run(out: Path, options: Options) -> StudyResult:
     frame = with_base_values(run_runs(out, options), [*CONFIGURATION, APP, FILE_BYTES, START, CWND_GROWTH, "duration_s"], "lower-layer")
     head = summary_head(options, frame)
     ok = frame[frame["status"] == "ok"]
-    long_flows, files = ok[ok[APP] != "file"], ok[ok[APP] == "file"]
-    long_flows = long_flows.assign(**_per_run(long_flows, out / "store", long_flow_metrics))
-    files = files.assign(**_per_run(files, out / "store", download_metrics))
+    long_flows = with_run_metrics(ok[ok[APP] != "file"], out / "store", long_flow_metrics)
+    files = with_run_metrics(ok[ok[APP] == "file"], out / "store", download_metrics)
     summary = {
         **head,
         "seeds": sorted(int(seed) for seed in ok["seed"].unique()),
@@ -48,12 +47,6 @@ def run(out: Path, options: Options) -> StudyResult:
     heading = f"Link-level retransmissions study ({options.sweep}): {summary['runs']} runs"
     write_outputs(out, summary, heading, tables, _notes(summary), _plots(long_flows, summary["downloads"], out / "store"))
     return StudyResult(summary, tables, out)
-
-
-def _per_run(runs: pd.DataFrame, store: Path, metrics) -> dict[str, list]:
-    """Column name -> values of `metrics(row, store)` for each run (in the frame's order)."""
-    rows = [metrics(row, store) for _, row in runs.iterrows()]
-    return {name: [r[name] for r in rows] for name in (rows[0] if rows else {})}
 
 
 def long_flow_metrics(row: pd.Series, store: Path) -> dict:
