@@ -208,13 +208,13 @@ def bin_width_s(series: pd.Series) -> float:
 
 
 def time_to_rate_s(goodput: pd.Series, after_s: float, target_bps: float, window_s: float) -> float:
-    """Seconds from `after_s` to the first bin from which the goodput averaged over the next
-    `window_s` reaches `target_bps`; NaN if it never does before the run ends. The window
-    keeps a short burst (a buffer draining at the radio's peak rate) from counting as a
-    recovered rate."""
+    """Seconds from `after_s` to the first bin from which the median goodput bin over the next
+    `window_s` reaches `target_bps`; NaN if it never does before the run ends. The median,
+    not the mean: a burst of a few bins (an RLC backlog draining at the radio's peak rate, a
+    receiver releasing what it held out of order) must not count as a recovered rate."""
     bins = max(1, round(window_s / bin_width_s(goodput)))
     ahead = goodput[goodput.index >= after_s - 1e-9]
-    forward = ahead[::-1].rolling(bins).mean()[::-1]
+    forward = ahead[::-1].rolling(bins).median()[::-1]
     reached = forward[forward >= target_bps]
     return float(reached.index[0] - after_s) if len(reached) else math.nan
 
