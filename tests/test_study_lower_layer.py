@@ -88,6 +88,7 @@ def test_link_retransmissions_matter(study):
     long = {(p["rlc"], p["harq"], p["server"]): p["goodput_bps"]["mean"] for p in summary["long_flows"]}
     for server in SERVERS:
         # Without HARQ, UM leaves every transport block error to TCP; AM repairs it below TCP.
+        # (Seed 1 starts in NLOS, where errors are many; a seed in LOS may lose one block in 10 s.)
         assert long[("um", "off", server)] < 0.1 * long[("am", "off", server)]
     edge_100k = {(p["rlc"], p["harq"]): p for p in summary["downloads"] if p["server"] == "edge" and p["file_bytes"] == 100_000}
     assert edge_100k[("am", "on")]["download_time_s"]["mean"] < edge_100k[("um", "off")]["download_time_s"]["mean"]
