@@ -27,7 +27,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build test demo study study-train study-mptcp bench bench-study bench-route bench-train bench-mptcp bench-emulator crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build test demo study study-train study-mptcp study-e2e study-lower-layer studies bench bench-study bench-route bench-train bench-mptcp bench-emulator crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -80,6 +80,24 @@ study-train: build
 # Not in CI; `millinet study mptcp --quick` (15 runs of 3 s, under a minute) is, in `make test`.
 study-mptcp: build
 	$(BIN)/millinet study mptcp --out runs/study-mptcp
+
+# The full end-to-end study (scenarios.md §4, 170 runs: blockers, buildings, outages, drive
+# trace, 10 seeds). Estimated 3.5 minutes on 2 cores, not measured: one seed (`--runs 1`, 17
+# runs) took 22 s and three seeds 60 s with the analysis, next to another engineer's jobs.
+# Not in CI; `millinet study e2e --quick` (10 runs, about 10 s) is, in `make test`.
+study-e2e: build
+	$(BIN)/millinet study e2e --out runs/study-e2e
+
+# The full link-level retransmission study (scenarios.md §6, 640 runs of 10 s, 10 seeds).
+# Estimated 5 minutes on 2 cores, not measured: one seed (`--runs 1`, 64 runs) took 35 s and
+# three seeds 87 s with the analysis. Not in CI; `millinet study lower-layer --quick` (32 runs
+# of 5 s, about 10 s) is, in `make test`.
+study-lower-layer: build
+	$(BIN)/millinet study lower-layer --out runs/study-lower-layer
+
+# Every full study, then one page linking them all (runs/index.html).
+studies: study study-train study-mptcp study-e2e study-lower-layer
+	$(BIN)/millinet studies --index runs
 
 # Issue 7's figures in one run (BENCHMARKS.md): speed against ns-3 on the dumbbell, real time
 # and memory on the milliproxy route, the study's core grid on 2 cores. About 45 minutes: ns-3

@@ -1,11 +1,16 @@
-"""Shared helpers: the `millinet` command run as a user runs it, and one short run."""
+"""Shared helpers: the `millinet` command run as a user runs it, one short run, and a quick
+study with its store."""
 
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
+import pyarrow.parquet as pq
 import pytest
+
+from millinet import store
 
 # One simulated second keeps every run in the suite fast.
 SHORT = ["--set", "duration_s=1"]
@@ -41,3 +46,31 @@ def quick_study(tmp_path_factory, name: str) -> tuple[Path, str, dict]:
     out = tmp_path_factory.mktemp(name) / "quick"
     result = ok(millinet("study", name, "--quick", "--out", out))
     return out, result.stdout, json.loads((out / "summary.json").read_text())
+
+
+def assert_reruns_identically(run_dir: Path, again: Path) -> None:
+    """`millinet run RUN_DIR/scenario.toml` gives the run's time series byte for byte and its
+    summary.json but for the wall-clock fields and the scenario's name (the file's, here)."""
+    ok(millinet("run", run_dir / "scenario.toml", "--out", again, "--quiet"))
+    tables = sorted(path.name for path in run_dir.glob("*.parquet"))
+    assert tables and tables == sorted(path.name for path in again.glob("*.parquet"))
+    for name in tables:
+        assert (run_dir / name).read_bytes() == (again / name).read_bytes(), name
+    first, second = (json.loads((d / "summary.json").read_text()) for d in (run_dir, again))
+    for summary in (first, second):
+        summary.pop("scenario")
+        summary["sim"].pop("wall_s")
+        summary["sim"].pop("events_per_s")
+    assert first == second
+
+
+@pytest.fixture(scope="module")
+def runs(study):
+    """The results table of the store of the test module's own `study` fixture (quick_study)."""
+    out, _, _ = study
+    return store.load(out / "store")
+
+
+def saved_table(out: Path, run_key: str, table: str) -> pd.DataFrame:
+    """One saved time-series table of a run in a study's store."""
+    return pq.read_table(store.run_dir(out / "store", run_key) / f"{table}.parquet").to_pandas()

@@ -81,17 +81,23 @@ def cwnd_runs(runs: dict[str, Path]) -> bytes | None:
     fig, axes = plt.subplots(len(loaded), 1, sharex=True, squeeze=False, figsize=(10, 1.9 * len(loaded) + 0.6))
     for i, ((label, (tables, cells)), ax) in enumerate(zip(loaded.items(), axes[:, 0])):
         plot.mark_events(ax, mobility.from_tables(tables, cells), labelled=i == 0)
-        flow = tables["flows"][tables["flows"]["flow"] == 0]
-        series = plot.binned(flow, "cwnd_bytes", plot.plotting_bin_s({"flows": flow})) * 1e-6
-        ax.plot(series.index, series, linewidth=0.8, color="tab:blue")
-        ax.set_ylim(bottom=0)
-        ax.set_ylabel("cwnd (MB)")
-        ax.set_title(label, fontsize=9, loc="left")
-        ax.grid(True, alpha=0.3)
-        if i == 0 and ax.get_legend_handles_labels()[1]:
-            ax.legend(loc="upper right", fontsize="small")
+        _flow_panel(ax, tables["flows"], "cwnd_bytes", 1e-6, "cwnd (MB)", label, legend=i == 0)
     axes[-1, 0].set_xlabel("time (s)")
     return _png(fig)
+
+
+def _flow_panel(ax, table: pd.DataFrame, column: str, scale: float, ylabel: str, label: str, legend: bool) -> None:
+    """Flow 0's `column` of a time-series table, binned as `millinet plot` bins it, in one
+    titled panel; `legend`: the panel shows the legend of what was drawn on it before."""
+    flow = table[table["flow"] == 0]
+    series = plot.binned(flow, column, plot.plotting_bin_s({"table": flow})) * scale
+    ax.plot(series.index, series, linewidth=0.8, color="tab:blue")
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel(ylabel)
+    ax.set_title(label, fontsize=9, loc="left")
+    ax.grid(True, alpha=0.3)
+    if legend and ax.get_legend_handles_labels()[1]:
+        ax.legend(loc="upper right", fontsize="small")
 
 
 def lines_with_intervals(lines: dict[str, list[tuple[float, dict]]], xlabel: str, ylabel: str, scale: float) -> bytes:
@@ -174,4 +180,21 @@ def mobility_timeline(rows: dict[str, list[mobility.Event]], end_s: float) -> by
     if labelled:
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(labelled), fontsize="small", frameon=False)
     ax.set_title("handovers and bearer switches per run", fontsize=10, pad=18)
+    return _png(fig)
+
+
+def flow_series_runs(runs: dict[str, Path], table: str, column: str, ylabel: str, scale: float) -> bytes | None:
+    """`column` of flow 0 in `table` (`goodput`, `flows`) over time, one panel per named run
+    (label -> run directory) on a shared time axis, its UE's NLOS shaded; None when no run
+    has that series."""
+    loaded = {label: outputs.read_tables(run_dir, (table, "ues")) for label, run_dir in runs.items()}
+    loaded = {label: tables for label, tables in loaded.items() if column in tables.get(table, pd.DataFrame()).columns}
+    if not loaded:
+        return None
+    fig, axes = plt.subplots(len(loaded), 1, sharex=True, squeeze=False, figsize=(10, 1.9 * len(loaded) + 0.6))
+    for i, ((label, tables), ax) in enumerate(zip(loaded.items(), axes[:, 0])):
+        if "los" in tables.get("ues", pd.DataFrame()).columns:
+            plot.shade_nlos(ax, tables["ues"][tables["ues"]["ue"] == 0], labelled=i == 0)
+        _flow_panel(ax, tables[table], column, scale, ylabel, label, legend=i == 0)
+    axes[-1, 0].set_xlabel("time (s)")
     return _png(fig)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,3 +190,25 @@ def html_page(heading: str, tables: dict[str, pd.DataFrame], images: dict[str, b
         data = base64.b64encode(png).decode()
         body.append(f"<h3>{html.escape(title)}</h3><img alt='{html.escape(title)}' src='data:image/png;base64,{data}'>")
     return f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(heading)}</title><style>{STYLE}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n"
+
+
+def write_study_index(parent: str | Path) -> Path:
+    """PARENT/index.html: a link to every study page (a directory with summary.json naming a
+    study, and index.html) one or two levels under PARENT, with its command and run count.
+    Two levels at most: deeper lie the stores' run directories, which have summaries too."""
+    parent = Path(parent)
+    items = []
+    for summary_path in sorted([*parent.glob("*/summary.json"), *parent.glob("*/*/summary.json")]):
+        summary = json.loads(summary_path.read_text())
+        page = summary_path.with_name("index.html")
+        if "study" in summary and page.exists():
+            link = html.escape(page.relative_to(parent).as_posix())
+            items.append(
+                f"<li><a href='{link}'>{html.escape(summary['study'])}: {html.escape(str(summary_path.parent.relative_to(parent)))}</a>"
+                f" — {summary.get('runs', 0)} runs, <code>{html.escape(summary.get('command', ''))}</code></li>"
+            )
+    heading = "millinet studies"
+    body = f"<h1>{heading}</h1>\n<ul>\n" + "\n".join(items) + "\n</ul>" if items else f"<h1>{heading}</h1>\n<p>No study pages under this directory.</p>"
+    out = parent / "index.html"
+    out.write_text(f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{heading}</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+    return out

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from millinet import resolve
+from millinet import outputs, resolve
 from millinet import store as stores
 from millinet._toml import tomllib
 from millinet.report.page import html_page, markdown_page
@@ -149,7 +150,11 @@ def plus_minus(interval: dict, scale: float) -> str:
     mean, low = interval["mean"] * scale, interval["ci_low"] * scale
     if math.isnan(mean):
         return "-"
-    return number(mean) if math.isnan(low) else f"{number(mean)} ± {number(mean - low)}"
+    if math.isnan(low):
+        return number(mean)
+    # Equal values over seeds leave a rounding residue (1e-16) as the half-width: that is 0.
+    half = 0.0 if mean - low <= 1e-9 * abs(mean) else mean - low
+    return f"{number(mean)} ± {number(half)}"
 
 
 def number(x: float) -> str:
@@ -178,3 +183,74 @@ def write_outputs(out: Path, summary: dict, heading: str, tables: dict[str, pd.D
 
 def slug(title: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in title.lower()).strip("-")
+
+
+def with_run_metrics(frame: pd.DataFrame, store: Path, metrics: Callable[[pd.Series, Path], dict]) -> pd.DataFrame:
+    """The frame (a results table, index reset) with the metrics `metrics(row, store)` of each
+    run as columns: what a study computes from a run's saved time series."""
+    rows = [metrics(row, store) for _, row in frame.iterrows()]
+    return pd.concat([frame.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
+
+
+def run_tables(store: Path, run_key: str, names: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """The saved time series `names` of one run of the store."""
+    return outputs.read_tables(stores.run_dir(store, run_key), names)
+
+
+def flow_goodput(tables: dict[str, pd.DataFrame]) -> pd.Series:
+    """Flow 0's goodput (bit/s) per goodput bin, indexed by the bin's start (s)."""
+    goodput = tables["goodput"]
+    return goodput[goodput["flow"] == 0].set_index("t")["goodput_bps"]
+
+
+def bin_width_s(series: pd.Series) -> float:
+    return float(np.median(np.diff(series.index.to_numpy())))
+
+
+def time_to_rate_s(goodput: pd.Series, after_s: float, target_bps: float, window_s: float) -> float:
+    """Seconds from `after_s` to the first bin from which the median goodput bin over the next
+    `window_s` reaches `target_bps`; NaN if it never does before the run ends. The median,
+    not the mean: a burst of a few bins (an RLC backlog draining at the radio's peak rate, a
+    receiver releasing what it held out of order) must not count as a recovered rate."""
+    bins = max(1, round(window_s / bin_width_s(goodput)))
+    ahead = goodput[goodput.index >= after_s - 1e-9]
+    forward = ahead[::-1].rolling(bins).median()[::-1]
+    reached = forward[forward >= target_bps]
+    return float(reached.index[0] - after_s) if len(reached) else math.nan
+
+
+def mean_between(series: pd.Series, start_s: float, end_s: float) -> float:
+    """Mean of a series indexed by time over [start_s, end_s)."""
+    return float(series[(series.index >= start_s - 1e-9) & (series.index < end_s - 1e-9)].mean())
+
+
+def nlos_periods(tables: dict[str, pd.DataFrame]) -> list[tuple[float, float]]:
+    """The UE's NLOS periods (start, end) in seconds from its `ues` table's `los` column;
+    one still open at the end ends with the last sample."""
+    ues = tables["ues"][tables["ues"]["ue"] == 0]
+    nlos = (ues["los"] == 0).to_numpy(int)
+    t = ues["t"].to_numpy(float)
+    edges = np.diff(np.concatenate([[0], nlos, [0]]))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    return [(t[s], t[e] if e < len(t) else t[-1]) for s, e in zip(starts, ends)]
+
+
+def first_seed_runs(runs: pd.DataFrame, store: Path, label) -> dict[str, Path]:
+    """The runs of the lowest seed as plots name them: `label(row)`, the seed and the run key
+    (what `millinet plot STORE/runs/KEY` opens) -> run directory."""
+    if runs.empty:
+        return {}
+    first = runs[runs["seed"] == runs["seed"].min()]
+    return {f"{label(row)}, seed {row['seed']} (run {row['run_key']})": stores.run_dir(store, row["run_key"]) for _, row in first.iterrows()}
+
+
+def drawn(images: dict[str, bytes | None]) -> dict[str, bytes]:
+    """The plots that were drawn (a figure function returns None when no run has its series)."""
+    return {title: image for title, image in images.items() if image is not None}
+
+
+def reproduce_note(summary: dict) -> str:
+    return (
+        f"Reproduce: {summary['command']}. Seeds {', '.join(map(str, summary['seeds']))}; "
+        f"{summary['runs']} runs succeeded, {summary['failed_runs']} failed."
+    )
