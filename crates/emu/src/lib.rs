@@ -6,6 +6,7 @@ pub mod clock;
 pub mod endpoint;
 pub mod error;
 pub mod frames;
+pub mod hop;
 pub mod link;
 pub mod netns;
 pub mod plan;
@@ -14,7 +15,6 @@ mod summary;
 pub mod tcp_info;
 pub mod testbed;
 pub mod tun;
-pub mod wired;
 
 pub use error::EmuError;
 pub use run::{emulate_file, Emulation, EmulateOptions};

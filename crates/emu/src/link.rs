@@ -19,7 +19,7 @@ use millinet_wire::{Packet, PayloadId};
 use crate::error::EmuError;
 use crate::frames::Frames;
 use crate::tun::Tun;
-use crate::wired::WiredHop;
+use crate::hop::Hop;
 
 /// Frames read from one device before the loop attends to the rest.
 const READ_BATCH: usize = 64;
@@ -85,9 +85,9 @@ pub struct Link {
     ue_side: Tun,
     frames: Frames,
     /// Server to UE, in path order.
-    down: Vec<WiredHop>,
+    down: Vec<Hop>,
     /// UE to server, in path order.
-    up: Vec<WiredHop>,
+    up: Vec<Hop>,
     radio: Option<Radio>,
     ran_out: RanOutput,
     /// Delivered by the RAN, written when their time comes.
@@ -101,7 +101,7 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn new(server_side: Tun, ue_side: Tun, down: Vec<WiredHop>, up: Vec<WiredHop>, radio: Option<Radio>, sample_step_ns: u64) -> Link {
+    pub fn new(server_side: Tun, ue_side: Tun, down: Vec<Hop>, up: Vec<Hop>, radio: Option<Radio>, sample_step_ns: u64) -> Link {
         Link {
             server_side,
             ue_side,
@@ -120,7 +120,7 @@ impl Link {
         }
     }
 
-    pub fn hops(&self) -> (&[WiredHop], &[WiredHop]) {
+    pub fn hops(&self) -> (&[Hop], &[Hop]) {
         (&self.down, &self.up)
     }
 
@@ -242,7 +242,7 @@ impl Link {
         if let Err(packet) = self.down[stage].offer(at, packet) {
             self.report.split_frames += 1;
             let hop = stage;
-            self.split_into(packet, 1, |link, part| link.down[hop].offer(at, part).map_err(|p| link.down[hop].count_drop(p.wire_bytes())).is_ok());
+            self.split_into(packet, 1, |link, part| link.down[hop].offer_or_drop(at, part));
         }
     }
 
@@ -266,8 +266,7 @@ impl Link {
         if stage == self.up.len() {
             return self.deliver(Side::Server, now, at, packet);
         }
-        if let Err(packet) = self.up[stage].offer(at, packet) {
-            self.up[stage].count_drop(packet.wire_bytes());
+        if !self.up[stage].offer_or_drop(at, packet) {
             self.frames.release(packet.meta.payload);
         }
         Ok(())
@@ -350,8 +349,8 @@ impl Link {
         let hops = self.down.len();
         for i in 0..hops {
             for (k, hop) in [(2 * i, &mut self.down[i]), (2 * i + 1, &mut self.up[hops - 1 - i])] {
-                let bytes = hop.queued_bytes(now);
-                let packets = hop.in_transit_packets() as u64;
+                let bytes = hop.link.queued_bytes(now);
+                let packets = hop.link.queued_packets(now);
                 self.report.queue_samples.push(QueueSample { t_ns, queue: k as u32, bytes, packets });
             }
         }

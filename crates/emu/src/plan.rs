@@ -12,14 +12,12 @@ use millinet_scenario::{App, FlowKind, LinkSpec, Scenario};
 use crate::endpoint::{server_address, FlowPlan, Workload};
 use crate::error::EmuError;
 
-/// One wired link of the path, oriented from the server.
+/// One wired link of the path (scenario link `link`), oriented from the server.
 #[derive(Clone, Debug)]
 pub struct HopPlan {
+    pub link: usize,
     pub from: String,
     pub to: String,
-    pub rate_bps: f64,
-    pub delay_s: f64,
-    pub queue_bytes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -123,15 +121,9 @@ fn wired_path(links: &[LinkSpec], from: &str, to: &str) -> Result<Vec<HopPlan>, 
         let Some((i, l)) = next else {
             return Err(EmuError::unsupported("links", format!("no chain of links leads from `{from}` to `{to}` (stuck at `{at}`)")));
         };
-        if l.switch_period_s > 0.0 {
-            return Err(EmuError::unsupported(format!("links.{i}.switch_period_s"), "switching link rates are not built yet"));
-        }
-        if l.aqm != millinet_scenario::Aqm::Droptail {
-            return Err(EmuError::unsupported(format!("links.{i}.aqm"), "wired links are drop-tail (CoDel runs in the RLC buffer)"));
-        }
         used[i] = true;
         let next = if l.a == at { l.b.clone() } else { l.a.clone() };
-        hops.push(HopPlan { from: at.clone(), to: next.clone(), rate_bps: l.rate_bps, delay_s: l.delay_s, queue_bytes: l.queue_bytes });
+        hops.push(HopPlan { link: i, from: at.clone(), to: next.clone() });
         at = next;
     }
     if let Some(i) = used.iter().position(|u| !u) {

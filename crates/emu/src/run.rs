@@ -5,6 +5,8 @@ use std::path::Path;
 
 use millinet_ran::{CellId, UeId};
 use millinet_scenario::translate::radio::build_ran;
+use millinet_scenario::translate::{link_params, switch_period_ns};
+use millinet_transport::link::QueueStats;
 
 use crate::clock::{make_realtime, RunClock};
 use crate::endpoint::{download, FlowReport, Server};
@@ -13,7 +15,7 @@ use crate::link::{Link, LinkReport, Radio};
 use crate::netns::Namespaces;
 use crate::plan::Plan;
 use crate::testbed::{self, in_namespace};
-use crate::wired::{HopStats, WiredHop};
+use crate::hop::Hop;
 
 #[derive(Clone, Debug, Default)]
 pub struct EmulateOptions {
@@ -33,7 +35,7 @@ pub struct Emulation {
 /// Queue names and counters of the path's wired hops, in the simulator's order.
 pub(crate) struct QueueSummary {
     pub name: String,
-    pub stats: HopStats,
+    pub stats: QueueStats,
 }
 
 /// Runs a scenario file in the emulator. `progress(elapsed_s, duration_s)` is called every
@@ -50,8 +52,10 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     let mut down = Vec::new();
     let mut up = Vec::new();
     for h in &plan.hops {
-        down.push(WiredHop::new(format!("{}->{}", h.from, h.to), h.rate_bps, h.delay_s, h.queue_bytes));
-        up.insert(0, WiredHop::new(format!("{}->{}", h.to, h.from), h.rate_bps, h.delay_s, h.queue_bytes));
+        let spec = &s.links[h.link];
+        // Hops are numbered by the link process alone: `to_node` means nothing here.
+        down.push(Hop::new(link_params(spec, format!("{}->{}", h.from, h.to), 0), switch_period_ns(spec)));
+        up.insert(0, Hop::new(link_params(spec, format!("{}->{}", h.to, h.from), 0), switch_period_ns(spec)));
     }
     check_root()?;
     let ns = Namespaces::create(&testbed::ROLES)?;
@@ -118,8 +122,8 @@ fn queue_summaries(link: &Link) -> Vec<QueueSummary> {
     let mut queues = Vec::new();
     for (i, hop) in down.iter().enumerate() {
         let back = &up[up.len() - 1 - i];
-        queues.push(QueueSummary { name: hop.name.clone(), stats: hop.stats.clone() });
-        queues.push(QueueSummary { name: back.name.clone(), stats: back.stats.clone() });
+        queues.push(QueueSummary { name: hop.link.name.clone(), stats: hop.link.stats.clone() });
+        queues.push(QueueSummary { name: back.link.name.clone(), stats: back.link.stats.clone() });
     }
     queues
 }

@@ -72,6 +72,7 @@ pub(crate) fn summary(
                 "delivered_packets": q.stats.delivered_packets,
                 "dropped_packets": q.stats.dropped_packets,
                 "dropped_bytes": q.stats.dropped_bytes,
+                "aqm_dropped_packets": q.stats.aqm_dropped_packets,
                 "max_bytes": q.stats.max_bytes,
             })
         })

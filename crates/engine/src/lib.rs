@@ -3,7 +3,6 @@
 //! (re-exported as `scenario`).
 
 pub mod event;
-pub mod link;
 pub mod metrics;
 pub mod middlebox;
 pub mod network;
@@ -18,6 +17,8 @@ use std::path::{Path, PathBuf};
 pub use millinet_scenario as scenario;
 /// Random streams: one seed per run, one stream per component (shared with the emulator).
 pub use millinet_scenario::rng;
+/// Wired links: the transport crate's sans-IO model, woken by this engine's events.
+pub use millinet_transport::link;
 pub use output::{Column, ColumnData, Table};
 pub use serde_json::Value as Json;
 

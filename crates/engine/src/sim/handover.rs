@@ -178,7 +178,7 @@ impl Simulation {
             let to = self.network.interface_address(interface);
             let mut marker = Packet::udp(self.network.address(n as u32), to, UdpHeader { src_port: 0, dst_port: 0 }, 0);
             marker.meta.flow = END_MARKER;
-            self.links[l as usize].enqueue(now, marker, l, &mut self.events);
+            self.links[l as usize].enqueue(now, marker, &mut LinkEvents { queue: &mut self.events, link: l });
             markers += 1;
         }
         if markers > 0 {

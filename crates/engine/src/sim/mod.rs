@@ -6,7 +6,7 @@ use std::net::SocketAddrV4;
 
 use millinet_proxy::{Direction as ProxyDirection, Middlebox};
 use millinet_ran::{CellId, RanOutput, UeId};
-use millinet_scenario::translate::{app_spec, link_codel, mptcp_config, seconds_to_ns, tcp_config};
+use millinet_scenario::translate::{app_spec, link_params, mptcp_config, seconds_to_ns, switch_period_ns, tcp_config};
 use millinet_transport::app::{AppAction, FlowId};
 use millinet_transport::udp::{UdpSink, UdpSource, UdpSourceConfig};
 use millinet_transport::mptcp::MptcpConnection;
@@ -14,7 +14,7 @@ use millinet_transport::{TcpConnection, TcpState, TcpStats};
 use millinet_wire::Packet;
 use rand_core::RngCore;
 
-use crate::event::{Event, EventQueue, TimerSlots};
+use crate::event::{Event, EventQueue, LinkEvents, TimerSlots};
 use crate::link::{Link, LinkParams};
 use crate::metrics::{self, LogHistogram};
 use crate::middlebox::{self, DelayedTelemetry, Site};
@@ -100,22 +100,11 @@ impl Simulation {
             let (a, b) = (node_index(&spec.a), node_index(&spec.b));
             for (from, to) in [(a, b), (b, a)] {
                 let id = links.len() as u32;
-                if spec.switch_period_s > 0.0 {
-                    switching.push((id, seconds_to_ns(spec.switch_period_s)));
+                if let Some(period_ns) = switch_period_ns(spec) {
+                    switching.push((id, period_ns));
                 }
-                let rate_bps = spec.rate_bps.round() as u64;
-                links.push((
-                    from,
-                    Link::new(LinkParams {
-                        name: format!("{}->{}", scenario.nodes[from as usize].name, scenario.nodes[to as usize].name),
-                        to_node: to,
-                        rate_bps,
-                        switch_rate_bps: if spec.switch_period_s > 0.0 { spec.switch_rate_bps.round() as u64 } else { rate_bps },
-                        delay_ns: seconds_to_ns(spec.delay_s),
-                        limit_bytes: spec.queue_bytes,
-                        aqm: (spec.aqm == Aqm::Codel).then(|| -> Box<dyn millinet_transport::aqm::Aqm> { Box::new(link_codel(spec)) }),
-                    }),
-                ));
+                let name = format!("{}->{}", scenario.nodes[from as usize].name, scenario.nodes[to as usize].name);
+                links.push((from, Link::new(link_params(spec, name, to))));
             }
         }
         let mut radio = radio::build(&scenario, base_dir, &node_index)?;
@@ -323,10 +312,10 @@ impl Simulation {
         while let Some((now_ns, event)) = self.events.pop_until(self.end_ns) {
             self.now_ns = now_ns;
             match event {
-                Event::LinkTransmitted(l) => self.links[l as usize].on_transmitted(now_ns, l, &mut self.events),
+                Event::LinkTransmitted(l) => self.links[l as usize].on_transmitted(now_ns, &mut LinkEvents { queue: &mut self.events, link: l }),
                 Event::LinkArrival(l) => {
                     let link = &mut self.links[l as usize];
-                    let packet = link.on_arrival(l, &mut self.events);
+                    let packet = link.on_arrival(&mut LinkEvents { queue: &mut self.events, link: l });
                     let node = link.to_node;
                     if self.handovers.is_x2(l) {
                         self.arriving_over_x2 = true;
@@ -492,7 +481,7 @@ impl Simulation {
         match self.network.next_hop_from(node, packet.src, dst) {
             Hop::Unreachable => {}
             Hop::Link(link) => {
-                self.links[link as usize].enqueue(self.now_ns, packet, link, &mut self.events);
+                self.links[link as usize].enqueue(self.now_ns, packet, &mut LinkEvents { queue: &mut self.events, link });
             }
             Hop::RadioDownlink(k) => {
                 if self.handovers.holds(k) && !self.arriving_over_x2 {

@@ -6,7 +6,7 @@ pub mod proxy;
 pub mod radio;
 mod transport;
 
-pub use transport::{app_spec, link_codel, mptcp_config, rlc_codel, tcp_config};
+pub use transport::{app_spec, link_codel, link_params, mptcp_config, rlc_codel, switch_period_ns, tcp_config};
 
 /// Seconds (as scenario files write them) to the models' integer nanoseconds.
 pub fn seconds_to_ns(s: f64) -> u64 {

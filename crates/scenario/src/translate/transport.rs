@@ -2,11 +2,12 @@
 
 use millinet_transport::aqm::Codel;
 use millinet_transport::app::AppSpec;
+use millinet_transport::link::LinkParams;
 use millinet_transport::mptcp::{MptcpConfig, Scheduler};
 use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig};
 
 use super::seconds_to_ns;
-use crate::{App, CwndGrowthSpec, FlowSpec, LinkSpec, MptcpSchedulerSpec, NewRenoVariantSpec};
+use crate::{Aqm, App, CwndGrowthSpec, FlowSpec, LinkSpec, MptcpSchedulerSpec, NewRenoVariantSpec};
 
 /// The MTU CoDel is told: it does not drop while no more than one such packet is queued
 /// (RFC 8289 §4.4, `maxpacket`).
@@ -56,6 +57,26 @@ pub fn mptcp_config(f: &FlowSpec, seed: u64) -> MptcpConfig {
         MptcpSchedulerSpec::RoundRobin => Scheduler::RoundRobin,
     };
     MptcpConfig { tcp: tcp_config(f, 0), scheduler, rcv_buf_bytes: f.rcv_buf_bytes, seed }
+}
+
+/// One direction of a wired link, named `name`, leading to node `to_node` (as its driver
+/// numbers nodes). A switching link alternates rates every [`switch_period_ns`].
+pub fn link_params(spec: &LinkSpec, name: String, to_node: u32) -> LinkParams {
+    let rate_bps = spec.rate_bps.round() as u64;
+    LinkParams {
+        name,
+        to_node,
+        rate_bps,
+        switch_rate_bps: if spec.switch_period_s > 0.0 { spec.switch_rate_bps.round() as u64 } else { rate_bps },
+        delay_ns: seconds_to_ns(spec.delay_s),
+        limit_bytes: spec.queue_bytes,
+        aqm: (spec.aqm == Aqm::Codel).then(|| -> Box<dyn millinet_transport::aqm::Aqm> { Box::new(link_codel(spec)) }),
+    }
+}
+
+/// How often a switching link changes rate; `None` for a constant one.
+pub fn switch_period_ns(spec: &LinkSpec) -> Option<u64> {
+    (spec.switch_period_s > 0.0).then(|| seconds_to_ns(spec.switch_period_s))
 }
 
 /// CoDel on a wired link with the link's target and interval.

@@ -1,6 +1,9 @@
 //! One direction of a wired link: a FIFO queue limited in bytes (drop-tail, or
 //! an AQM deciding at dequeue), a transmitter serialising at the link rate, and a
-//! propagation pipe. Constant delay and FIFO service mean packets leave the pipe
+//! propagation pipe. Sans-IO: the link says when it wants to be woken ([`LinkTimers`]);
+//! the simulator turns that into events, the emulator into deadlines of its real clock.
+//!
+//! Constant delay and FIFO service mean packets leave the pipe
 //! in the order they entered, so the pipe is a queue too: only its head has an
 //! arrival event pending, which keeps the event heap as small as the number of
 //! links instead of the number of packets in flight.
@@ -17,7 +20,13 @@ use std::collections::VecDeque;
 use millinet_wire::aqm::{Aqm, Verdict};
 use millinet_wire::Packet;
 
-use crate::event::{Event, EventQueue};
+/// What a link asks its driver for: to be woken at an instant.
+pub trait LinkTimers {
+    /// An AQM queue's transmitter frees at `at_ns`: call [`Link::on_transmitted`] then.
+    fn transmitted_at(&mut self, at_ns: u64);
+    /// The pipe's oldest packet reaches the far end at `at_ns`: call [`Link::on_arrival`] then.
+    fn arrival_at(&mut self, at_ns: u64);
+}
 
 struct Waiting {
     packet: Packet,
@@ -161,18 +170,35 @@ impl Link {
         }
     }
 
+    /// Whether a packet of `bytes` arriving at `now_ns` would be taken: an idle transmitter
+    /// takes any packet, a busy one queues it within the byte limit.
+    pub fn accepts(&mut self, now_ns: u64, bytes: u32) -> bool {
+        self.advance(now_ns);
+        self.transmitting_packets(now_ns) == 0 || self.queued_bytes + bytes as u64 <= self.limit_bytes
+    }
+
+    /// The rate the transmitter serialises at now.
+    pub fn rate_bps(&self) -> u64 {
+        self.rate_bps
+    }
+
+    /// The next packet's arrival at the far end, if one is on its way.
+    pub fn next_arrival_ns(&self) -> Option<u64> {
+        self.pipe.front().map(|&(at_ns, _)| at_ns)
+    }
+
     /// A packet arrives from the node. Returns false when it is dropped.
     #[inline]
-    pub fn enqueue(&mut self, now_ns: u64, packet: Packet, id: u32, events: &mut EventQueue) -> bool {
+    pub fn enqueue(&mut self, now_ns: u64, packet: Packet, timers: &mut impl LinkTimers) -> bool {
         self.stats.arrived_packets += 1;
         self.advance(now_ns);
         if self.transmitting_packets(now_ns) == 0 {
             // An idle transmitter means an empty queue: the packet goes straight on the wire.
-            self.start(now_ns, packet, id, events);
+            self.start(now_ns, packet, timers);
             return true;
         }
         let bytes = packet.wire_bytes();
-        if self.queued_bytes + bytes as u64 > self.limit_bytes {
+        if !self.accepts(now_ns, bytes) {
             self.stats.dropped_packets += 1;
             self.stats.dropped_bytes += bytes as u64;
             return false;
@@ -184,7 +210,7 @@ impl Link {
             Queue::DropTail { starts } => {
                 let start_ns = self.busy_until_ns;
                 starts.push_back((start_ns, bytes));
-                self.start(start_ns, packet, id, events);
+                self.start(start_ns, packet, timers);
             }
             Queue::Aqm { waiting, .. } => waiting.push_back(Waiting { packet, enqueued_ns: now_ns }),
         }
@@ -194,7 +220,7 @@ impl Link {
     /// The transmitter takes `packet` at `start_ns`: it joins the pipe with its arrival
     /// time. An AQM queue is told when the transmitter frees, to dequeue the next one then.
     #[inline]
-    fn start(&mut self, start_ns: u64, packet: Packet, id: u32, events: &mut EventQueue) {
+    fn start(&mut self, start_ns: u64, packet: Packet, timers: &mut impl LinkTimers) {
         let bytes = packet.wire_bytes();
         if self.last_serialisation.0 != bytes {
             self.last_serialisation = (bytes, transmission_ns(bytes, self.rate_bps));
@@ -204,19 +230,19 @@ impl Link {
             Queue::DropTail { .. } => self.busy_until_ns = end_ns,
             Queue::Aqm { transmitting, .. } => {
                 *transmitting = true;
-                events.schedule(end_ns, Event::LinkTransmitted(id));
+                timers.transmitted_at(end_ns);
             }
         }
         let arrival_ns = end_ns + self.delay_ns;
         if self.pipe.is_empty() {
-            events.schedule(arrival_ns, Event::LinkArrival(id));
+            timers.arrival_at(arrival_ns);
         }
         self.pipe.push_back((arrival_ns, packet));
     }
 
     /// AQM queue: the transmitter is free; the next packet the AQM lets through starts.
     #[inline]
-    pub fn on_transmitted(&mut self, now_ns: u64, id: u32, events: &mut EventQueue) {
+    pub fn on_transmitted(&mut self, now_ns: u64, timers: &mut impl LinkTimers) {
         let Queue::Aqm { transmitting, waiting, .. } = &mut self.queue else { return };
         *transmitting = false;
         if waiting.is_empty() {
@@ -229,7 +255,7 @@ impl Link {
             self.queued_bytes -= bytes;
             match aqm.on_dequeue(now_ns, now_ns - w.enqueued_ns, self.queued_bytes) {
                 Verdict::Deliver => {
-                    self.start(now_ns, w.packet, id, events);
+                    self.start(now_ns, w.packet, timers);
                     return;
                 }
                 Verdict::Drop => {
@@ -244,11 +270,11 @@ impl Link {
     /// The oldest packet in the pipe reaches the far node; the next one's arrival
     /// is scheduled.
     #[inline]
-    pub fn on_arrival(&mut self, id: u32, events: &mut EventQueue) -> Packet {
+    pub fn on_arrival(&mut self, timers: &mut impl LinkTimers) -> Packet {
         self.stats.delivered_packets += 1;
         let (_, packet) = self.pipe.pop_front().expect("arrival event without a packet in the pipe");
         if let Some(&(next_ns, _)) = self.pipe.front() {
-            events.schedule(next_ns, Event::LinkArrival(id));
+            timers.arrival_at(next_ns);
         }
         packet
     }
@@ -316,26 +342,46 @@ mod tests {
         Link::new(p)
     }
 
-    /// Runs the link's events; returns the arrival times at the far end.
-    fn arrivals(l: &mut Link, q: &mut EventQueue) -> Vec<u64> {
+    /// The wake-ups a link asked for, as its driver keeps them.
+    #[derive(Default)]
+    struct Wakes {
+        transmitted: Option<u64>,
+        arrival: Option<u64>,
+    }
+
+    impl LinkTimers for Wakes {
+        fn transmitted_at(&mut self, at_ns: u64) {
+            self.transmitted = Some(at_ns);
+        }
+        fn arrival_at(&mut self, at_ns: u64) {
+            self.arrival = Some(at_ns);
+        }
+    }
+
+    /// Wakes the link until it asks for nothing more; returns the arrival times at the far end.
+    fn arrivals(l: &mut Link, w: &mut Wakes) -> Vec<u64> {
         let mut times = vec![];
-        while let Some((now, event)) = q.pop_until(u64::MAX) {
-            match event {
-                Event::LinkArrival(id) => {
-                    l.on_arrival(id, q);
-                    times.push(now);
+        loop {
+            match (w.transmitted, w.arrival) {
+                (Some(t), a) if a.is_none_or(|a| t <= a) => {
+                    w.transmitted = None;
+                    l.on_transmitted(t, w);
                 }
-                Event::LinkTransmitted(id) => l.on_transmitted(now, id, q),
-                other => panic!("unexpected {other:?}"),
+                (_, Some(a)) => {
+                    w.arrival = None;
+                    l.on_arrival(w);
+                    times.push(a);
+                }
+                (None, None) => return times,
+                (Some(_), None) => unreachable!("matched by the first arm"),
             }
         }
-        times
     }
 
     #[test]
     fn drop_tail_departures_queue_and_conservation() {
-        let (mut l, mut q) = (link(8_000_000_000, 2000), EventQueue::default());
-        let accepted: Vec<bool> = (0..4).map(|_| l.enqueue(0, packet(), 0, &mut q)).collect();
+        let (mut l, mut q) = (link(8_000_000_000, 2000), Wakes::default());
+        let accepted: Vec<bool> = (0..4).map(|_| l.enqueue(0, packet(), &mut q)).collect();
         assert_eq!(accepted, [true, true, true, false], "one on the wire, 2000 bytes queued, then full");
         // Time only moves forward: the queue is looked at in increasing time.
         assert_eq!((l.queued_bytes(0), l.queued_bytes(999), l.queued_bytes(1000)), (2000, 2000, 1000));
@@ -352,16 +398,16 @@ mod tests {
     #[test]
     fn queued_packets_take_the_rate_of_the_moment_they_start() {
         // Switch at 500 ns: the packet on the wire keeps 8 Gbit/s, the two queued get 4.
-        let (mut l, mut q) = (link(4_000_000_000, 10_000), EventQueue::default());
+        let (mut l, mut q) = (link(4_000_000_000, 10_000), Wakes::default());
         for _ in 0..3 {
-            l.enqueue(0, packet(), 0, &mut q);
+            l.enqueue(0, packet(), &mut q);
         }
         assert!(l.switch_rate(500));
         assert_eq!(arrivals(&mut l, &mut q), [11_000, 13_000, 15_000]);
         // Switch at 1000 ns: the second packet started at that instant, at the old rate.
-        let (mut l, mut q) = (link(4_000_000_000, 10_000), EventQueue::default());
+        let (mut l, mut q) = (link(4_000_000_000, 10_000), Wakes::default());
         for _ in 0..3 {
-            l.enqueue(0, packet(), 0, &mut q);
+            l.enqueue(0, packet(), &mut q);
         }
         assert!(l.switch_rate(1000));
         assert_eq!(arrivals(&mut l, &mut q), [11_000, 12_000, 14_000]);

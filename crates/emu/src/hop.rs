@@ -1,0 +1,137 @@
+//! One direction of a wired link of the path, in real time: the transport crate's link model
+//! (the simulator's), with the wake-ups it asks for kept as deadlines of the emulation's clock,
+//! and its rate switched at the scenario's instants.
+
+use millinet_transport::link::{Link, LinkParams, LinkTimers};
+use millinet_wire::Packet;
+
+/// The instants the link asked to be woken at.
+#[derive(Default)]
+struct Wakes {
+    transmitted: Option<u64>,
+    arrival: Option<u64>,
+}
+
+impl LinkTimers for Wakes {
+    fn transmitted_at(&mut self, at_ns: u64) {
+        self.transmitted = Some(at_ns);
+    }
+
+    fn arrival_at(&mut self, at_ns: u64) {
+        self.arrival = Some(at_ns);
+    }
+}
+
+pub struct Hop {
+    pub link: Link,
+    wakes: Wakes,
+    /// The next rate switch and the period, for a switching link.
+    switch: Option<(u64, u64)>,
+}
+
+impl Hop {
+    pub fn new(params: LinkParams, switch_period_ns: Option<u64>) -> Hop {
+        Hop { link: Link::new(params), wakes: Wakes::default(), switch: switch_period_ns.map(|p| (p, p)) }
+    }
+
+    /// Offers `packet` arriving at `at_ns`; handed back, uncounted, when the queue cannot
+    /// take it whole (the caller may offer its segments instead).
+    pub fn offer(&mut self, at_ns: u64, packet: Packet) -> Result<(), Packet> {
+        if !self.link.accepts(at_ns, packet.wire_bytes()) {
+            return Err(packet);
+        }
+        self.link.enqueue(at_ns, packet, &mut self.wakes);
+        Ok(())
+    }
+
+    /// Offers `packet`, which the link drops (and counts) when it does not fit.
+    pub fn offer_or_drop(&mut self, at_ns: u64, packet: Packet) -> bool {
+        self.link.enqueue(at_ns, packet, &mut self.wakes)
+    }
+
+    /// Runs what is due by `now_ns` in time order up to the next packet that reached the far
+    /// end, and returns it with its arrival time.
+    pub fn pop_due(&mut self, now_ns: u64) -> Option<(u64, Packet)> {
+        loop {
+            let switch = self.switch.map(|(at, _)| at);
+            let next = [switch, self.wakes.transmitted, self.wakes.arrival].into_iter().flatten().min()?;
+            if next > now_ns {
+                return None;
+            }
+            if switch == Some(next) {
+                self.link.switch_rate(next);
+                self.switch = self.switch.map(|(at, period)| (at + period, period));
+            } else if self.wakes.transmitted == Some(next) {
+                self.wakes.transmitted = None;
+                self.link.on_transmitted(next, &mut self.wakes);
+            } else {
+                self.wakes.arrival = None;
+                return Some((next, self.link.on_arrival(&mut self.wakes)));
+            }
+        }
+    }
+
+    /// When the hop next needs attention.
+    pub fn next_due_ns(&self) -> Option<u64> {
+        [self.switch.map(|(at, _)| at), self.wakes.transmitted, self.wakes.arrival].into_iter().flatten().min()
+    }
+
+    /// Time to serialise `bytes` at the current rate.
+    pub fn serialisation_ns(&self, bytes: u32) -> u64 {
+        millinet_transport::link::transmission_ns(bytes, self.link.rate_bps())
+    }
+
+    /// Bytes the link serialises in `ns` at the current rate.
+    pub fn bytes_in_ns(&self, ns: u64) -> u64 {
+        (ns as u128 * self.link.rate_bps() as u128 / 8_000_000_000) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    fn packet(bytes: u32) -> Packet {
+        Packet::tcp(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, millinet_wire::TcpHeader::default(), bytes - 40)
+    }
+
+    fn hop(rate_bps: u64, switch_rate_bps: u64, delay_ns: u64, limit_bytes: u64, period_ns: Option<u64>) -> Hop {
+        let params = LinkParams { name: "a->b".into(), to_node: 0, rate_bps, switch_rate_bps, delay_ns, limit_bytes, aqm: None };
+        Hop::new(params, period_ns)
+    }
+
+    #[test]
+    fn packets_leave_after_serialisation_and_delay_in_order() {
+        // 1000-byte packets at 8 Mbit/s take 1 ms each; 5 ms of propagation.
+        let mut h = hop(8_000_000, 8_000_000, 5_000_000, 10_000, None);
+        for _ in 0..3 {
+            h.offer(0, packet(1000)).unwrap();
+        }
+        let arrivals: Vec<u64> = std::iter::from_fn(|| h.pop_due(u64::MAX).map(|(t, _)| t)).collect();
+        assert_eq!(arrivals, vec![6_000_000, 7_000_000, 8_000_000]);
+    }
+
+    #[test]
+    fn a_full_queue_hands_the_packet_back_uncounted() {
+        let mut h = hop(8_000_000, 8_000_000, 0, 2000, None);
+        for _ in 0..3 {
+            h.offer(0, packet(1000)).unwrap();
+        }
+        assert!(h.offer(0, packet(1000)).is_err(), "2000 bytes queued: the limit");
+        assert_eq!(h.link.stats.dropped_packets, 0, "the caller decides what is dropped");
+        assert!(h.offer(1_000_000, packet(1000)).is_ok(), "one has started transmitting");
+    }
+
+    #[test]
+    fn a_switching_link_serialises_at_the_rate_of_the_moment() {
+        // 8 Mbit/s until 1.5 ms, then 4: the second packet starts at 1 ms (1 ms long), the
+        // third at 2 ms, after the switch, and takes 2 ms.
+        let mut h = hop(8_000_000, 4_000_000, 0, 10_000, Some(1_500_000));
+        for _ in 0..3 {
+            h.offer(0, packet(1000)).unwrap();
+        }
+        let arrivals: Vec<u64> = std::iter::from_fn(|| h.pop_due(10_000_000).map(|(t, _)| t)).collect();
+        assert_eq!(arrivals, vec![1_000_000, 2_000_000, 4_000_000]);
+    }
+}
