@@ -130,6 +130,15 @@ def ratio_fields(name: str, ratio: pd.Series) -> dict:
     return {name: ratio["ratio"], f"{name}_ci": [ratio["ci_low"], ratio["ci_high"]]}
 
 
+def jain_index(*allocations):
+    """Jain's fairness index of n allocations (Jain, Chiu, Hawe 1984): (Σx)² / (n Σx²), 1 when
+    all are equal, 1/n when one takes everything; element-wise when each allocation is an
+    array (one value per run)."""
+    x = np.stack([np.asarray(a, float) for a in allocations])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return x.sum(axis=0) ** 2 / (len(allocations) * (x * x).sum(axis=0))
+
+
 def json_ready(value: object) -> object:
     """Plain Python values for JSON: NumPy scalars unwrapped, undefined intervals (NaN,
     fewer than 2 runs) as null."""
