@@ -1,11 +1,13 @@
 """`millinet study urban --quick` as a user runs it: the tables and page, every point of the
 quick grid, the cell goodput, Jain's index and the 5G-target flags recomputed here from the
 store's results table, each condition's SINR from the saved series, goodput within what the
-radio offered, and the first run repeated byte for byte."""
+radio offered, the first run repeated byte for byte, and the page opened in headless
+Chromium."""
 
 import pytest
+from PIL import Image
 
-from conftest import assert_reruns_identically, quick_study, saved_table
+from conftest import assert_reruns_identically, console_messages, in_browser, quick_study, saved_table
 from millinet import store
 from millinet.studies.common import jain_index
 
@@ -116,3 +118,29 @@ def test_jain_index_of_n_allocations():
 def test_first_run_is_deterministic(study, runs, tmp_path):
     out, _, _ = study
     assert_reruns_identically(store.run_dir(out / "store", runs["run_key"].iloc[0]), tmp_path / "again")
+
+
+SCREEN = (1280, 1600)
+
+
+def test_page_renders_in_chromium(study, tmp_path):
+    out, _, _ = study
+    shot = tmp_path / "page.png"
+    result = in_browser(out / "index.html", f"--window-size={SCREEN[0]},{SCREEN[1]}", f"--screenshot={shot}")
+    assert result.returncode == 0 and shot.exists(), result.stderr[-3000:]
+    assert console_messages(result.stderr) == []
+    with Image.open(shot) as image:
+        assert image.format == "PNG" and image.size == SCREEN
+        pixels = image.convert("L").histogram()
+    # Not blank: the page's text, tables and plots cover a share of the white background.
+    assert 0.05 < 1 - max(pixels) / sum(pixels) < 0.95
+    dom = in_browser(out / "index.html", "--dump-dom").stdout
+    assert "Dense urban, multi-user study (urban-quick)" in dom
+    assert dom.count("<table") == 3 and dom.count("<img") == 1 + len(CCS)
+
+
+def test_a_broken_page_shows_in_chromiums_log(tmp_path):
+    page = tmp_path / "broken.html"
+    page.write_text("<html><body><script>console.error('drawn badly'); undefined_function()</script></body></html>")
+    messages = console_messages(in_browser(page, "--dump-dom").stderr)
+    assert any("drawn badly" in m for m in messages) and any("Uncaught ReferenceError" in m for m in messages)
