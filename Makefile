@@ -29,7 +29,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build test demo study study-train study-mptcp study-e2e study-lower-layer study-urban studies bench bench-study bench-route bench-train bench-mptcp bench-emulator crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build test demo study study-train study-mptcp study-e2e study-lower-layer study-urban studies bench bench-study bench-route bench-train bench-mptcp bench-urban bench-emulator crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -128,6 +128,11 @@ bench-train: build
 # single-path CUBIC, median of 3 runs each (about two minutes).
 bench-mptcp: build
 	bash bench/run.sh --mptcp --runs 3
+
+# Only the urban runs (f): 10 s of the urban scenario with 10 and with 100 UEs on one cell,
+# median of 3 runs each (about 40 seconds).
+bench-urban: build
+	bash bench/run.sh --urban --runs 3
 
 # Only the emulator's figures of `make bench` (root; about a minute of real time).
 bench-emulator: build
