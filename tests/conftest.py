@@ -52,6 +52,18 @@ def quick_study(tmp_path_factory, name: str) -> tuple[Path, str, dict]:
     return out, result.stdout, json.loads((out / "summary.json").read_text())
 
 
+def assert_quick_page(study: tuple[Path, str, dict], name: str, titles: list[str]) -> str:
+    """The quick study NAME printed each of `titles` and wrote a self-contained page (nothing
+    fetched from the network) that says how to reproduce it; returns the page."""
+    out, stdout, summary = study
+    assert all(title in stdout for title in titles), stdout
+    page = (out / "index.html").read_text()
+    command = f"millinet study {name} --quick"
+    assert summary["command"] == command and f"Reproduce: {command}." in page
+    assert "src='http" not in page
+    return page
+
+
 def assert_reruns_identically(run_dir: Path, again: Path) -> None:
     """`millinet run RUN_DIR/scenario.toml` gives the run's time series byte for byte and its
     summary.json but for the wall-clock fields and the scenario's name (the file's, here)."""

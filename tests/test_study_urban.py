@@ -7,7 +7,7 @@ Chromium."""
 import pytest
 from PIL import Image
 
-from conftest import assert_reruns_identically, console_messages, in_browser, quick_study, saved_table
+from conftest import assert_quick_page, assert_reruns_identically, console_messages, in_browser, quick_study, saved_table
 from millinet import store
 from millinet.studies.common import jain_index
 
@@ -31,12 +31,8 @@ def run_of(runs, cc):
 
 
 def test_prints_the_tables_and_writes_the_page(study):
-    out, stdout, summary = study
-    assert "Cell, per congestion control" in stdout and "5G target" in stdout and "SINR per condition" in stdout
-    page = (out / "index.html").read_text()
-    assert "Reproduce: millinet study urban --quick." in page
-    assert "src='http" not in page and page.count("data:image/png;base64,") == 1 + len(CCS), "the scatter and a run per CC, inlined"
-    assert summary["command"] == "millinet study urban --quick"
+    page = assert_quick_page(study, "urban", ["Cell, per congestion control", "5G target", "SINR per condition"])
+    assert page.count("data:image/png;base64,") == 1 + len(CCS), "the scatter and a run per CC, inlined"
 
 
 def test_every_promised_point(study):

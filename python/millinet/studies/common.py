@@ -166,6 +166,11 @@ def plus_minus(interval: dict, scale: float) -> str:
     return f"{number(mean)} ± {number(half)}"
 
 
+def interval_cells(point: dict, columns: dict[str, tuple[str, float]]) -> dict[str, str]:
+    """A table row's interval cells (plus_minus): column title -> (the point's field, scale)."""
+    return {title: plus_minus(point[field], scale) for title, (field, scale) in columns.items()}
+
+
 def number(x: float) -> str:
     return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
 

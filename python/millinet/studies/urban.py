@@ -22,7 +22,7 @@ import pandas as pd
 from millinet import store as stores
 from millinet._toml import tomllib
 from millinet.report import figures
-from millinet.studies.common import CWND_GROWTH, Options, StudyResult, drawn, interval, jain_index, number, plus_minus, point_stats, reproduce_note, run_runs, run_tables, timed_head, with_base_values, write_outputs
+from millinet.studies.common import CWND_GROWTH, Options, StudyResult, drawn, interval, interval_cells, jain_index, number, point_stats, reproduce_note, run_runs, run_tables, timed_head, with_base_values, write_outputs
 
 CC = "flows.0.cc"
 # The 5G target of scenarios.md §3: a UE meets it with more goodput and less RTT than these.
@@ -44,7 +44,7 @@ def run(out: Path, options: Options) -> StudyResult:
         **timed_head(options, frame),
         "cells": _cell_points(ue_runs),
         "ues": _ue_points(ue_runs),
-        "ue_runs": ue_runs.drop(columns=["sinr_p5_db", "sinr_p95_db", "los_fraction"]).to_dict("records"),
+        "ue_runs": ue_runs.to_dict("records"),
         "conditions": _condition_points(ue_runs),
     }
     tables = {
@@ -65,6 +65,7 @@ def ue_run_metrics(row: pd.Series, store: Path) -> list[dict]:
     scenario = tomllib.loads((run_dir / "scenario.toml").read_text())
     summary = json.loads((run_dir / "summary.json").read_text())
     sinr = run_tables(store, row["run_key"], ("ues",))["ues"].groupby("ue")["sinr_db"]
+    sinr_mean, sinr_p5, sinr_p95 = sinr.mean(), sinr.quantile(0.05), sinr.quantile(0.95)
     flows = {flow["dst"]: flow for flow in summary["flows"]}
     entries = []
     for ue, (config, result) in enumerate(zip(scenario["ues"], summary["ues"])):
@@ -83,9 +84,9 @@ def ue_run_metrics(row: pd.Series, store: Path) -> list[dict]:
                 "goodput_bps": goodput,
                 "rtt_ms": rtt,
                 "meets_5g": meets_5g(goodput, rtt),
-                "sinr_db": float(sinr.mean()[ue]),
-                "sinr_p5_db": float(sinr.quantile(0.05)[ue]),
-                "sinr_p95_db": float(sinr.quantile(0.95)[ue]),
+                "sinr_db": float(sinr_mean[ue]),
+                "sinr_p5_db": float(sinr_p5[ue]),
+                "sinr_p95_db": float(sinr_p95[ue]),
                 "los_fraction": los,
             }
         )
@@ -141,9 +142,11 @@ def _condition_points(ue_runs: pd.DataFrame) -> list[dict]:
     """Per condition, over its UEs and the runs: the mean SINR with its lowest and highest UE
     mean, the mean 5th and 95th percentiles and the LOS share (the same channel under every
     CC: the seed draws it)."""
+    if ue_runs.empty:
+        return []
     points = []
     for condition in CONDITIONS:
-        rows = ue_runs[ue_runs["condition"] == condition] if len(ue_runs) else ue_runs
+        rows = ue_runs[ue_runs["condition"] == condition]
         if rows.empty:
             continue
         per_ue = rows.groupby("ue")["sinr_db"].mean()
@@ -162,38 +165,21 @@ def _condition_points(ue_runs: pd.DataFrame) -> list[dict]:
     return points
 
 
+CELL_COLUMNS = {"cell goodput Mbit/s": ("cell_goodput_bps", 1e-6), "Jain's index": ("jain_index", 1.0), "UEs meeting 5G target": ("ues_meeting_5g", 1.0)}
+UE_LABELS = {"cc": "cc", "UE": "name", "condition": "condition", "server": "server", "runs": "runs"}  # column title -> field
+UE_COLUMNS = {"goodput Mbit/s": ("goodput_bps", 1e-6), "RTT ms": ("rtt_ms", 1.0), "SINR dB": ("sinr_db", 1.0)}
+
+
 def cells_table(points: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "cc": p["cc"],
-                "runs": p["runs"],
-                "cell goodput Mbit/s": plus_minus(p["cell_goodput_bps"], 1e-6),
-                "Jain's index": plus_minus(p["jain_index"], 1.0),
-                "UEs meeting 5G target": plus_minus(p["ues_meeting_5g"], 1.0),
-            }
-            for p in points
-        ]
-    )
+    return pd.DataFrame([{"cc": p["cc"], "runs": p["runs"], **interval_cells(p, CELL_COLUMNS)} for p in points])
 
 
 def ues_table(points: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "cc": p["cc"],
-                "UE": p["name"],
-                "condition": p["condition"],
-                "server": p["server"],
-                "runs": p["runs"],
-                "goodput Mbit/s": plus_minus(p["goodput_bps"], 1e-6),
-                "RTT ms": plus_minus(p["rtt_ms"], 1.0),
-                "SINR dB": plus_minus(p["sinr_db"], 1.0),
-                "5G target": ("yes" if p["meets_5g"] else "no") + f" ({p['runs_meeting_5g']} of {p['runs']} runs)",
-            }
-            for p in points
-        ]
-    )
+    return pd.DataFrame([{**{title: p[field] for title, field in UE_LABELS.items()}, **interval_cells(p, UE_COLUMNS), "5G target": _target_cell(p)} for p in points])
+
+
+def _target_cell(point: dict) -> str:
+    return ("yes" if point["meets_5g"] else "no") + f" ({point['runs_meeting_5g']} of {point['runs']} runs)"
 
 
 def conditions_table(points: list[dict]) -> pd.DataFrame:
