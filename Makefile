@@ -99,9 +99,10 @@ study-lower-layer: build
 
 # The full dense-urban study (scenarios.md §3, 40 runs of 10 s: ten UEs on one cell, four CCs,
 # 10 seeds). Estimated 2 minutes on 2 cores, not measured: a run takes 2.2-3.5 s on one core
-# (BBR the slowest) and three seeds (`--runs 3 --workers 1`, 12 runs) took 42 s with the
-# analysis, next to another engineer's jobs. Not in CI; `millinet study urban --quick` (4 runs
-# of 5 s, about 20 s) is, in `make test`.
+# (BBR the slowest); on one worker, next to another engineer's jobs, one seed (`--runs 1`,
+# 4 runs) took 26 s with the analysis, and going on to three seeds (8 more runs, the analysis
+# of all 12) 42 s. Not in CI; `millinet study urban --quick` (4 runs of 5 s, about 20 s) is,
+# in `make test`.
 study-urban: build
 	$(BIN)/millinet study urban --out runs/study-urban
 
