@@ -10,6 +10,8 @@ BIN := $(VENV)/bin
 
 # Debian packages the tools and tests need: add new ones (ns-3, ...) to this list.
 APT_PACKAGES := tshark libns3-dev libgsl-dev libsqlite3-dev pkg-config iproute2
+# Headless Chromium: a test opens a study's page in a real browser.
+APT_PACKAGES += chromium
 # Debian's python3 creates venvs only with python3-venv installed.
 APT_PACKAGES += $(shell $(PYTHON) -c 'import ensurepip' 2>/dev/null || echo python3-venv)
 
@@ -27,7 +29,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build test demo study study-train study-mptcp study-e2e study-lower-layer studies bench bench-study bench-route bench-train bench-mptcp bench-emulator crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build test demo study study-train study-mptcp study-e2e study-lower-layer study-urban studies bench bench-study bench-route bench-train bench-mptcp bench-urban bench-emulator crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -95,8 +97,17 @@ study-e2e: build
 study-lower-layer: build
 	$(BIN)/millinet study lower-layer --out runs/study-lower-layer
 
+# The full dense-urban study (scenarios.md §3, 40 runs of 10 s: ten UEs on one cell, four CCs,
+# 10 seeds). Estimated 2 minutes on 2 cores, not measured: a run takes 2.2-3.5 s on one core
+# (BBR the slowest); on one worker, next to another engineer's jobs, one seed (`--runs 1`,
+# 4 runs) took 26 s with the analysis, and going on to three seeds (8 more runs, the analysis
+# of all 12) 42 s. Not in CI; `millinet study urban --quick` (4 runs of 5 s, about 20 s) is,
+# in `make test`.
+study-urban: build
+	$(BIN)/millinet study urban --out runs/study-urban
+
 # Every full study, then one page linking them all (runs/index.html).
-studies: study study-train study-mptcp study-e2e study-lower-layer
+studies: study study-train study-mptcp study-e2e study-lower-layer study-urban
 	$(BIN)/millinet studies --index runs
 
 # Issue 7's figures in one run (BENCHMARKS.md): speed against ns-3 on the dumbbell, real time
@@ -118,6 +129,11 @@ bench-train: build
 # single-path CUBIC, median of 3 runs each (about two minutes).
 bench-mptcp: build
 	bash bench/run.sh --mptcp --runs 3
+
+# Only the urban runs (f): 10 s of the urban scenario with 10 and with 100 UEs on one cell,
+# median of 3 runs each (about 40 seconds).
+bench-urban: build
+	bash bench/run.sh --urban --runs 3
 
 # Only the emulator's figures of `make bench` (root; about a minute of real time).
 bench-emulator: build

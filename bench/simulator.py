@@ -12,7 +12,10 @@
     seconds per wall second on one core (--train runs only this);
 (e) one mptcp run (issue 14): a device 100 m from co-located cells, 10 s, LIA over 28 GHz +
     LTE and over 28 + 73 GHz, against single-path CUBIC over the 28 GHz radio alone measured
-    alongside: simulated seconds per wall second on one core (--mptcp runs only this).
+    alongside: simulated seconds per wall second on one core (--mptcp runs only this);
+(f) the urban scenario (issue 18) with its ten UEs on one cell, and with ten copies of them
+    (100 UEs, each with its own flow), 10 s, CUBIC: simulated seconds per wall second on one
+    core (--urban runs only this).
 
 millinet figures are medians over --runs runs in one process (wall time of the event loop,
 "warm"); (a) and (b) also give the median over --runs `millinet run` commands, each a fresh
@@ -40,6 +43,7 @@ from pathlib import Path
 
 import millinet
 from millinet._toml import tomllib
+from millinet.catalog import scenario_path
 from millinet.runner import override_list
 from millinet.sweep import load_sweep, run_sweep
 
@@ -196,6 +200,39 @@ def bench_mptcp(runs: int) -> None:
         print(f"{label:28} {wall:8.3f} {events:12d} {events / wall:10.3e} {MPTCP_DURATION_S / wall:15.1f} {goodput:15.3f} {wall / single_wall:14.2f}  {load()}", flush=True)
 
 
+URBAN_DURATION_S = 10.0
+
+
+def urban_scenario(path: Path, copies: int) -> Path:
+    """The urban scenario with `copies` times its UEs on its one cell, written to `path`:
+    each further copy of a UE is a node of its own with the same route, radio settings and
+    server, and a download of its own. TOML lets the copies' [[nodes]], [[ues]] and [[flows]]
+    follow the original's, and JSON's literals are TOML's for the values these tables hold."""
+    text = scenario_path("urban").read_text()
+    doc = tomllib.loads(text)
+    flows = {flow["dst"]: flow for flow in doc["flows"]}
+    tables = []
+    for copy in range(1, copies):
+        for ue in doc["ues"]:
+            node = f"{ue['node']}-{copy}"
+            tables += [("nodes", {"name": node}), ("ues", {**ue, "node": node}), ("flows", {**flows[ue["node"]], "dst": node})]
+    path.write_text(text + "".join(f"\n[[{name}]]\n" + "".join(f"{key} = {json.dumps(value)}\n" for key, value in entry.items()) for name, entry in tables))
+    return path
+
+
+def bench_urban(runs: int) -> None:
+    print(f"\n(f) urban, one gNB, UEs in LOS, NLOS and indoors on edge and remote servers, CUBIC, {URBAN_DURATION_S:g} s, one core")
+    print(f"{'case':22} {'wall s':>8} {'events':>12} {'events/s':>10} {'sim s / wall s':>15} {'cell Gbit/s':>12}  load")
+    with tempfile.TemporaryDirectory() as tmp:
+        for copies in (1, 10):
+            scenario = urban_scenario(Path(tmp) / f"urban-{copies}.toml", copies)
+            summary = median_run(runs, str(scenario), [f"duration_s={URBAN_DURATION_S}"])
+            wall, events = summary["sim"]["wall_s"], summary["sim"]["events"]
+            cell = sum(flow["goodput_bps"] for flow in summary["flows"]) / 1e9
+            label = f"{len(summary['ues'])} UEs"
+            print(f"{label:22} {wall:8.3f} {events:12d} {events / wall:10.3e} {URBAN_DURATION_S / wall:15.2f} {cell:12.3f}  {load()}", flush=True)
+
+
 def peak_rss_mb(duration_s: float, extra: list[str]) -> float:
     """Peak resident memory of a fresh Python process doing one millinet.run of the route
     (interpreter, pandas and pyarrow included), in MB."""
@@ -249,6 +286,7 @@ def main() -> None:
     parser.add_argument("--study", action="store_true", help="run only (c), the study grid (about five minutes)")
     parser.add_argument("--train", action="store_true", help="run only (d), the train run")
     parser.add_argument("--mptcp", action="store_true", help="run only (e), the mptcp runs")
+    parser.add_argument("--urban", action="store_true", help="run only (f), the urban runs with 10 and 100 UEs")
     parser.add_argument("--workers", type=int, default=2, help="local workers for (c)")
     args = parser.parse_args()
     command = " ".join(["bench/simulator.py", *sys.argv[1:]])
@@ -260,12 +298,16 @@ def main() -> None:
     if args.mptcp:
         bench_mptcp(args.runs)
         return
+    if args.urban:
+        bench_urban(args.runs)
+        return
     if not args.study:
         bench_dumbbell(args.runs, args.ns3_seconds)
         bench_route(args.runs)
         bench_memory()
         bench_train(args.runs)
         bench_mptcp(args.runs)
+        bench_urban(args.runs)
     bench_study(args.workers)
 
 

@@ -2,8 +2,12 @@
 study with its store."""
 
 import json
+import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -48,6 +52,18 @@ def quick_study(tmp_path_factory, name: str) -> tuple[Path, str, dict]:
     return out, result.stdout, json.loads((out / "summary.json").read_text())
 
 
+def assert_quick_page(study: tuple[Path, str, dict], name: str, titles: list[str]) -> str:
+    """The quick study NAME printed each of `titles` and wrote a self-contained page (nothing
+    fetched from the network) that says how to reproduce it; returns the page."""
+    out, stdout, summary = study
+    assert all(title in stdout for title in titles), stdout
+    page = (out / "index.html").read_text()
+    command = f"millinet study {name} --quick"
+    assert summary["command"] == command and f"Reproduce: {command}." in page
+    assert "src='http" not in page
+    return page
+
+
 def assert_reruns_identically(run_dir: Path, again: Path) -> None:
     """`millinet run RUN_DIR/scenario.toml` gives the run's time series byte for byte and its
     summary.json but for the wall-clock fields and the scenario's name (the file's, here)."""
@@ -74,3 +90,42 @@ def runs(study):
 def saved_table(out: Path, run_key: str, table: str) -> pd.DataFrame:
     """One saved time-series table of a run in a study's store."""
     return pq.read_table(store.run_dir(out / "store", run_key) / f"{table}.parquet").to_pandas()
+
+
+# Headless Chromium's flags: no GPU, no sandbox (tests run as root), its log on stderr, where
+# each console message of the page (console.error, an uncaught exception) is a CONSOLE line.
+CHROMIUM_FLAGS = ["--headless", "--disable-gpu", "--no-sandbox", "--enable-logging=stderr", "--v=0", "--hide-scrollbars"]
+BROWSER_TIMEOUT_S = 60
+
+
+def chromium() -> str:
+    """Debian's chromium (`make deps` installs it); in CI its absence is a failure, elsewhere
+    the test is skipped, saying how to install it."""
+    path = shutil.which("chromium")
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed although `make deps` installs it (APT_PACKAGES)")
+        pytest.skip("chromium is not installed: `make deps` installs Debian's chromium")
+    return path
+
+
+def in_browser(page: Path, *flags: str) -> subprocess.CompletedProcess:
+    """Opens `page` in headless Chromium with `flags` and a fresh profile directory, removed
+    afterwards; the browser's whole process group is killed if it takes longer than
+    BROWSER_TIMEOUT_S, which fails the test."""
+    with tempfile.TemporaryDirectory(prefix="millinet-chromium-") as profile:
+        args = [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *flags, page.resolve().as_uri()]
+        browser = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+        try:
+            stdout, stderr = browser.communicate(timeout=BROWSER_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(browser.pid, signal.SIGKILL)
+            browser.communicate()
+            pytest.fail(f"chromium took over {BROWSER_TIMEOUT_S} s on {page}")
+    return subprocess.CompletedProcess(args, browser.returncode, stdout, stderr)
+
+
+def console_messages(stderr: str) -> list[str]:
+    """The page's console messages in Chromium's log (its own errors, such as a missing D-Bus,
+    are not the page's)."""
+    return [line for line in stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from conftest import assert_reruns_identically, millinet as cli, ok, quick_study, saved_table
+from conftest import assert_quick_page, assert_reruns_identically, millinet as cli, ok, quick_study, saved_table
 from millinet import store
 from millinet.studies import STUDIES
 
@@ -38,12 +38,8 @@ def run_of(runs, point, app):
 
 
 def test_prints_the_tables_and_writes_the_page(study):
-    out, stdout, summary = study
-    assert "Long flow" in stdout and "Download time" in stdout and "10 MB" in stdout
-    page = (out / "index.html").read_text()
-    assert "Reproduce: millinet study lower-layer --quick." in page
-    assert "src='http" not in page and page.count("data:image/png;base64,") >= 3, "self-contained, with plots"
-    assert summary["command"] == "millinet study lower-layer --quick"
+    page = assert_quick_page(study, "lower-layer", ["Long flow", "Download time", "10 MB"])
+    assert page.count("data:image/png;base64,") >= 3, "with plots"
 
 
 def test_every_promised_point(study):

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import quick_study
 from millinet import store
-from millinet.studies.mptcp import jain_index
+from millinet.studies.common import jain_index
 
 # 28 GHz alone, then (28 GHz + LTE, 28 + 73 GHz) x (uncoupled, LIA, OLIA, BALIA), at 100 m.
 POINTS = 9

@@ -301,6 +301,7 @@ STUDY_DESCRIPTIONS = {
     "milliproxy": "The milliProxy evaluation (§1): TCP with and without a proxy at the gNB or the edge, and split-TCP",
     "mptcp": "Multipath TCP over mmWave and LTE (§5): 28 GHz + LTE and 28 + 73 GHz, coupled and uncoupled CC",
     "train": "The high-speed train (§2): mmWave with an LTE anchor and LTE only, buffers, CCs and MSS 1400/14000",
+    "urban": "Dense urban, multi-user (§3): ten UEs on one gNB in LOS, NLOS and indoors, edge and remote servers, four CCs",
 }
 STUDY_NAMES = list(STUDY_DESCRIPTIONS)
 

@@ -63,6 +63,26 @@ def scatter(points: dict[str, tuple[np.ndarray, np.ndarray]]) -> bytes:
     return _png(fig)
 
 
+def marked_scatter(panels: dict[str, dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]], markers: dict[str, str], colours: dict[str, str], target: tuple[float, float]) -> bytes:
+    """Goodput against mean RTT, one panel per title on shared axes; each panel's dots are
+    grouped by (marker key, colour key), e.g. (condition, server). The target region (RTT
+    under target[0] ms, goodput over target[1] bit/s) is shaded."""
+    fig, axes = plt.subplots(1, len(panels), sharex=True, sharey=True, squeeze=False, figsize=(3.2 * len(panels) + 1.5, 3.6))
+    for (title, groups), ax in zip(panels.items(), axes[0]):
+        for (marker, colour), (rtt_ms, goodput_bps) in groups.items():
+            ax.scatter(rtt_ms, goodput_bps * 1e-6, s=22, marker=markers[marker], color=colours[colour], alpha=0.75, label=f"{marker}, {colour}")
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("mean RTT (ms)")
+        ax.grid(True, alpha=0.3)
+    for ax in axes[0]:
+        ax.fill_between([0, target[0]], target[1] * 1e-6, ax.get_ylim()[1], color="tab:green", alpha=0.12, label="5G target")
+        ax.set_xlim(left=0)
+        ax.set_ylim(bottom=0)
+    axes[0, 0].set_ylabel("goodput (Mbit/s)")
+    axes[0, -1].legend(fontsize=6, loc="upper right")
+    return _png(fig)
+
+
 def run_panels(run_dir: Path) -> bytes | None:
     """The time-series panels of one run directory (millinet.plot), None if it has none."""
     with tempfile.TemporaryDirectory() as tmp:

@@ -130,6 +130,15 @@ def ratio_fields(name: str, ratio: pd.Series) -> dict:
     return {name: ratio["ratio"], f"{name}_ci": [ratio["ci_low"], ratio["ci_high"]]}
 
 
+def jain_index(*allocations):
+    """Jain's fairness index of n allocations (Jain, Chiu, Hawe 1984): (Σx)² / (n Σx²), 1 when
+    all are equal, 1/n when one takes everything; element-wise when each allocation is an
+    array (one value per run)."""
+    x = np.stack([np.asarray(a, float) for a in allocations])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return x.sum(axis=0) ** 2 / (len(allocations) * (x * x).sum(axis=0))
+
+
 def json_ready(value: object) -> object:
     """Plain Python values for JSON: NumPy scalars unwrapped, undefined intervals (NaN,
     fewer than 2 runs) as null."""
@@ -155,6 +164,11 @@ def plus_minus(interval: dict, scale: float) -> str:
     # Equal values over seeds leave a rounding residue (1e-16) as the half-width: that is 0.
     half = 0.0 if mean - low <= 1e-9 * abs(mean) else mean - low
     return f"{number(mean)} ± {number(half)}"
+
+
+def interval_cells(point: dict, columns: dict[str, tuple[str, float]]) -> dict[str, str]:
+    """A table row's interval cells (plus_minus): column title -> (the point's field, scale)."""
+    return {title: plus_minus(point[field], scale) for title, (field, scale) in columns.items()}
 
 
 def number(x: float) -> str:

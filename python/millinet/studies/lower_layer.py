@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from millinet.report import figures
-from millinet.studies.common import CWND_GROWTH, Options, StudyResult, bin_width_s, drawn, first_seed_runs, flow_goodput, interval, number, plus_minus, point_stats, reproduce_note, run_runs, run_tables, summary_head, with_base_values, with_run_metrics, write_outputs
+from millinet.studies.common import CWND_GROWTH, Options, StudyResult, bin_width_s, drawn, first_seed_runs, flow_goodput, interval, interval_cells, number, plus_minus, point_stats, reproduce_note, run_runs, run_tables, summary_head, with_base_values, with_run_metrics, write_outputs
 
 RLC, HARQ, SERVER_DELAY, CC = "ues.0.rlc_mode", "cells.0.harq", "links.0.delay_s", "flows.0.cc"
 APP, FILE_BYTES, START = "flows.0.app", "flows.0.file_bytes", "flows.0.start_s"
@@ -26,6 +26,7 @@ CONFIGURATION = [RLC, HARQ, SERVER_DELAY, CC]
 SERVERS = {0.019: "remote", 0.001: "edge"}  # one-way delay server -> PGW (s)
 ORDER = {"am": 0, "um": 1, "on": 0, "off": 1, "remote": 0, "edge": 1, "cubic": 0, "newreno": 1}
 LONG_METRICS = ["goodput_bps", "ran_latency_ms", "ran_latency_p95_ms"]
+LONG_COLUMNS = {"goodput Mbit/s": ("goodput_bps", 1e-6), "RAN latency ms": ("ran_latency_ms", 1.0), "RAN latency p95 ms": ("ran_latency_p95_ms", 1.0)}
 
 
 def run(out: Path, options: Options) -> StudyResult:
@@ -114,9 +115,7 @@ def long_table(points: list[dict]) -> pd.DataFrame:
                 "RLC": p["rlc"].upper(),
                 "HARQ": p["harq"],
                 "runs": p["runs"],
-                "goodput Mbit/s": plus_minus(p["goodput_bps"], 1e-6),
-                "RAN latency ms": plus_minus(p["ran_latency_ms"], 1.0),
-                "RAN latency p95 ms": plus_minus(p["ran_latency_p95_ms"], 1.0),
+                **interval_cells(p, LONG_COLUMNS),
             }
             for p in points
         ]

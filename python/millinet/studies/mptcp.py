@@ -19,7 +19,7 @@ import pandas as pd
 from millinet import store as stores
 from millinet.report import figures
 from millinet.report.stats import paired_ratios
-from millinet.studies.common import CWND_GROWTH, Options, StudyResult, interval, number, plus_minus, point_stats, ratio_cell, ratio_fields, run_runs, timed_head, with_base_values, write_outputs
+from millinet.studies.common import CWND_GROWTH, Options, StudyResult, interval, jain_index, number, plus_minus, point_stats, ratio_cell, ratio_fields, run_runs, timed_head, with_base_values, write_outputs
 from millinet.sweep.spec import SCENARIO_COLUMN
 
 GOODPUT, RTT, OTHER_GOODPUT = "flows.0.goodput_bps", "flows.0.rtt_ms.mean", "flows.1.goodput_bps"
@@ -72,14 +72,6 @@ def _with_paths(frame: pd.DataFrame) -> pd.DataFrame:
     frame[TCP_ON_LTE] = np.where(shared, frame.get(OTHER_GOODPUT, np.nan), np.nan)
     frame[JAIN] = np.where(shared, jain_index(frame[SECOND_PATH], frame[TCP_ON_LTE]), np.nan)
     return frame
-
-
-def jain_index(a, b):
-    """Jain's fairness index of two allocations (Jain, Chiu, Hawe 1984): (a+b)² / (2(a²+b²)),
-    1 when equal, 1/2 when one takes everything."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (a + b) ** 2 / (2 * (a * a + b * b))
 
 
 def _paths(scenario: str, arm: str) -> str:
