@@ -9,7 +9,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 
 # Debian packages the tools and tests need: add new ones (ns-3, ...) to this list.
-APT_PACKAGES := tshark libns3-dev libgsl-dev libsqlite3-dev pkg-config iproute2
+APT_PACKAGES := tshark libns3-dev libgsl-dev libsqlite3-dev pkg-config iproute2 tcpdump
 # Headless Chromium: a test opens a study's page in a real browser.
 APT_PACKAGES += chromium
 # Debian's python3 creates venvs only with python3-venv installed.
@@ -145,8 +145,8 @@ crosscheck: deps build
 	$(BIN)/python crosscheck/run.py --out runs/crosscheck
 
 # The simulator against real Linux TCP through the emulator (root): dumbbell 100 Mbit/s and
-# 1 Gbit/s, 1 and 0.1 BDP, CUBIC and NewReno, and the milliproxy route for two seeds; about
-# 5 minutes. `make test` runs a subset. Table and cwnd overlays in runs/crosscheck-linux,
+# 1 Gbit/s, constant and switching, 1 and 0.1 BDP, CUBIC and NewReno, and the milliproxy route
+# for two seeds; about 9 minutes. `make test` runs a subset. Table and cwnd overlays in runs/crosscheck-linux,
 # results in docs/validation.md.
 crosscheck-linux: deps build
 	$(BIN)/python crosscheck/linux.py --out runs/crosscheck-linux

@@ -6,9 +6,13 @@
 Each case runs twice on the same scenario, seed and capacity: in the simulator (millinet's
 own TCP) and in the emulator (the kernel's TCP over the same path, whose hops and radio the
 link emulates from the same models). The dumbbell cases are those of the ns-3 cross-check
-(crosscheck/run.py) at 100 Mbit/s and 1 Gbit/s, constant rate, queue 1 and 0.1 BDP, CUBIC and
-NewReno (the kernel's `reno`), MSS 1400, with Linux-like cwnd growth (only while cwnd-limited);
-the milliproxy route runs for fixed seeds. Prints the side-by-side table (millinet / Linux),
+(crosscheck/run.py) at 100 Mbit/s and 1 Gbit/s, queue 1 and 0.1 BDP, CUBIC and
+NewReno (the kernel's `reno`), constant and switching rate (R and R/10 every second), MSS
+1400, with Linux-like cwnd growth (only while cwnd-limited);
+the milliproxy route runs for fixed seeds. "mean RTT" is, on both sides, the time average of
+the smoothed RTT in the flows table (every 10 ms): the simulator's summary averages its
+per-ACK samples, which weights the fast periods of a switching or mmWave path over the slow
+ones, and Linux gives no per-ACK samples. Prints the side-by-side table (millinet / Linux),
 writes it to OUT/table.md with a cwnd overlay per case; docs/validation.md has the results.
 """
 
@@ -47,9 +51,10 @@ class RouteCase:
 def dumbbell_cases(duration_s: float | None) -> list[ns3check.Case]:
     settings = [(1e8, 20.0), (1e9, 10.0)]
     return [
-        ns3check.Case(cc, rate, False, queue_bdp, 1400, duration_s or default_s)
+        ns3check.Case(cc, rate, switching, queue_bdp, 1400, duration_s or default_s)
         for rate, default_s in settings
         for cc in DUMBBELL_CCS
+        for switching in (False, True)
         for queue_bdp in (1.0, 0.1)
     ]
 
@@ -63,7 +68,7 @@ def scenario_of(case) -> tuple[str, dict]:
     # Linux grows cwnd only while it limits the sender (tcp_is_cwnd_limited): the simulator's
     # default, not the "always" the ns-3 cross-check needs.
     del overrides["flows.0.cwnd_growth"]
-    return "dumbbell", overrides
+    return "dumbbell-switching" if case.switching else "dumbbell", overrides
 
 
 def run_both(case) -> ns3check.Row:
@@ -72,13 +77,21 @@ def run_both(case) -> ns3check.Row:
     scenario, overrides = scenario_of(case)
     simulated = millinet.run(scenario, overrides=overrides)
     emulated = millinet.emulate(scenario, overrides=overrides)
-    row = ns3check.Row(case, ns3check.flow_metrics(emulated.summary["flows"][0]), ns3check.flow_metrics(simulated.summary["flows"][0]))
+    linux_metrics, our_metrics = (metrics(r) for r in (emulated, simulated))
+    row = ns3check.Row(case, linux_metrics, our_metrics)
     ours, linux = (cwnd_series(r) for r in (simulated, emulated))
     row.cwnd_nrmsd, row.cwnd_corr = ns3check.cwnd_agreement(ours, linux, case.duration_s)
     link = emulated.summary["emulator"]
     row.note = f"link at most {link['max_lateness_ms']:.1f} ms late"
     row.series = (ours, linux)
     return row
+
+
+def metrics(result) -> dict:
+    """The flow's summary figures, with the RTT as the time average of its smoothed RTT."""
+    flows = result.series["flows"]
+    srtt = flows[(flows["flow"] == 0) & (flows["t"] >= ns3check.COMPARE_FROM_S) & (flows["srtt_ms"] > 0)]["srtt_ms"]
+    return ns3check.flow_metrics(result.summary["flows"][0]) | {"rtt_ms_mean": float(srtt.mean())}
 
 
 def cwnd_series(result) -> pd.DataFrame:
@@ -90,13 +103,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cc", nargs="+", choices=DUMBBELL_CCS, help="only these algorithms")
     parser.add_argument("--rate", nargs="+", type=float, help="only these dumbbell rates (bit/s)")
+    parser.add_argument("--mode", choices=["const", "switch"], help="only constant or switching rate")
     parser.add_argument("--duration", type=float, help="override every case's duration (s)")
     parser.add_argument("--no-route", action="store_true", help="only the dumbbell cases")
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "crosscheck-linux", help="plots and table.md")
     args = parser.parse_args(argv)
 
     cases: list = [
-        c for c in dumbbell_cases(args.duration) if (not args.cc or c.cc in args.cc) and (not args.rate or c.rate_bps in args.rate)
+        c
+        for c in dumbbell_cases(args.duration)
+        if (not args.cc or c.cc in args.cc)
+        and (not args.rate or c.rate_bps in args.rate)
+        and (not args.mode or c.switching == (args.mode == "switch"))
     ]
     if not args.no_route:
         ccs = args.cc or DUMBBELL_CCS

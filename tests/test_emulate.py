@@ -81,7 +81,7 @@ def test_an_unknown_key_is_refused_as_by_run(tmp_path):
     [
         ("mptcp", [], "flows.0.kind"),
         ("dumbbell", ["flows.0.cc=highspeed"], "flows.0.cc"),
-        ("dumbbell-switching", [], "switch_period_s"),
+        ("dumbbell", ["flows.0.app=\"repeated\"", "flows.0.sizes_bytes=[100000]"], "flows.0.app"),
         ("milliproxy", ["proxy.node=gnb"], "proxy.node"),
         ("handover", [], "cells"),
     ],
@@ -103,3 +103,23 @@ def test_the_api_returns_the_series_of_the_radio_path():
     assert 0 < ue["utilization"] <= 1.0
     # The link's own stamps: a frame spends at least a slot (125 µs) in the RAN.
     assert ue["ran_latency_ms"]["p50"] >= 0.125
+
+
+def test_captures_at_the_endpoints_are_pcaps_tshark_reads(tmp_path):
+    ok(cli("emulate", "dumbbell", "--set", "duration_s=1", "--set", "links.1.rate_bps=1e8", "--pcap", "server,client", "--out", "run", "--quiet", cwd=tmp_path))
+    for node, syn_flags in (("server", "0x0012"), ("client", "0x0002")):
+        fields = subprocess.run(
+            ["tshark", "-r", str(tmp_path / "run" / f"{node}.pcap"), "-T", "fields", "-e", "tcp.flags", "-e", "tcp.srcport"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split("\n")
+        flags = [line.split("\t")[0] for line in fields if line]
+        # The client's SYN leaves the client; the server's SYN/ACK leaves the server.
+        assert syn_flags in flags, f"{node}.pcap has no SYN{'/ACK' if node == 'server' else ''}: {flags[:5]}"
+        assert len(flags) > 100, f"{node}.pcap holds {len(flags)} packets of a 1 s transfer"
+
+
+def test_a_capture_elsewhere_than_the_endpoints_is_refused(tmp_path):
+    result = cli("emulate", "dumbbell", "--pcap", "router", cwd=tmp_path)
+    assert result.returncode == 2 and "pcap" in result.stderr and "router" in result.stderr

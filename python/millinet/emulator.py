@@ -3,10 +3,11 @@ userspace link driven by the simulator's own channel and RAN models (docs/emulat
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from millinet import _core
+from millinet._core import ScenarioError
 from millinet.catalog import scenario_path
 from millinet.runner import Overrides, RunResult, override_list, record
 
@@ -16,18 +17,25 @@ def emulate(
     seed: int | None = None,
     overrides: Overrides = None,
     out: str | Path | None = None,
+    pcap: Iterable[str] | None = None,
     progress: Callable[[float, float], None] | None = None,
 ) -> RunResult:
     """Emulates `scenario` (a shipped name or a path to a TOML file) in real time, as root.
 
-    Arguments and result as `millinet.run`; the summary has an `emulator` section saying how
+    Arguments and result as `millinet.run` (`pcap` names the flow's endpoints to capture at,
+    with tcpdump on their interface); the summary has an `emulator` section saying how
     late the link ever was. A scenario the emulator cannot host raises ScenarioError naming
     the field; Ctrl-C stops the emulation, removes the testbed and raises KeyboardInterrupt.
     """
+    pcap_nodes = list(pcap or [])
+    if pcap_nodes and out is None:
+        raise ScenarioError("pcap capture needs an output directory (out=...)")
     path, overrides = scenario_path(scenario), override_list(overrides)
 
     def execute(writer):
-        raw = _core.emulate(path, seed=seed, overrides=overrides, progress=progress)
+        raw = _core.emulate(
+            path, seed=seed, overrides=overrides, pcap_dir=out if pcap_nodes else None, pcap_nodes=pcap_nodes, progress=progress
+        )
         writer.write(raw["series"])
         return raw
 

@@ -2,6 +2,7 @@
 //! through a userspace link that the very same channel and RAN models as the simulator drive
 //! on a real clock. `emulate_file` runs a scenario file and returns what it measured.
 
+pub mod capture;
 pub mod clock;
 pub mod endpoint;
 pub mod error;

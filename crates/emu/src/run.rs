@@ -1,13 +1,14 @@
 //! One emulation from start to end: load the scenario, plan the testbed, wire it, run the
 //! link and the endpoints on one clock, tear down, and gather what they measured.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use millinet_ran::{CellId, UeId};
 use millinet_scenario::translate::radio::build_ran;
 use millinet_scenario::translate::{link_params, switch_period_ns};
 use millinet_transport::link::QueueStats;
 
+use crate::capture::Capture;
 use crate::clock::{make_realtime, RunClock};
 use crate::endpoint::{download, FlowReport, Server};
 use crate::error::EmuError;
@@ -21,6 +22,9 @@ use crate::hop::Hop;
 pub struct EmulateOptions {
     pub seed: Option<u64>,
     pub overrides: Vec<String>,
+    /// Where `<node>.pcap` files go, for each node of `pcap_nodes` (the flow's endpoints).
+    pub pcap_dir: Option<PathBuf>,
+    pub pcap_nodes: Vec<String>,
 }
 
 /// What one emulation measured, and the summary.json made of it.
@@ -45,6 +49,7 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     let s = &loaded.scenario;
     let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
     let plan = Plan::new(s, &available)?;
+    let roles = capture_roles(s, &opts.pcap_nodes)?;
     let radio = match plan.radio {
         true => Some(Radio { ran: build_ran(s, &loaded.base_dir)?.0, ue: UeId(0), cell: CellId(0) }),
         false => None,
@@ -61,6 +66,9 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     let ns = Namespaces::create(&testbed::ROLES)?;
     let (tun_server, tun_ue) = testbed::wire(&ns, &plan)?;
     let server = in_namespace(ns.name("server"), || Server::bind(&plan.flow))?;
+    let dir = opts.pcap_dir.clone().unwrap_or_default();
+    let captures: Vec<Capture> =
+        roles.iter().map(|(node, role)| Capture::start(ns.name(role), "eth0", &dir.join(format!("{node}.pcap")))).collect::<Result<_, _>>()?;
     let mut link = Link::new(tun_server, tun_ue, down, up, radio, plan.flow.sample_step_ns);
     let end_ns = plan.flow.end_ns;
     let duration_s = end_ns as f64 / 1e9;
@@ -96,7 +104,9 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         (server_thread.join().expect("the server does not panic"), ue_thread.join().expect("the UE does not panic"), linked, realtime)
     });
     let interrupted = clock.stopped();
+    let captured: Result<Vec<()>, EmuError> = captures.into_iter().map(Capture::stop).collect();
     drop(ns);
+    captured?;
     linked?;
     if interrupted {
         return Err(EmuError::System("the emulation was interrupted".into()));
@@ -126,6 +136,23 @@ fn queue_summaries(link: &Link) -> Vec<QueueSummary> {
         queues.push(QueueSummary { name: back.link.name.clone(), stats: back.link.stats.clone() });
     }
     queues
+}
+
+/// The endpoint namespace of each node to capture at: the flow's source is `server`, its
+/// destination `ue`.
+fn capture_roles(s: &millinet_scenario::Scenario, nodes: &[String]) -> Result<Vec<(String, &'static str)>, EmuError> {
+    let flow = &s.flows[0];
+    nodes
+        .iter()
+        .map(|node| match node {
+            n if *n == flow.src => Ok((n.clone(), "server")),
+            n if *n == flow.dst => Ok((n.clone(), "ue")),
+            n => Err(EmuError::unsupported(
+                "pcap",
+                format!("it captures at the flow's endpoints, `{}` and `{}`, not at `{n}`", flow.src, flow.dst),
+            )),
+        })
+        .collect()
 }
 
 /// Namespaces, veths and TUN devices need root (CAP_NET_ADMIN and CAP_SYS_ADMIN).

@@ -81,13 +81,22 @@ fn tables(e: &Emulation) -> Vec<Table> {
     tables
 }
 
-/// Emulates a scenario file. Returns {"summary_json": str, "series": chunk} (the chunk as
+/// Emulates a scenario file, capturing `<node>.pcap` into `pcap_dir` for each of `pcap_nodes`.
+/// Returns {"summary_json": str, "series": chunk} (the chunk as
 /// `run` streams them). `progress(elapsed_s, duration_s)` is called every 100 ms; a pending
 /// KeyboardInterrupt stops the emulation, which cleans up and raises it.
 #[pyfunction]
-#[pyo3(signature = (path, seed=None, overrides=Vec::new(), progress=None))]
-pub fn emulate<'py>(py: Python<'py>, path: PathBuf, seed: Option<u64>, overrides: Vec<String>, progress: Option<PyObject>) -> PyResult<Bound<'py, PyDict>> {
-    let opts = EmulateOptions { seed, overrides };
+#[pyo3(signature = (path, seed=None, overrides=Vec::new(), pcap_dir=None, pcap_nodes=Vec::new(), progress=None))]
+pub fn emulate<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+    pcap_dir: Option<PathBuf>,
+    pcap_nodes: Vec<String>,
+    progress: Option<PyObject>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let opts = EmulateOptions { seed, overrides, pcap_dir, pcap_nodes };
     let mut callback_error: Option<PyErr> = None;
     let mut report = |elapsed_s: f64, total_s: f64| {
         let outcome = py.check_signals().and_then(|()| match &progress {
