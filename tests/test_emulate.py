@@ -123,3 +123,16 @@ def test_captures_at_the_endpoints_are_pcaps_tshark_reads(tmp_path):
 def test_a_capture_elsewhere_than_the_endpoints_is_refused(tmp_path):
     result = cli("emulate", "dumbbell", "--pcap", "router", cwd=tmp_path)
     assert result.returncode == 2 and "pcap" in result.stderr and "router" in result.stderr
+
+
+def test_iperf3_as_the_client_fills_the_same_bottleneck(tmp_path):
+    ok(cli("emulate", "dumbbell", "--client", "iperf3", "--set", "duration_s=3", "--set", "links.1.rate_bps=2e8", "--out", "run", "--quiet", cwd=tmp_path))
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    flow = summary["flows"][0]
+    assert flow["client"] == "iperf3" and flow["kernel_cc"] == "cubic"
+    assert flow["rtos"] is None, "iperf3 reports no RTO count: none is made up"
+    # iperf3 runs whole seconds ending half a second before the run (-t 2 of the 3 s), its
+    # goodput over its own transfer time: the bottleneck's payload rate, less slow start.
+    assert 0.85 * 2e8 * 1400 / 1452 < flow["goodput_bps"] <= 2e8
+    flows = pd.read_parquet(tmp_path / "run" / "flows.parquet")
+    assert len(flows) >= 20 and (flows["cwnd_bytes"] > 0).all(), "the sender's cwnd every 0.1 s of the 2 s"

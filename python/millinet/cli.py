@@ -94,10 +94,18 @@ def run(scenario: str, seed: int | None, overrides: tuple[str, ...], out: Path |
 @set_option
 @click.option("--out", type=click.Path(path_type=Path), help="Run directory [default: runs/<scenario>-<seed>-emulated].")
 @click.option("--pcap", default="", metavar="NODES", help="Comma-separated flow endpoints (e.g. server,ue) to capture into the run directory.")
+@click.option("--client", type=click.Choice(["own", "iperf3"]), default="own", help="The endpoints: millinet's own (TCP_INFO every step) or iperf3.")
 @click.option("--cleanup", is_flag=True, help="Only remove what killed emulations left behind.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def emulate(
-    scenario: str | None, seed: int | None, overrides: tuple[str, ...], out: Path | None, pcap: str, cleanup: bool, quiet: bool
+    scenario: str | None,
+    seed: int | None,
+    overrides: tuple[str, ...],
+    out: Path | None,
+    pcap: str,
+    client: str,
+    cleanup: bool,
+    quiet: bool,
 ) -> None:
     """Emulates SCENARIO with real Linux TCP (root): namespaces for the server, the gNB and the
     UE, and a userspace link driven in real time by the simulator's channel and RAN models."""
@@ -126,6 +134,7 @@ def emulate(
             overrides=overrides,
             out=out,
             pcap=[node.strip() for node in pcap.split(",") if node.strip()],
+            client=client,
             progress=lambda elapsed_s, total_s: bar.update(task, completed=elapsed_s, total=total_s),
         )
     Console().print(summary_table(result.summary))

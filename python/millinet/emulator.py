@@ -18,12 +18,15 @@ def emulate(
     overrides: Overrides = None,
     out: str | Path | None = None,
     pcap: Iterable[str] | None = None,
+    client: str = "own",
     progress: Callable[[float, float], None] | None = None,
 ) -> RunResult:
     """Emulates `scenario` (a shipped name or a path to a TOML file) in real time, as root.
 
     Arguments and result as `millinet.run` (`pcap` names the flow's endpoints to capture at,
-    with tcpdump on their interface); the summary has an `emulator` section saying how
+    with tcpdump on their interface; `client="iperf3"` runs iperf3 at both ends instead of the
+    project's endpoints: goodput and the sender's cwnd/RTT per 0.1 s, no RTO count); the
+    summary has an `emulator` section saying how
     late the link ever was. A scenario the emulator cannot host raises ScenarioError naming
     the field; Ctrl-C stops the emulation, removes the testbed and raises KeyboardInterrupt.
     """
@@ -34,7 +37,7 @@ def emulate(
 
     def execute(writer):
         raw = _core.emulate(
-            path, seed=seed, overrides=overrides, pcap_dir=out if pcap_nodes else None, pcap_nodes=pcap_nodes, progress=progress
+            path, seed=seed, overrides=overrides, pcap_dir=out if pcap_nodes else None, pcap_nodes=pcap_nodes, client=client, progress=progress
         )
         writer.write(raw["series"])
         return raw

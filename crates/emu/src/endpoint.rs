@@ -50,6 +50,9 @@ pub struct FlowReport {
     pub received_bytes: u64,
     /// From the connection request to the last byte read, for a file.
     pub download_time_ns: Option<u64>,
+    /// The client's own measured interval, when it has one (iperf3's transfer time); else
+    /// goodput is over the run from the flow's start.
+    pub measured_ns: Option<u64>,
 }
 
 /// The server: listening before the run starts (`bind` in the server namespace).
@@ -68,7 +71,7 @@ impl Server {
 
     /// Accepts the UE's connection and writes the workload until it is done or the run ends;
     /// a second thread samples TCP_INFO meanwhile.
-    pub fn serve(self, plan: &FlowPlan, clock: &(dyn Fn() -> u64 + Sync)) -> Result<(Vec<TcpSample>, TcpInfo), EmuError> {
+    pub fn serve(&self, plan: &FlowPlan, clock: &(dyn Fn() -> u64 + Sync)) -> Result<(Vec<TcpSample>, TcpInfo), EmuError> {
         let (stream, _) = accept_by(&self.listener, plan.end_ns, clock)?;
         let stream = Arc::new(stream);
         // Writes give up after a while so the end of the run is noticed.

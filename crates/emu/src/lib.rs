@@ -8,6 +8,7 @@ pub mod endpoint;
 pub mod error;
 pub mod frames;
 pub mod hop;
+pub mod iperf;
 pub mod link;
 pub mod netns;
 pub mod plan;
@@ -18,4 +19,4 @@ pub mod testbed;
 pub mod tun;
 
 pub use error::EmuError;
-pub use run::{emulate_file, Emulation, EmulateOptions};
+pub use run::{emulate_file, Client, Emulation, EmulateOptions};

@@ -11,6 +11,7 @@ use millinet_transport::link::QueueStats;
 use crate::capture::Capture;
 use crate::clock::{make_realtime, RunClock};
 use crate::endpoint::{download, FlowReport, Server};
+use crate::iperf::Iperf3Server;
 use crate::error::EmuError;
 use crate::link::{Link, LinkReport, Radio};
 use crate::netns::Namespaces;
@@ -25,7 +26,19 @@ pub struct EmulateOptions {
     /// Where `<node>.pcap` files go, for each node of `pcap_nodes` (the flow's endpoints).
     pub pcap_dir: Option<PathBuf>,
     pub pcap_nodes: Vec<String>,
+    pub client: Client,
 }
+
+/// Which endpoints carry the flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Client {
+    /// The project's server and client, with TCP_INFO every sample step.
+    #[default]
+    Own,
+    /// iperf3 at both ends (crate::iperf).
+    Iperf3,
+}
+
 
 /// What one emulation measured, and the summary.json made of it.
 pub struct Emulation {
@@ -65,7 +78,12 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     check_root()?;
     let ns = Namespaces::create(&testbed::ROLES)?;
     let (tun_server, tun_ue) = testbed::wire(&ns, &plan)?;
-    let server = in_namespace(ns.name("server"), || Server::bind(&plan.flow))?;
+    // The server side: the own listening socket, or the iperf3 server process (kept until the
+    // run ends, then stopped).
+    let (server, iperf3_server) = match opts.client {
+        Client::Own => (Some(in_namespace(ns.name("server"), || Server::bind(&plan.flow))?), None),
+        Client::Iperf3 => (None, Some(Iperf3Server::start(ns.name("server"), &plan.flow)?)),
+    };
     let dir = opts.pcap_dir.clone().unwrap_or_default();
     let captures: Vec<Capture> =
         roles.iter().map(|(node, role)| Capture::start(ns.name(role), "eth0", &dir.join(format!("{node}.pcap")))).collect::<Result<_, _>>()?;
@@ -85,14 +103,20 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
             (result, realtime)
         });
         let server_ns = ns.name("server");
-        let server_thread = scope.spawn(|| {
-            crate::netns::enter(server_ns)?;
-            server.serve(&plan.flow, &now)
+        let server_thread = scope.spawn(|| match &server {
+            Some(server) => {
+                crate::netns::enter(server_ns)?;
+                server.serve(&plan.flow, &now).map(Some)
+            }
+            None => Ok(None),
         });
         let ue_ns = ns.name("ue");
-        let ue_thread = scope.spawn(|| {
-            crate::netns::enter(ue_ns)?;
-            download(&plan.flow, &now)
+        let ue_thread = scope.spawn(|| match opts.client {
+            Client::Own => {
+                crate::netns::enter(ue_ns)?;
+                download(&plan.flow, &now)
+            }
+            Client::Iperf3 => crate::iperf::download(ue_ns, &plan.flow, &now),
         });
         while !(link_thread.is_finished() && server_thread.is_finished() && ue_thread.is_finished()) {
             std::thread::sleep(std::time::Duration::from_millis(100));
@@ -105,19 +129,21 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     });
     let interrupted = clock.stopped();
     let captured: Result<Vec<()>, EmuError> = captures.into_iter().map(Capture::stop).collect();
+    drop(iperf3_server);
     drop(ns);
     captured?;
     linked?;
     if interrupted {
         return Err(EmuError::System("the emulation was interrupted".into()));
     }
-    let (samples, last_info) = served?;
     let mut flow = received?;
-    flow.samples = samples;
-    flow.last_info = last_info;
+    if let Some((samples, last_info)) = served? {
+        flow.samples = samples;
+        flow.last_info = last_info;
+    }
     let queues = queue_summaries(&link);
     let ue_stats = link.radio().map(|r| r.ran.ue_stats(r.ue));
-    let summary = crate::summary::summary(&loaded.name, s, &plan, &flow, &link.report, &queues, ue_stats.as_ref(), realtime);
+    let summary = crate::summary::summary(&loaded.name, s, &plan, opts.client, &flow, &link.report, &queues, ue_stats.as_ref(), realtime);
     Ok(Emulation {
         summary,
         flow,

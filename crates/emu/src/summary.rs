@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::endpoint::FlowReport;
 use crate::link::LinkReport;
 use crate::plan::Plan;
-use crate::run::QueueSummary;
+use crate::run::{Client, QueueSummary};
 
 /// Mean and percentiles (nearest rank) of `values`, in the values' unit; nulls when empty.
 fn distribution(mut values: Vec<f64>) -> Value {
@@ -31,6 +31,7 @@ pub(crate) fn summary(
     name: &str,
     s: &Scenario,
     plan: &Plan,
+    client: Client,
     flow: &FlowReport,
     link: &LinkReport,
     queues: &[QueueSummary],
@@ -38,11 +39,12 @@ pub(crate) fn summary(
     realtime: bool,
 ) -> Value {
     let spec = &s.flows[0];
-    let measured_s = (plan.flow.end_ns - plan.flow.start_ns) as f64 / 1e9;
+    let measured_s = flow.measured_ns.unwrap_or(plan.flow.end_ns - plan.flow.start_ns) as f64 / 1e9;
     let goodput_bps = if measured_s > 0.0 { flow.received_bytes as f64 * 8.0 / measured_s } else { 0.0 };
     // The kernel's smoothed RTT, sampled every step while the connection had one.
     let rtt_ms: Vec<f64> = flow.samples.iter().filter(|x| x.info.rtt_us > 0).map(|x| x.info.rtt_us as f64 / 1e3).collect();
     let info = &flow.last_info;
+    let own = client == Client::Own;
     let flows = vec![json!({
         "id": 0,
         "kind": "tcp",
@@ -55,11 +57,13 @@ pub(crate) fn summary(
         "delivered_bytes": flow.received_bytes,
         "download_time_s": flow.download_time_ns.map(|ns| ns as f64 / 1e9),
         "retransmits": info.total_retrans,
-        "rtos": info.total_rto,
+        // iperf3 reports no RTO count.
+        "rtos": own.then_some(info.total_rto),
+        "client": if own { "own" } else { "iperf3" },
         "rtt_ms": distribution(rtt_ms.clone()),
         "rtt_samples": rtt_ms.len(),
         "min_rtt_ms": info.min_rtt_us as f64 / 1e3,
-        "bytes_retransmitted": info.bytes_retrans,
+        "bytes_retransmitted": own.then_some(info.bytes_retrans),
     })];
     let queues: Vec<Value> = queues
         .iter()

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use millinet_emu::{emulate_file, EmuError, EmulateOptions, Emulation};
+use millinet_emu::{emulate_file, Client, EmuError, EmulateOptions, Emulation};
 use millinet_engine::{Column, ColumnData, Table};
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
@@ -81,12 +81,12 @@ fn tables(e: &Emulation) -> Vec<Table> {
     tables
 }
 
-/// Emulates a scenario file, capturing `<node>.pcap` into `pcap_dir` for each of `pcap_nodes`.
+/// Emulates a scenario file with the `client` endpoints ("own" or "iperf3"), capturing `<node>.pcap` into `pcap_dir` for each of `pcap_nodes`.
 /// Returns {"summary_json": str, "series": chunk} (the chunk as
 /// `run` streams them). `progress(elapsed_s, duration_s)` is called every 100 ms; a pending
 /// KeyboardInterrupt stops the emulation, which cleans up and raises it.
 #[pyfunction]
-#[pyo3(signature = (path, seed=None, overrides=Vec::new(), pcap_dir=None, pcap_nodes=Vec::new(), progress=None))]
+#[pyo3(signature = (path, seed=None, overrides=Vec::new(), pcap_dir=None, pcap_nodes=Vec::new(), client="own", progress=None))]
 pub fn emulate<'py>(
     py: Python<'py>,
     path: PathBuf,
@@ -94,9 +94,15 @@ pub fn emulate<'py>(
     overrides: Vec<String>,
     pcap_dir: Option<PathBuf>,
     pcap_nodes: Vec<String>,
+    client: &str,
     progress: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let opts = EmulateOptions { seed, overrides, pcap_dir, pcap_nodes };
+    let client = match client {
+        "own" => Client::Own,
+        "iperf3" => Client::Iperf3,
+        other => return Err(ScenarioError::new_err(format!("client `{other}`: expected `own` or `iperf3`"))),
+    };
+    let opts = EmulateOptions { seed, overrides, pcap_dir, pcap_nodes, client };
     let mut callback_error: Option<PyErr> = None;
     let mut report = |elapsed_s: f64, total_s: f64| {
         let outcome = py.check_signals().and_then(|()| match &progress {
