@@ -1,12 +1,12 @@
 """Speed of the emulator (issue 15), on this machine, as root:
 
-(f) the link's maximum forwarding rate: the dumbbell with every link at 100 Gbit/s and 1 ms
+(g) the link's maximum forwarding rate: the dumbbell with every link at 100 Gbit/s and 1 ms
     (so the link process, the kernel's TCP and the two cores are the only limits), CUBIC, 5 s:
     goodput, frames and segments per second through the link, its worst lateness; next to it
     the simulator on the same scenario (simulated seconds per wall second);
-(g) a constant 3.2 Gbit/s bottleneck with a 1-BDP queue (the issue's speed goal): Linux
+(h) a constant 3.2 Gbit/s bottleneck with a 1-BDP queue (the issue's speed goal): Linux
     CUBIC's goodput as a share of the payload rate the link allows;
-(h) the milliproxy route (geometric channel, 3.2 Gbit/s peak, CUBIC, 10 s) unscaled: goodput and
+(i) the milliproxy route (geometric channel, 3.2 Gbit/s peak, CUBIC, 10 s) unscaled: goodput and
     how late the link ever was.
 
 Each figure is one emulation (real time: a median would multiply minutes); the load average is
@@ -50,7 +50,7 @@ def bench_forwarding() -> None:
     s = emulated.summary
     goodput = s["flows"][0]["goodput_bps"]
     frames_per_s = s["emulator"]["frames_down"] / duration_s
-    print(f"\n(f) maximum forwarding rate (every link 100 Gbit/s, 1 ms; CUBIC, {duration_s:g} s)  {load()}")
+    print(f"\n(g) maximum forwarding rate (every link 100 Gbit/s, 1 ms; CUBIC, {duration_s:g} s)  {load()}")
     print(
         f"emulator:  {goodput / 1e9:.2f} Gbit/s goodput, {frames_per_s / 1e3:.1f} k frames/s down "
         f"({goodput / 8 / MSS_BYTES / 1e3:.0f} k segments/s, {goodput / 8 / frames_per_s / 1e3:.1f} kB per frame); {lateness(s)}"
@@ -67,14 +67,14 @@ def bench_bottleneck() -> None:
     s = millinet.emulate("dumbbell", overrides=overrides).summary
     goodput = s["flows"][0]["goodput_bps"]
     payload_rate = rate_bps * MSS_BYTES / SEGMENT_WIRE_BYTES
-    print(f"\n(g) 3.2 Gbit/s bottleneck, 1 BDP queue, CUBIC, 10 s  {load()}")
+    print(f"\n(h) 3.2 Gbit/s bottleneck, 1 BDP queue, CUBIC, 10 s  {load()}")
     print(f"goodput {goodput / 1e9:.3f} Gbit/s = {goodput / rate_bps:.1%} of 3.2 Gbit/s, {goodput / payload_rate:.1%} of the payload rate; {lateness(s)}")
 
 
 def bench_route() -> None:
     s = millinet.emulate("milliproxy", overrides={"flows.0.cc": "cubic"}).summary
     ue = s["ues"][0]
-    print(f"\n(h) milliproxy route, CUBIC, 10 s, unscaled  {load()}")
+    print(f"\n(i) milliproxy route, CUBIC, 10 s, unscaled  {load()}")
     print(
         f"goodput {s['flows'][0]['goodput_bps'] / 1e9:.3f} Gbit/s, utilization {ue['utilization']:.2f}, "
         f"RAN latency p95 {ue['ran_latency_ms']['p95']:.1f} ms; {lateness(s)}"
