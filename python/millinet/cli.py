@@ -60,16 +60,7 @@ def run(scenario: str, seed: int | None, overrides: tuple[str, ...], out: Path |
     resolved = tomllib.loads(millinet.resolve(scenario, seed, overrides))
     out = out or Path("runs") / f"{Path(scenario).stem}-{resolved['seed']}"
     pcap_nodes = [node.strip() for node in pcap.split(",") if node.strip()]
-    progress_console = Console(stderr=True)
-    with Progress(
-        TextColumn("simulated"),
-        BarColumn(),
-        TextColumn("{task.completed:.3f} / {task.total:.3f} s"),
-        TimeElapsedColumn(),
-        console=progress_console,
-        transient=True,
-        disable=quiet or not progress_console.is_terminal,
-    ) as bar:
+    with progress_bar("simulated", "{task.completed:.3f} / {task.total:.3f} s", quiet) as bar:
         task = bar.add_task("run", total=resolved["duration_s"])
         result = millinet.run(
             scenario,
@@ -117,16 +108,7 @@ def emulate(
         raise UsageProblem("missing argument SCENARIO (or --cleanup)")
     resolved = tomllib.loads(millinet.resolve(scenario, seed, overrides))
     out = out or Path("runs") / f"{Path(scenario).stem}-{resolved['seed']}-emulated"
-    progress_console = Console(stderr=True)
-    with Progress(
-        TextColumn("emulated"),
-        BarColumn(),
-        TextColumn("{task.completed:.1f} / {task.total:.1f} s"),
-        TimeElapsedColumn(),
-        console=progress_console,
-        transient=True,
-        disable=quiet or not progress_console.is_terminal,
-    ) as bar:
+    with progress_bar("emulated", "{task.completed:.1f} / {task.total:.1f} s", quiet) as bar:
         task = bar.add_task("emulate", total=resolved["duration_s"])
         result = millinet.emulate(
             scenario,
@@ -144,6 +126,20 @@ def emulate(
         f"{link['max_lateness_ms']:.2f} ms late, {link['frames_over_1ms_late']:,} frames over 1 ms late"
     )
     click.echo(f"output: {out}")
+
+
+def progress_bar(label: str, figures: str, quiet: bool) -> Progress:
+    """A one-run progress bar on stderr (off with --quiet or when stderr is no terminal)."""
+    console = Console(stderr=True)
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        TextColumn(figures),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=quiet or not console.is_terminal,
+    )
 
 
 def summary_table(summary: dict) -> Table:

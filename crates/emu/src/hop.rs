@@ -2,41 +2,28 @@
 //! (the simulator's), with the wake-ups it asks for kept as deadlines of the emulation's clock,
 //! and its rate switched at the scenario's instants.
 
-use millinet_transport::link::{Link, LinkParams, LinkTimers};
+use millinet_transport::link::{Link, LinkParams, Wakes};
 use millinet_wire::Packet;
-
-/// The instants the link asked to be woken at.
-#[derive(Default)]
-struct Wakes {
-    transmitted: Option<u64>,
-    arrival: Option<u64>,
-}
-
-impl LinkTimers for Wakes {
-    fn transmitted_at(&mut self, at_ns: u64) {
-        self.transmitted = Some(at_ns);
-    }
-
-    fn arrival_at(&mut self, at_ns: u64) {
-        self.arrival = Some(at_ns);
-    }
-}
 
 pub struct Hop {
     pub link: Link,
     wakes: Wakes,
+    /// The latest instant the link has been brought to: the model never goes back in time,
+    /// so an arrival stamped earlier (a frame the link read late) enters at this instant.
+    now_ns: u64,
     /// The next rate switch and the period, for a switching link.
     switch: Option<(u64, u64)>,
 }
 
 impl Hop {
     pub fn new(params: LinkParams, switch_period_ns: Option<u64>) -> Hop {
-        Hop { link: Link::new(params), wakes: Wakes::default(), switch: switch_period_ns.map(|p| (p, p)) }
+        Hop { link: Link::new(params), wakes: Wakes::default(), now_ns: 0, switch: switch_period_ns.map(|p| (p, p)) }
     }
 
     /// Offers `packet` arriving at `at_ns`; handed back, uncounted, when the queue cannot
     /// take it whole (the caller may offer its segments instead).
     pub fn offer(&mut self, at_ns: u64, packet: Packet) -> Result<(), Packet> {
+        let at_ns = self.bring_to(at_ns);
         if !self.link.accepts(at_ns, packet.wire_bytes()) {
             return Err(packet);
         }
@@ -46,29 +33,60 @@ impl Hop {
 
     /// Offers `packet`, which the link drops (and counts) when it does not fit.
     pub fn offer_or_drop(&mut self, at_ns: u64, packet: Packet) -> bool {
+        let at_ns = self.bring_to(at_ns);
         self.link.enqueue(at_ns, packet, &mut self.wakes)
+    }
+
+    /// Bytes and packets queued at `now_ns`.
+    pub fn queued(&mut self, now_ns: u64) -> (u64, u64) {
+        let now_ns = self.bring_to(now_ns);
+        (self.link.queued_bytes(now_ns), self.link.queued_packets(now_ns))
+    }
+
+    /// Brings the link to `at_ns` (or keeps it where it is, if later): its own instants
+    /// before then run first.
+    fn bring_to(&mut self, at_ns: u64) -> u64 {
+        let at_ns = self.now_ns.max(at_ns);
+        while self.run_own_instant(at_ns) {}
+        self.now_ns = at_ns;
+        at_ns
     }
 
     /// Runs what is due by `now_ns` in time order up to the next packet that reached the far
     /// end, and returns it with its arrival time.
     pub fn pop_due(&mut self, now_ns: u64) -> Option<(u64, Packet)> {
         loop {
-            let switch = self.switch.map(|(at, _)| at);
-            let next = [switch, self.wakes.transmitted, self.wakes.arrival].into_iter().flatten().min()?;
-            if next > now_ns {
-                return None;
+            let arrival = self.wakes.arrival.filter(|&at| at <= now_ns);
+            // The link's own instants up to that arrival come first.
+            if self.run_own_instant(arrival.unwrap_or(now_ns)) {
+                continue;
             }
-            if switch == Some(next) {
-                self.link.switch_rate(next);
-                self.switch = self.switch.map(|(at, period)| (at + period, period));
-            } else if self.wakes.transmitted == Some(next) {
-                self.wakes.transmitted = None;
-                self.link.on_transmitted(next, &mut self.wakes);
-            } else {
-                self.wakes.arrival = None;
-                return Some((next, self.link.on_arrival(&mut self.wakes)));
-            }
+            let at = arrival?;
+            self.wakes.arrival = None;
+            return Some((at, self.link.on_arrival(&mut self.wakes)));
         }
+    }
+
+    /// Runs the earliest rate switch or end of transmission (AQM) at or before `limit_ns`;
+    /// false when there is none.
+    fn run_own_instant(&mut self, limit_ns: u64) -> bool {
+        let switch = self.switch.map(|(at, _)| at).filter(|&at| at <= limit_ns);
+        let transmitted = self.wakes.transmitted.filter(|&at| at <= limit_ns);
+        let switch_first = switch.is_some_and(|s| transmitted.is_none_or(|t| s <= t));
+        match (switch, transmitted) {
+            (Some(at), _) if switch_first => {
+                self.now_ns = self.now_ns.max(at);
+                self.link.switch_rate(at);
+                self.switch = self.switch.map(|(at, period)| (at + period, period));
+            }
+            (_, Some(at)) => {
+                self.now_ns = self.now_ns.max(at);
+                self.wakes.transmitted = None;
+                self.link.on_transmitted(at, &mut self.wakes);
+            }
+            _ => return false,
+        }
+        true
     }
 
     /// When the hop next needs attention.

@@ -94,6 +94,10 @@ pub struct Link {
     air_down: VecDeque<(u64, Packet)>,
     air_up: VecDeque<(u64, Packet)>,
     parts: Vec<PayloadId>,
+    /// Frames of one read, before they get their arrival times.
+    batch: Vec<Packet>,
+    /// When each side (server, UE) was last read.
+    last_read_ns: [u64; 2],
     sample_step_ns: u64,
     next_sample_ns: u64,
     step_latency: (u64, u64),
@@ -113,6 +117,8 @@ impl Link {
             air_down: VecDeque::new(),
             air_up: VecDeque::new(),
             parts: Vec::new(),
+            batch: Vec::new(),
+            last_read_ns: [0; 2],
             sample_step_ns,
             next_sample_ns: 0,
             step_latency: (0, 0),
@@ -152,16 +158,33 @@ impl Link {
                 self.enter_down(i + 1, at, packet);
             }
         }
-        for _ in 0..READ_BATCH {
-            let Some(packet) = self.read(Side::Server)? else { break };
-            self.report.frames_down += 1;
-            self.enter_down(0, now, packet);
+        let mut batch = std::mem::take(&mut self.batch);
+        for side in [Side::Server, Side::Ue] {
+            for _ in 0..READ_BATCH {
+                let Some(packet) = self.read(side)? else { break };
+                batch.push(packet);
+            }
+            // The frames of one read arrived since the previous one; without the kernel's
+            // timestamps they are spread evenly over that time, in their order, so that a
+            // link that was late does not turn what the sender sent over milliseconds into one
+            // burst at the next queue.
+            let previous = std::mem::replace(&mut self.last_read_ns[side as usize], now).min(now);
+            let n = batch.len() as u64;
+            for (k, packet) in batch.drain(..).enumerate() {
+                let at = previous + (now - previous) * (k as u64 + 1) / n;
+                match side {
+                    Side::Server => {
+                        self.report.frames_down += 1;
+                        self.enter_down(0, at, packet);
+                    }
+                    Side::Ue => {
+                        self.report.frames_up += 1;
+                        self.enter_up(at, packet);
+                    }
+                }
+            }
         }
-        for _ in 0..READ_BATCH {
-            let Some(packet) = self.read(Side::Ue)? else { break };
-            self.report.frames_up += 1;
-            self.enter_up(now, packet);
-        }
+        self.batch = batch;
         if let Some(radio) = &mut self.radio {
             radio.ran.advance_to(now, &mut self.ran_out);
             self.air_down.extend(self.ran_out.downlink.drain(..).map(|d| (d.at_ns, d.packet)));
@@ -224,16 +247,16 @@ impl Link {
         }
     }
 
-    fn enter_up(&mut self, now: u64, packet: Packet) {
+    fn enter_up(&mut self, at: u64, packet: Packet) {
         match &mut self.radio {
             Some(radio) => {
-                radio.ran.advance_to(now, &mut self.ran_out);
-                if !radio.ran.enqueue_uplink(now, radio.ue, packet) {
+                radio.ran.advance_to(at, &mut self.ran_out);
+                if !radio.ran.enqueue_uplink(at, radio.ue, packet) {
                     self.report.ran_dropped_frames += 1;
                     self.frames.release(packet.meta.payload);
                 }
             }
-            None => self.air_up.push_back((now, packet)),
+            None => self.air_up.push_back((at, packet)),
         }
     }
 
@@ -349,8 +372,7 @@ impl Link {
         let hops = self.down.len();
         for i in 0..hops {
             for (k, hop) in [(2 * i, &mut self.down[i]), (2 * i + 1, &mut self.up[hops - 1 - i])] {
-                let bytes = hop.link.queued_bytes(now);
-                let packets = hop.link.queued_packets(now);
+                let (bytes, packets) = hop.queued(now);
                 self.report.queue_samples.push(QueueSample { t_ns, queue: k as u32, bytes, packets });
             }
         }

@@ -20,6 +20,24 @@ use std::collections::VecDeque;
 use millinet_wire::aqm::{Aqm, Verdict};
 use millinet_wire::Packet;
 
+/// The instants a link asked to be woken at, for a driver that polls its deadlines (the
+/// emulator's real-time link) rather than keeping an event queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Wakes {
+    pub transmitted: Option<u64>,
+    pub arrival: Option<u64>,
+}
+
+impl LinkTimers for Wakes {
+    fn transmitted_at(&mut self, at_ns: u64) {
+        self.transmitted = Some(at_ns);
+    }
+
+    fn arrival_at(&mut self, at_ns: u64) {
+        self.arrival = Some(at_ns);
+    }
+}
+
 /// What a link asks its driver for: to be woken at an instant.
 pub trait LinkTimers {
     /// An AQM queue's transmitter frees at `at_ns`: call [`Link::on_transmitted`] then.
@@ -340,22 +358,6 @@ mod tests {
             aqm: None,
         };
         Link::new(p)
-    }
-
-    /// The wake-ups a link asked for, as its driver keeps them.
-    #[derive(Default)]
-    struct Wakes {
-        transmitted: Option<u64>,
-        arrival: Option<u64>,
-    }
-
-    impl LinkTimers for Wakes {
-        fn transmitted_at(&mut self, at_ns: u64) {
-            self.transmitted = Some(at_ns);
-        }
-        fn arrival_at(&mut self, at_ns: u64) {
-            self.arrival = Some(at_ns);
-        }
     }
 
     /// Wakes the link until it asks for nothing more; returns the arrival times at the far end.
