@@ -55,6 +55,9 @@ $(VENV)/.built: $(VENV)/.deps-installed $(RUST_SOURCES)
 	touch $@
 
 test: deps build
+	@# Style first: the tree stays formatted (rustfmt.toml) and free of clippy warnings.
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets --release -- -D warnings
 	cargo test --workspace --release
 	@# pytest exits 5 when it collected no test: that must fail loudly, not pass.
 	status=0; $(BIN)/pytest -q tests || status=$$?; \

@@ -128,9 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
     table = ns3check.format_table(rows, reference="Linux")
     table += "\n\n" + "\n".join(f"- {r.case.name}: {r.note}" for r in rows)
-    print(table)
-    (args.out / "table.md").write_text(table + "\n")
-    print(f"\ncwnd plots and table.md in {args.out}")
+    ns3check.write_table(table, args.out)
     return 0
 
 

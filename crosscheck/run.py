@@ -413,11 +413,15 @@ def main(argv: list[str] | None = None) -> int:
     except Ns3Missing as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    table = format_table(rows)
-    print(table)
-    (args.out / "table.md").write_text(table + "\n")
-    print(f"\ncwnd plots and table.md in {args.out}")
+    write_table(format_table(rows), args.out)
     return 0
+
+
+def write_table(table: str, out: Path) -> None:
+    """Prints the table and saves it as OUT/table.md next to the cwnd plots."""
+    print(table)
+    (out / "table.md").write_text(table + "\n")
+    print(f"\ncwnd plots and table.md in {out}")
 
 
 if __name__ == "__main__":

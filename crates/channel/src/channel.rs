@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::blockage::{
-    BlockageConfig, BlockageModel, ForcedEvent, ForcedEvents, ForcedKind, LinkGeometry,
-};
+use crate::blockage::{BlockageConfig, BlockageModel, ForcedEvent, ForcedEvents, ForcedKind, LinkGeometry};
 use crate::error::{check_at_least, check_positive, ConfigError};
 use crate::fading::{Fading, FadingConfig};
 use crate::geometry::{Point2, Rect};
@@ -132,11 +130,7 @@ impl LinkConfig {
 
     /// A 73 GHz mmWave cell with 2 GHz of bandwidth (channel.md §7).
     pub fn mmwave_73ghz() -> Self {
-        LinkConfig {
-            fc_ghz: 73.0,
-            bandwidth_hz: 2e9,
-            ..LinkConfig::default()
-        }
+        LinkConfig { fc_ghz: 73.0, bandwidth_hz: 2e9, ..LinkConfig::default() }
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
@@ -157,11 +151,7 @@ impl LinkConfig {
         check_at_least("nf_db", self.nf_db, f64::MIN)?;
         check_at_least("mimo_gain_db", self.mimo_gain_db, f64::MIN)?;
         if self.n_tx == 0 || self.n_rx == 0 {
-            return Err(ConfigError::new(
-                "n_tx/n_rx",
-                (self.n_tx, self.n_rx),
-                "at least one antenna each",
-            ));
+            return Err(ConfigError::new("n_tx/n_rx", (self.n_tx, self.n_rx), "at least one antenna each"));
         }
         if let BlockedEffect::PenetrationLoss { loss_db } = self.blocked_effect {
             check_at_least("blocked_effect.loss_db", loss_db, 0.0)?;
@@ -173,11 +163,7 @@ impl LinkConfig {
             check_at_least("inr_db", inr, f64::MIN)?;
         }
         if self.outage_threshold_db.is_nan() || self.outage_threshold_db == f64::INFINITY {
-            return Err(ConfigError::new(
-                "outage_threshold_db",
-                self.outage_threshold_db,
-                "a number in dB, or -inf for no outage",
-            ));
+            return Err(ConfigError::new("outage_threshold_db", self.outage_threshold_db, "a number in dB, or -inf for no outage"));
         }
         if !(1..=10_000_000).contains(&self.geometry_step_ns) {
             return Err(ConfigError::new(
@@ -187,27 +173,11 @@ impl LinkConfig {
             ));
         }
         if self.fading_step_ns == 0 {
-            return Err(ConfigError::new(
-                "fading_step_ns",
-                self.fading_step_ns,
-                "a step > 0",
-            ));
+            return Err(ConfigError::new("fading_step_ns", self.fading_step_ns, "a step > 0"));
         }
-        let is_trace = matches!(
-            self.blockage,
-            BlockageConfig::SinrTrace(_) | BlockageConfig::CapacityTrace(_)
-        );
-        if is_trace
-            && self
-                .forced_events
-                .iter()
-                .any(|e| e.kind == ForcedKind::Nlos && e.duration_ns > 0)
-        {
-            return Err(ConfigError::new(
-                "forced_events",
-                "nlos",
-                "only outage events on a trace-driven link (a trace has no LOS state)",
-            ));
+        let is_trace = matches!(self.blockage, BlockageConfig::SinrTrace(_) | BlockageConfig::CapacityTrace(_));
+        if is_trace && self.forced_events.iter().any(|e| e.kind == ForcedKind::Nlos && e.duration_ns > 0) {
+            return Err(ConfigError::new("forced_events", "nlos", "only outage events on a trace-driven link (a trace has no LOS state)"));
         }
         Ok(())
     }
@@ -247,14 +217,8 @@ struct ModelChain {
 #[derive(Debug)]
 enum Source {
     Model(Box<ModelChain>),
-    Sinr {
-        series: Arc<SinrSeries>,
-        hint: usize,
-    },
-    Capacity {
-        series: Arc<CapacitySeries>,
-        hint: usize,
-    },
+    Sinr { series: Arc<SinrSeries>, hint: usize },
+    Capacity { series: Arc<CapacitySeries>, hint: usize },
 }
 
 /// The channel of one (UE, cell) pair: owns its mobility, blockage,
@@ -282,45 +246,19 @@ impl LinkChannel {
     /// [`LinkRngs`] for which component consumes which).
     pub fn new(config: &LinkConfig, rngs: LinkRngs) -> Result<Self, ConfigError> {
         config.validate()?;
-        let LinkRngs {
-            blockage: blockage_rng,
-            shadowing: shadowing_rng,
-            fading: mut fading_rng,
-        } = rngs;
-        let indoor_loss_db = config
-            .indoor_distance_m
-            .map_or(0.0, |d| o2i_low_loss_db(config.fc_ghz, d));
+        let LinkRngs { blockage: blockage_rng, shadowing: shadowing_rng, fading: mut fading_rng } = rngs;
+        let indoor_loss_db = config.indoor_distance_m.map_or(0.0, |d| o2i_low_loss_db(config.fc_ghz, d));
         let gain_db = beamforming_gain_db(config.n_tx, config.n_rx) + config.mimo_gain_db;
-        let budget = LinkBudget::new(
-            config.p_tx_dbm,
-            gain_db,
-            config.bandwidth_hz,
-            config.nf_db,
-            config.inr_db,
-            indoor_loss_db,
-        );
+        let budget = LinkBudget::new(config.p_tx_dbm, gain_db, config.bandwidth_hz, config.nf_db, config.inr_db, indoor_loss_db);
         let source = match &config.blockage {
-            BlockageConfig::SinrTrace(s) => Source::Sinr {
-                series: Arc::clone(s),
-                hint: 0,
-            },
-            BlockageConfig::CapacityTrace(s) => Source::Capacity {
-                series: Arc::clone(s),
-                hint: 0,
-            },
+            BlockageConfig::SinrTrace(s) => Source::Sinr { series: Arc::clone(s), hint: 0 },
+            BlockageConfig::CapacityTrace(s) => Source::Capacity { series: Arc::clone(s), hint: 0 },
             b => {
                 let trajectory = Trajectory::new(&config.mobility)?;
-                let area = Rect::bounding(
-                    trajectory
-                        .waypoints()
-                        .iter()
-                        .copied()
-                        .chain([config.cell_position]),
-                )
-                .expect("at least the cell position");
-                let blockage = b
-                    .build_los_model(config.scenario, config.h_ut_m, &area, blockage_rng)?
-                    .expect("trace variants are handled above");
+                let area = Rect::bounding(trajectory.waypoints().iter().copied().chain([config.cell_position]))
+                    .expect("at least the cell position");
+                let blockage =
+                    b.build_los_model(config.scenario, config.h_ut_m, &area, blockage_rng)?.expect("trace variants are handled above");
                 let fading = match &config.fading {
                     Some(f) => Some(Fading::new(f, config.fc_ghz, &mut fading_rng)?),
                     None => None,
@@ -328,15 +266,8 @@ impl LinkChannel {
                 Source::Model(Box::new(ModelChain {
                     trajectory,
                     blockage,
-                    pathloss: PathLoss::new(
-                        config.scenario,
-                        config.fc_ghz,
-                        config.h_bs_m,
-                        config.h_ut_m,
-                    ),
-                    shadowing: config
-                        .shadowing
-                        .then(|| LinkShadowing::new(config.scenario, shadowing_rng)),
+                    pathloss: PathLoss::new(config.scenario, config.fc_ghz, config.h_bs_m, config.h_ut_m),
+                    shadowing: config.shadowing.then(|| LinkShadowing::new(config.scenario, shadowing_rng)),
                     fading,
                     geo: (0.0, 0.0, true),
                     next_geo_ns: 0,
@@ -349,20 +280,13 @@ impl LinkChannel {
         };
         Ok(LinkChannel {
             source,
-            cell: Antenna {
-                pos: config.cell_position,
-                height_m: config.h_bs_m,
-            },
+            cell: Antenna { pos: config.cell_position, height_m: config.h_bs_m },
             h_ut_m: config.h_ut_m,
             budget,
             blocked_effect: config.blocked_effect,
             forced: ForcedEvents::new(&config.forced_events),
             outage_threshold_db: config.outage_threshold_db,
-            link: LinkAbstraction {
-                bandwidth_hz: config.bandwidth_hz,
-                eta_oh: config.eta_oh,
-                mcs: config.mcs,
-            },
+            link: LinkAbstraction { bandwidth_hz: config.bandwidth_hz, eta_oh: config.eta_oh, mcs: config.mcs },
             geometry_step_ns: config.geometry_step_ns,
             fading_step_ns: config.fading_step_ns,
             last: None,
@@ -392,26 +316,12 @@ impl LinkChannel {
             Source::Model(m) => {
                 let los_model = m.model_los(now_ns, self.geometry_step_ns, self.cell, self.h_ut_m);
                 let los = los_model && forced != Some(ForcedKind::Nlos);
-                let sinr = m.large_scale_sinr_db(
-                    los,
-                    &self.budget,
-                    self.blocked_effect,
-                    now_ns,
-                    self.fading_step_ns,
-                );
-                LinkState {
-                    los,
-                    outage: sinr < self.outage_threshold_db,
-                    sinr_db: sinr,
-                }
+                let sinr = m.large_scale_sinr_db(los, &self.budget, self.blocked_effect, now_ns, self.fading_step_ns);
+                LinkState { los, outage: sinr < self.outage_threshold_db, sinr_db: sinr }
             }
             Source::Sinr { series, hint } => {
                 let sinr = series.sinr_db_at(ns_to_s(now_ns), hint);
-                LinkState {
-                    los: true,
-                    outage: sinr < self.outage_threshold_db,
-                    sinr_db: sinr,
-                }
+                LinkState { los: true, outage: sinr < self.outage_threshold_db, sinr_db: sinr }
             }
             Source::Capacity { series, hint } => {
                 // The SINR at which the link abstraction gives the trace's
@@ -420,11 +330,7 @@ impl LinkChannel {
                 // trace are slow, not dead.
                 let rate = series.rate_bps_at(ns_to_s(now_ns), hint);
                 let se = (rate / (self.link.bandwidth_hz * self.link.eta_oh)).min(SE_MAX);
-                LinkState {
-                    los: true,
-                    outage: rate <= 0.0,
-                    sinr_db: sinr_required_db(se),
-                }
+                LinkState { los: true, outage: rate <= 0.0, sinr_db: sinr_required_db(se) }
             }
         };
         if forced == Some(ForcedKind::Outage) {
@@ -444,14 +350,7 @@ impl ModelChain {
             let t = now_ns - now_ns % step_ns;
             let (pos, travelled) = self.trajectory.at(t);
             let d2d = cell.pos.distance_m(pos);
-            let geo = LinkGeometry {
-                cell,
-                ue: Antenna {
-                    pos,
-                    height_m: h_ut_m,
-                },
-                d2d_m: d2d,
-            };
+            let geo = LinkGeometry { cell, ue: Antenna { pos, height_m: h_ut_m }, d2d_m: d2d };
             let los = self.blockage.is_los(t, &geo);
             self.geo = (d2d, travelled, los);
             self.next_geo_ns = t + step_ns;
@@ -460,14 +359,7 @@ impl ModelChain {
     }
 
     /// SINR from the cached geometry and the effective LOS state `los`.
-    fn large_scale_sinr_db(
-        &mut self,
-        los: bool,
-        budget: &LinkBudget,
-        effect: BlockedEffect,
-        now_ns: u64,
-        fading_step_ns: u64,
-    ) -> f64 {
+    fn large_scale_sinr_db(&mut self, los: bool, budget: &LinkBudget, effect: BlockedEffect, now_ns: u64, fading_step_ns: u64) -> f64 {
         let (d2d, travelled, _) = self.geo;
         // Under penetration loss the carrier keeps its LOS propagation.
         let (prop_los, extra_db) = match effect {
@@ -476,10 +368,7 @@ impl ModelChain {
         };
         let key = (self.next_geo_ns, los);
         if self.loss_key != Some(key) {
-            let sf = self
-                .shadowing
-                .as_mut()
-                .map_or(0.0, |s| s.db(prop_los, travelled));
+            let sf = self.shadowing.as_mut().map_or(0.0, |s| s.db(prop_los, travelled));
             self.loss_db = self.pathloss.db(prop_los, d2d) + sf + extra_db;
             self.loss_key = Some(key);
         }

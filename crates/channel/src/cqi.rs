@@ -16,10 +16,7 @@ pub struct CqiConfig {
 
 impl Default for CqiConfig {
     fn default() -> Self {
-        CqiConfig {
-            period_ns: 1_000_000,
-            delay_ns: 500_000,
-        }
+        CqiConfig { period_ns: 1_000_000, delay_ns: 500_000 }
     }
 }
 
@@ -36,21 +33,12 @@ pub struct CqiReporter {
 impl CqiReporter {
     pub fn new(config: CqiConfig) -> Result<Self, ConfigError> {
         if config.period_ns == 0 {
-            return Err(ConfigError::new(
-                "cqi.period_ns",
-                config.period_ns,
-                "a period > 0",
-            ));
+            return Err(ConfigError::new("cqi.period_ns", config.period_ns, "a period > 0"));
         }
         // At most ⌈delay/period⌉ + 1 reports are ever in flight, so the queue
         // never grows after this allocation.
         let cap = (config.delay_ns / config.period_ns) as usize + 2;
-        Ok(CqiReporter {
-            config,
-            in_flight: VecDeque::with_capacity(cap),
-            next_measure_ns: 0,
-            reported: None,
-        })
+        Ok(CqiReporter { config, in_flight: VecDeque::with_capacity(cap), next_measure_ns: 0, reported: None })
     }
 
     /// Feed the true SINR at `now_ns` (call at least once per report period,
@@ -62,8 +50,7 @@ impl CqiReporter {
         if now_ns >= self.next_measure_ns {
             let p = self.config.period_ns;
             let instant = now_ns - now_ns % p;
-            self.in_flight
-                .push_back((instant.saturating_add(self.config.delay_ns), true_sinr_db));
+            self.in_flight.push_back((instant.saturating_add(self.config.delay_ns), true_sinr_db));
             self.next_measure_ns = instant + p;
         }
         while let Some(&(at, v)) = self.in_flight.front() {
@@ -105,11 +92,7 @@ mod tests {
 
     #[test]
     fn delay_longer_than_period() {
-        let mut c = CqiReporter::new(CqiConfig {
-            period_ns: 1_000 * US,
-            delay_ns: 2_500 * US,
-        })
-        .unwrap();
+        let mut c = CqiReporter::new(CqiConfig { period_ns: 1_000 * US, delay_ns: 2_500 * US }).unwrap();
         let mut last = None;
         for slot in 0..80u64 {
             let t = slot * 125 * US;
@@ -127,10 +110,6 @@ mod tests {
 
     #[test]
     fn rejects_zero_period() {
-        assert!(CqiReporter::new(CqiConfig {
-            period_ns: 0,
-            delay_ns: 0
-        })
-        .is_err());
+        assert!(CqiReporter::new(CqiConfig { period_ns: 0, delay_ns: 0 }).is_err());
     }
 }

@@ -14,26 +14,14 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    pub fn new(
-        field: impl Into<String>,
-        value: impl fmt::Debug,
-        expected: impl Into<String>,
-    ) -> Self {
-        ConfigError {
-            field: field.into(),
-            value: format!("{value:?}"),
-            expected: expected.into(),
-        }
+    pub fn new(field: impl Into<String>, value: impl fmt::Debug, expected: impl Into<String>) -> Self {
+        ConfigError { field: field.into(), value: format!("{value:?}"), expected: expected.into() }
     }
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} = {}: expected {}",
-            self.field, self.value, self.expected
-        )
+        write!(f, "{} = {}: expected {}", self.field, self.value, self.expected)
     }
 }
 
@@ -44,11 +32,7 @@ pub(crate) fn check_at_least(field: &str, v: f64, min: f64) -> Result<(), Config
     if v.is_finite() && v >= min {
         Ok(())
     } else {
-        Err(ConfigError::new(
-            field,
-            v,
-            format!("a finite number ≥ {min}"),
-        ))
+        Err(ConfigError::new(field, v, format!("a finite number ≥ {min}")))
     }
 }
 

@@ -45,10 +45,7 @@ pub struct FadingConfig {
 
 impl Default for FadingConfig {
     fn default() -> Self {
-        FadingConfig {
-            k_factor_db: 9.0,
-            sinusoids: 16,
-        }
+        FadingConfig { k_factor_db: 9.0, sinusoids: 16 }
     }
 }
 
@@ -68,24 +65,12 @@ pub struct Fading {
 impl Fading {
     /// Draw a realisation from the link's `fading` stream: θ, then φ₁..φ_M,
     /// then θ₀ and φ₀ (M + 3 uniforms).
-    pub fn new(
-        config: &FadingConfig,
-        fc_ghz: f64,
-        rng: &mut impl RngCore,
-    ) -> Result<Self, ConfigError> {
+    pub fn new(config: &FadingConfig, fc_ghz: f64, rng: &mut impl RngCore) -> Result<Self, ConfigError> {
         if !config.k_factor_db.is_finite() {
-            return Err(ConfigError::new(
-                "fading.k_factor_db",
-                config.k_factor_db,
-                "a finite number",
-            ));
+            return Err(ConfigError::new("fading.k_factor_db", config.k_factor_db, "a finite number"));
         }
         if config.sinusoids == 0 {
-            return Err(ConfigError::new(
-                "fading.sinusoids",
-                config.sinusoids,
-                "at least 1",
-            ));
+            return Err(ConfigError::new("fading.sinusoids", config.sinusoids, "at least 1"));
         }
         let wavenumber = TAU * fc_ghz * 1e9 / SPEED_OF_LIGHT_MPS;
         let m = config.sinusoids as f64;
@@ -96,17 +81,9 @@ impl Fading {
                 (wavenumber * alpha.cos(), TAU * uniform01(rng))
             })
             .collect();
-        let specular = (
-            wavenumber * (TAU * uniform01(rng)).cos(),
-            TAU * uniform01(rng),
-        );
+        let specular = (wavenumber * (TAU * uniform01(rng)).cos(), TAU * uniform01(rng));
         let k = 10f64.powf(config.k_factor_db / 10.0);
-        Ok(Fading {
-            diffuse,
-            specular,
-            amp_los: (k / (k + 1.0)).sqrt(),
-            amp_diffuse_los: (1.0 / (k + 1.0)).sqrt(),
-        })
+        Ok(Fading { diffuse, specular, amp_los: (k / (k + 1.0)).sqrt(), amp_diffuse_los: (1.0 / (k + 1.0)).sqrt() })
     }
 
     /// Complex gain h at route position `travelled_m`.
@@ -180,14 +157,8 @@ mod tests {
             let mut acc = 0.0;
             let seeds = 8;
             for seed in 0..seeds {
-                let f = Fading::new(
-                    &FadingConfig::default(),
-                    28.0,
-                    &mut Xoshiro256PlusPlus::seed_from_u64(seed),
-                )
-                .unwrap();
-                let h: Vec<(f64, f64)> =
-                    (0..n).map(|i| f.gain(false, 1.5 * i as f64 * dt)).collect();
+                let f = Fading::new(&FadingConfig::default(), 28.0, &mut Xoshiro256PlusPlus::seed_from_u64(seed)).unwrap();
+                let h: Vec<(f64, f64)> = (0..n).map(|i| f.gain(false, 1.5 * i as f64 * dt)).collect();
                 let (mut num, mut pow) = (0.0, 0.0);
                 for i in 0..n - lag {
                     let (a, b) = (h[i], h[i + lag]);
@@ -198,10 +169,7 @@ mod tests {
             }
             let r = acc / seeds as f64;
             let expected = j0(TAU * fd * tau);
-            assert!(
-                (r - expected).abs() < 0.01,
-                "f_d·τ = {lag_fd}: {r} vs {expected}"
-            );
+            assert!((r - expected).abs() < 0.01, "f_d·τ = {lag_fd}: {r} vs {expected}");
         }
     }
 
@@ -233,28 +201,11 @@ mod tests {
 
     #[test]
     fn frozen_when_not_moving_and_reproducible() {
-        let f = Fading::new(
-            &FadingConfig::default(),
-            28.0,
-            &mut Xoshiro256PlusPlus::seed_from_u64(1),
-        )
-        .unwrap();
-        let g = Fading::new(
-            &FadingConfig::default(),
-            28.0,
-            &mut Xoshiro256PlusPlus::seed_from_u64(1),
-        )
-        .unwrap();
+        let f = Fading::new(&FadingConfig::default(), 28.0, &mut Xoshiro256PlusPlus::seed_from_u64(1)).unwrap();
+        let g = Fading::new(&FadingConfig::default(), 28.0, &mut Xoshiro256PlusPlus::seed_from_u64(1)).unwrap();
         assert_eq!(f.gain_db(true, 3.25), g.gain_db(true, 3.25));
         assert_eq!(f.gain_db(false, 0.0), f.gain_db(false, 0.0));
-        let e = Fading::new(
-            &FadingConfig {
-                k_factor_db: 9.0,
-                sinusoids: 0,
-            },
-            28.0,
-            &mut Xoshiro256PlusPlus::seed_from_u64(1),
-        );
+        let e = Fading::new(&FadingConfig { k_factor_db: 9.0, sinusoids: 0 }, 28.0, &mut Xoshiro256PlusPlus::seed_from_u64(1));
         assert!(e.is_err());
     }
 }

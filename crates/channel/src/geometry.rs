@@ -22,10 +22,7 @@ impl Point2 {
     /// The point a fraction `t` of the way from `self` to `other`.
     #[inline]
     pub fn lerp(self, other: Point2, t: f64) -> Point2 {
-        Point2::new(
-            self.x_m + t * (other.x_m - self.x_m),
-            self.y_m + t * (other.y_m - self.y_m),
-        )
+        Point2::new(self.x_m + t * (other.x_m - self.x_m), self.y_m + t * (other.y_m - self.y_m))
     }
 }
 
@@ -42,22 +39,14 @@ pub struct Rect {
 impl Rect {
     /// Rectangle from two opposite corners (any order).
     pub fn from_corners(a: Point2, b: Point2, height_m: Option<f64>) -> Self {
-        Rect {
-            min: Point2::new(a.x_m.min(b.x_m), a.y_m.min(b.y_m)),
-            max: Point2::new(a.x_m.max(b.x_m), a.y_m.max(b.y_m)),
-            height_m,
-        }
+        Rect { min: Point2::new(a.x_m.min(b.x_m), a.y_m.min(b.y_m)), max: Point2::new(a.x_m.max(b.x_m), a.y_m.max(b.y_m)), height_m }
     }
 
     /// The smallest rectangle holding all `points` (no height); `None` if empty.
     pub fn bounding(points: impl IntoIterator<Item = Point2>) -> Option<Self> {
         let mut it = points.into_iter();
         let first = it.next()?;
-        let mut r = Rect {
-            min: first,
-            max: first,
-            height_m: None,
-        };
+        let mut r = Rect { min: first, max: first, height_m: None };
         for p in it {
             r.min = Point2::new(r.min.x_m.min(p.x_m), r.min.y_m.min(p.y_m));
             r.max = Point2::new(r.max.x_m.max(p.x_m), r.max.y_m.max(p.y_m));
@@ -75,10 +64,7 @@ impl Rect {
 
     /// Whether the two closed rectangles share at least one point.
     pub fn overlaps(&self, other: &Rect) -> bool {
-        self.min.x_m <= other.max.x_m
-            && other.min.x_m <= self.max.x_m
-            && self.min.y_m <= other.max.y_m
-            && other.min.y_m <= self.max.y_m
+        self.min.x_m <= other.max.x_m && other.min.x_m <= self.max.x_m && self.min.y_m <= other.max.y_m && other.min.y_m <= self.max.y_m
     }
 
     /// The parameter interval [t_in, t_out] ⊆ [0, 1] over which the segment
@@ -94,12 +80,7 @@ impl Rect {
         let mut t_in = 0.0f64;
         let mut t_out = 1.0f64;
         // (p, q): the segment is inside the slab side where p·t ≤ q.
-        let sides = [
-            (-dx, a.x_m - self.min.x_m),
-            (dx, self.max.x_m - a.x_m),
-            (-dy, a.y_m - self.min.y_m),
-            (dy, self.max.y_m - a.y_m),
-        ];
+        let sides = [(-dx, a.x_m - self.min.x_m), (dx, self.max.x_m - a.x_m), (-dy, a.y_m - self.min.y_m), (dy, self.max.y_m - a.y_m)];
         for (p, q) in sides {
             if p == 0.0 {
                 // Parallel to this side: inside the slab everywhere or nowhere.
@@ -126,35 +107,24 @@ mod tests {
     #[test]
     fn clip_through_middle() {
         let r = Rect::from_corners(Point2::new(4.0, -1.0), Point2::new(6.0, 1.0), None);
-        let (t0, t1) = r
-            .clip_segment(Point2::new(0.0, 0.0), Point2::new(10.0, 0.0))
-            .unwrap();
+        let (t0, t1) = r.clip_segment(Point2::new(0.0, 0.0), Point2::new(10.0, 0.0)).unwrap();
         assert_eq!((t0, t1), (0.4, 0.6));
     }
 
     #[test]
     fn clip_misses_and_touches() {
         let r = Rect::from_corners(Point2::new(0.0, 0.0), Point2::new(1.0, 1.0), None);
-        assert!(r
-            .clip_segment(Point2::new(2.0, 0.0), Point2::new(2.0, 5.0))
-            .is_none());
+        assert!(r.clip_segment(Point2::new(2.0, 0.0), Point2::new(2.0, 5.0)).is_none());
         // Runs along the right edge: touching counts.
-        assert!(r
-            .clip_segment(Point2::new(1.0, -1.0), Point2::new(1.0, 5.0))
-            .is_some());
+        assert!(r.clip_segment(Point2::new(1.0, -1.0), Point2::new(1.0, 5.0)).is_some());
         // Segment ending before the rectangle.
-        assert!(r
-            .clip_segment(Point2::new(-3.0, 0.5), Point2::new(-0.1, 0.5))
-            .is_none());
+        assert!(r.clip_segment(Point2::new(-3.0, 0.5), Point2::new(-0.1, 0.5)).is_none());
     }
 
     #[test]
     fn bounding_and_overlap() {
         let b = Rect::bounding([Point2::new(3.0, 1.0), Point2::new(-1.0, 4.0)]).unwrap();
-        assert_eq!(
-            (b.min, b.max),
-            (Point2::new(-1.0, 1.0), Point2::new(3.0, 4.0))
-        );
+        assert_eq!((b.min, b.max), (Point2::new(-1.0, 1.0), Point2::new(3.0, 4.0)));
         let o = Rect::from_corners(Point2::new(3.0, 4.0), Point2::new(5.0, 5.0), None);
         assert!(b.overlaps(&o));
         let far = Rect::from_corners(Point2::new(3.1, 4.0), Point2::new(5.0, 5.0), None);

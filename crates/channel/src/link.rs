@@ -13,10 +13,8 @@ pub const DEFAULT_ETA_OH: f64 = 3.2 / SE_MAX;
 
 /// Spectral efficiencies of the 64QAM CQI table, 3GPP TS 38.214 Table
 /// 5.2.2.1-2, CQI 1..15 (bit/s/Hz).
-pub const CQI_64QAM_SE: [f64; 15] = [
-    0.1523, 0.2344, 0.3770, 0.6016, 0.8770, 1.1758, 1.4766, 1.9141, 2.4063, 2.7305, 3.3223, 3.9023,
-    4.5234, 5.1152, 5.5547,
-];
+pub const CQI_64QAM_SE: [f64; 15] =
+    [0.1523, 0.2344, 0.3770, 0.6016, 0.8770, 1.1758, 1.4766, 1.9141, 2.4063, 2.7305, 3.3223, 3.9023, 4.5234, 5.1152, 5.5547];
 
 /// The highest CQI-table efficiency not above `se` (0 below the first entry).
 pub fn quantize_se(se: f64) -> f64 {
@@ -88,11 +86,7 @@ mod tests {
     use super::*;
 
     fn nr() -> LinkAbstraction {
-        LinkAbstraction {
-            bandwidth_hz: 1e9,
-            eta_oh: DEFAULT_ETA_OH,
-            mcs: false,
-        }
+        LinkAbstraction { bandwidth_hz: 1e9, eta_oh: DEFAULT_ETA_OH, mcs: false }
     }
 
     #[test]

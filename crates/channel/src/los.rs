@@ -44,10 +44,7 @@ mod tests {
     use super::*;
 
     fn ant(x: f64, y: f64, h: f64) -> Antenna {
-        Antenna {
-            pos: Point2::new(x, y),
-            height_m: h,
-        }
+        Antenna { pos: Point2::new(x, y), height_m: h }
     }
 
     fn rect(x0: f64, y0: f64, x1: f64, y1: f64, h: Option<f64>) -> Rect {
@@ -86,10 +83,6 @@ mod tests {
         // Top exactly at the path's lowest point over the crossing: grazing → blocked.
         assert!(!is_los(gnb, ue, &[rect(40.0, -5.0, 50.0, 5.0, Some(5.75))]));
         // A 1.8 m person right next to the UE blocks it.
-        assert!(!is_los(
-            gnb,
-            ue,
-            &[rect(98.0, -0.25, 98.5, 0.25, Some(1.8))]
-        ));
+        assert!(!is_los(gnb, ue, &[rect(98.0, -0.25, 98.5, 0.25, Some(1.8))]));
     }
 }

@@ -11,10 +11,7 @@ pub enum MobilityConfig {
     Static(Point2),
     /// The UE starts at the first waypoint at t = 0 and moves along the
     /// polyline at constant `speed_mps`; it stops at the last waypoint.
-    Route {
-        waypoints: Vec<Point2>,
-        speed_mps: f64,
-    },
+    Route { waypoints: Vec<Point2>, speed_mps: f64 },
 }
 
 impl Default for MobilityConfig {
@@ -40,16 +37,9 @@ impl Trajectory {
     pub fn new(config: &MobilityConfig) -> Result<Self, ConfigError> {
         let (waypoints, speed_mps) = match config {
             MobilityConfig::Static(p) => (vec![*p], 0.0),
-            MobilityConfig::Route {
-                waypoints,
-                speed_mps,
-            } => {
+            MobilityConfig::Route { waypoints, speed_mps } => {
                 if waypoints.is_empty() {
-                    return Err(ConfigError::new(
-                        "mobility.waypoints",
-                        waypoints,
-                        "at least one waypoint",
-                    ));
+                    return Err(ConfigError::new("mobility.waypoints", waypoints, "at least one waypoint"));
                 }
                 check_at_least("mobility.speed_mps", *speed_mps, 0.0)?;
                 (waypoints.clone(), *speed_mps)
@@ -57,11 +47,7 @@ impl Trajectory {
         };
         for (i, p) in waypoints.iter().enumerate() {
             if !(p.x_m.is_finite() && p.y_m.is_finite()) {
-                return Err(ConfigError::new(
-                    format!("mobility.waypoints[{i}]"),
-                    p,
-                    "finite coordinates",
-                ));
+                return Err(ConfigError::new(format!("mobility.waypoints[{i}]"), p, "finite coordinates"));
             }
         }
         let mut cum_m = Vec::with_capacity(waypoints.len());
@@ -71,12 +57,7 @@ impl Trajectory {
             acc += w[0].distance_m(w[1]);
             cum_m.push(acc);
         }
-        Ok(Trajectory {
-            waypoints,
-            cum_m,
-            speed_mps,
-            segment: 0,
-        })
+        Ok(Trajectory { waypoints, cum_m, speed_mps, segment: 0 })
     }
 
     /// Every waypoint of the route (one point for a static UE).
@@ -107,10 +88,7 @@ impl Trajectory {
         if self.segment == last {
             return (self.waypoints[last], s);
         }
-        let (a, b) = (
-            self.waypoints[self.segment],
-            self.waypoints[self.segment + 1],
-        );
+        let (a, b) = (self.waypoints[self.segment], self.waypoints[self.segment + 1]);
         let len = self.cum_m[self.segment + 1] - self.cum_m[self.segment];
         (a.lerp(b, (s - self.cum_m[self.segment]) / len), s)
     }
@@ -122,11 +100,7 @@ mod tests {
 
     fn route() -> Trajectory {
         Trajectory::new(&MobilityConfig::Route {
-            waypoints: vec![
-                Point2::new(0.0, 0.0),
-                Point2::new(10.0, 0.0),
-                Point2::new(10.0, 10.0),
-            ],
+            waypoints: vec![Point2::new(0.0, 0.0), Point2::new(10.0, 0.0), Point2::new(10.0, 10.0)],
             speed_mps: 2.0,
         })
         .unwrap()
@@ -149,11 +123,7 @@ mod tests {
         let mut s = Trajectory::new(&MobilityConfig::Static(Point2::new(3.0, 4.0))).unwrap();
         assert_eq!(s.at(9_000_000_000), (Point2::new(3.0, 4.0), 0.0));
         let mut d = Trajectory::new(&MobilityConfig::Route {
-            waypoints: vec![
-                Point2::new(0.0, 0.0),
-                Point2::new(0.0, 0.0),
-                Point2::new(0.0, 4.0),
-            ],
+            waypoints: vec![Point2::new(0.0, 0.0), Point2::new(0.0, 0.0), Point2::new(0.0, 4.0)],
             speed_mps: 1.0,
         })
         .unwrap();
@@ -162,20 +132,9 @@ mod tests {
 
     #[test]
     fn rejects_bad_config() {
-        let e = Trajectory::new(&MobilityConfig::Route {
-            waypoints: vec![],
-            speed_mps: 1.0,
-        })
-        .unwrap_err();
+        let e = Trajectory::new(&MobilityConfig::Route { waypoints: vec![], speed_mps: 1.0 }).unwrap_err();
         assert_eq!(e.field, "mobility.waypoints");
-        let e = Trajectory::new(&MobilityConfig::Route {
-            waypoints: vec![Point2::new(0.0, 0.0)],
-            speed_mps: -1.0,
-        })
-        .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "mobility.speed_mps = -1.0: expected a finite number ≥ 0"
-        );
+        let e = Trajectory::new(&MobilityConfig::Route { waypoints: vec![Point2::new(0.0, 0.0)], speed_mps: -1.0 }).unwrap_err();
+        assert_eq!(e.to_string(), "mobility.speed_mps = -1.0: expected a finite number ≥ 0");
     }
 }

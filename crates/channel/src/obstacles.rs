@@ -12,11 +12,7 @@ pub const HUMAN_BLOCKER_SIDE_M: f64 = 0.5;
 /// A human blocker centred at `center`, `height_m` tall.
 pub fn human_blocker(center: Point2, height_m: f64) -> Rect {
     let h = HUMAN_BLOCKER_SIDE_M / 2.0;
-    Rect::from_corners(
-        Point2::new(center.x_m - h, center.y_m - h),
-        Point2::new(center.x_m + h, center.y_m + h),
-        Some(height_m),
-    )
+    Rect::from_corners(Point2::new(center.x_m - h, center.y_m - h), Point2::new(center.x_m + h, center.y_m + h), Some(height_m))
 }
 
 /// A random obstacle field: `count` rectangles with sizes drawn uniformly in
@@ -54,28 +50,18 @@ impl ObstacleDraw {
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
-        let ranges = [
-            ("obstacles.width_m", self.width_m, self.region.width_m()),
-            ("obstacles.depth_m", self.depth_m, self.region.depth_m()),
-        ];
+        let ranges =
+            [("obstacles.width_m", self.width_m, self.region.width_m()), ("obstacles.depth_m", self.depth_m, self.region.depth_m())];
         for (field, (lo, hi), room) in ranges {
             check_at_least(field, lo, 0.0)?;
             if !(hi.is_finite() && hi >= lo && hi <= room) {
-                return Err(ConfigError::new(
-                    field,
-                    (lo, hi),
-                    format!("min ≤ max ≤ the region's extent ({room} m)"),
-                ));
+                return Err(ConfigError::new(field, (lo, hi), format!("min ≤ max ≤ the region's extent ({room} m)")));
             }
         }
         if let Some((lo, hi)) = self.height_m {
             check_at_least("obstacles.height_m", lo, 0.0)?;
             if !(hi.is_finite() && hi >= lo) {
-                return Err(ConfigError::new(
-                    "obstacles.height_m",
-                    (lo, hi),
-                    "finite min ≤ max",
-                ));
+                return Err(ConfigError::new("obstacles.height_m", (lo, hi), "finite min ≤ max"));
             }
         }
         Ok(())
@@ -104,9 +90,7 @@ mod tests {
         for _ in 0..200 {
             for o in field().draw(&mut rng).unwrap() {
                 assert!((5.0..=15.0).contains(&o.width_m()) && (2.0..=10.0).contains(&o.depth_m()));
-                assert!(
-                    o.min.x_m >= 0.0 && o.max.x_m <= 50.0 && o.min.y_m >= 10.0 && o.max.y_m <= 90.0
-                );
+                assert!(o.min.x_m >= 0.0 && o.max.x_m <= 50.0 && o.min.y_m >= 10.0 && o.max.y_m <= 90.0);
                 assert!((5.0..=20.0).contains(&o.height_m.unwrap()));
             }
         }
@@ -114,11 +98,7 @@ mod tests {
 
     #[test]
     fn same_seed_same_draw_other_seed_other_draw() {
-        let d = |s| {
-            field()
-                .draw(&mut Xoshiro256PlusPlus::seed_from_u64(s))
-                .unwrap()
-        };
+        let d = |s| field().draw(&mut Xoshiro256PlusPlus::seed_from_u64(s)).unwrap();
         assert_eq!(d(5), d(5));
         assert_ne!(d(5), d(6));
     }
@@ -127,18 +107,13 @@ mod tests {
     fn rejects_obstacles_larger_than_region() {
         let mut f = field();
         f.width_m = (5.0, 60.0);
-        let e = f
-            .draw(&mut Xoshiro256PlusPlus::seed_from_u64(1))
-            .unwrap_err();
+        let e = f.draw(&mut Xoshiro256PlusPlus::seed_from_u64(1)).unwrap_err();
         assert_eq!(e.field, "obstacles.width_m");
     }
 
     #[test]
     fn human_blocker_is_half_metre_square() {
         let h = human_blocker(Point2::new(1.0, 1.0), 1.8);
-        assert_eq!(
-            (h.width_m(), h.depth_m(), h.height_m),
-            (0.5, 0.5, Some(1.8))
-        );
+        assert_eq!((h.width_m(), h.depth_m(), h.height_m), (0.5, 0.5, Some(1.8)));
     }
 }

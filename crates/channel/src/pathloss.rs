@@ -73,15 +73,7 @@ impl PathLoss {
             Scenario::UmiStreetCanyon => (21.3 * fc_ghz.log10(), 9.5 * lg),
             Scenario::Uma => (20.0 * fc_ghz.log10(), 9.0 * lg),
         };
-        PathLoss {
-            scenario,
-            h_ut_m,
-            dh2,
-            d_bp_m,
-            fc20: 20.0 * fc_ghz.log10(),
-            fc_nlos,
-            bp_term,
-        }
+        PathLoss { scenario, h_ut_m, dh2, d_bp_m, fc20: 20.0 * fc_ghz.log10(), fc_nlos, bp_term }
     }
 
     pub fn scenario(&self) -> Scenario {
@@ -118,9 +110,7 @@ impl PathLoss {
         }
         let pl_nlos_prime = match self.scenario {
             // PL'_UMi-NLOS = 35.3 log10(d3D) + 22.4 + 21.3 log10(f_c) − 0.3 (h_UT − 1.5)
-            Scenario::UmiStreetCanyon => {
-                35.3 * lg + 22.4 + self.fc_nlos - 0.3 * (self.h_ut_m - 1.5)
-            }
+            Scenario::UmiStreetCanyon => 35.3 * lg + 22.4 + self.fc_nlos - 0.3 * (self.h_ut_m - 1.5),
             // PL'_UMa-NLOS = 13.54 + 39.08 log10(d3D) + 20 log10(f_c) − 0.6 (h_UT − 1.5)
             Scenario::Uma => 13.54 + 39.08 * lg + self.fc_nlos - 0.6 * (self.h_ut_m - 1.5),
         };
@@ -142,8 +132,7 @@ pub fn breakpoint_distance_m(fc_ghz: f64, h_bs_m: f64, h_ut_m: f64) -> f64 {
 pub fn o2i_low_loss_db(fc_ghz: f64, d_in_m: f64) -> f64 {
     let l_glass = 2.0 + 0.2 * fc_ghz;
     let l_concrete = 5.0 + 4.0 * fc_ghz;
-    let pl_tw = 5.0
-        - 10.0 * (0.3 * 10f64.powf(-l_glass / 10.0) + 0.7 * 10f64.powf(-l_concrete / 10.0)).log10();
+    let pl_tw = 5.0 - 10.0 * (0.3 * 10f64.powf(-l_glass / 10.0) + 0.7 * 10f64.powf(-l_concrete / 10.0)).log10();
     pl_tw + 0.5 * d_in_m
 }
 
@@ -168,10 +157,7 @@ mod tests {
     fn umi_los_at_100m() {
         // 32.4 + 21·log10(100) + 20·log10(28) = 32.4 + 42 + 28.9432 = 103.3432 dB
         let pl = PathLoss::new(Scenario::UmiStreetCanyon, FC, HBS, HUT);
-        close(
-            pl.db(true, d2d_for(100.0)),
-            32.4 + 42.0 + 20.0 * 28f64.log10(),
-        );
+        close(pl.db(true, d2d_for(100.0)), 32.4 + 42.0 + 20.0 * 28f64.log10());
         close(pl.db(true, d2d_for(100.0)), 103.3431606268444);
     }
 
@@ -179,10 +165,7 @@ mod tests {
     fn umi_nlos_takes_the_max_branch() {
         let pl = PathLoss::new(Scenario::UmiStreetCanyon, FC, HBS, HUT);
         // At 100 m the NLOS formula dominates: 35.3·2 + 22.4 + 21.3·log10(28).
-        close(
-            pl.db(false, d2d_for(100.0)),
-            70.6 + 22.4 + 21.3 * 28f64.log10(),
-        );
+        close(pl.db(false, d2d_for(100.0)), 70.6 + 22.4 + 21.3 * 28f64.log10());
         // PL' − PL_LOS = 14.3 log10(d3D) − 10 + 1.3 log10(28) > 0 ⇔ d3D > 3.7 m, so
         // the LOS branch of max() only wins very close to a low mast.
         let tall = PathLoss::new(Scenario::UmiStreetCanyon, FC, 2.0, 1.5);
@@ -198,21 +181,12 @@ mod tests {
         let pl = PathLoss::new(Scenario::Uma, FC, 25.0, HUT);
         let d2 = 200.0;
         let d3 = (d2 * d2 + 23.5f64 * 23.5).sqrt();
-        close(
-            pl.db(true, d2),
-            28.0 + 22.0 * d3.log10() + 20.0 * 28f64.log10(),
-        );
-        close(
-            pl.db(false, d2),
-            13.54 + 39.08 * d3.log10() + 20.0 * 28f64.log10(),
-        );
+        close(pl.db(true, d2), 28.0 + 22.0 * d3.log10() + 20.0 * 28f64.log10());
+        close(pl.db(false, d2), 13.54 + 39.08 * d3.log10() + 20.0 * 28f64.log10());
         // Hand value at d3D = 200 m exactly (2.30103 = log10 200):
         let pl_lte = PathLoss::new(Scenario::Uma, 2.1, 25.0, HUT);
         let d2_200 = (200.0f64 * 200.0 - 23.5 * 23.5).sqrt();
-        close(
-            pl_lte.db(true, d2_200),
-            28.0 + 22.0 * 2.3010299956639813 + 20.0 * 2.1f64.log10(),
-        );
+        close(pl_lte.db(true, d2_200), 28.0 + 22.0 * 2.3010299956639813 + 20.0 * 2.1f64.log10());
     }
 
     #[test]
@@ -222,8 +196,7 @@ mod tests {
         close(pl.breakpoint_m(), 1680.0);
         let d2 = 2000.0;
         let d3 = (d2 * d2 + 72.25f64).sqrt();
-        let expected = 32.4 + 40.0 * d3.log10() + 20.0 * 28f64.log10()
-            - 9.5 * (1680.0f64 * 1680.0 + 72.25).log10();
+        let expected = 32.4 + 40.0 * d3.log10() + 20.0 * 28f64.log10() - 9.5 * (1680.0f64 * 1680.0 + 72.25).log10();
         close(pl.db(true, d2), expected);
         // The two segments meet (nearly) at the break point: continuity within 0.1 dB.
         let below = pl.db(true, 1680.0);
@@ -233,8 +206,7 @@ mod tests {
         let uma = PathLoss::new(Scenario::Uma, FC, 25.0, HUT);
         close(uma.breakpoint_m(), 4480.0);
         let d3 = (5000.0f64 * 5000.0 + 23.5 * 23.5).sqrt();
-        let expected = 28.0 + 40.0 * d3.log10() + 20.0 * 28f64.log10()
-            - 9.0 * (4480.0f64 * 4480.0 + 23.5 * 23.5).log10();
+        let expected = 28.0 + 40.0 * d3.log10() + 20.0 * 28f64.log10() - 9.0 * (4480.0f64 * 4480.0 + 23.5 * 23.5).log10();
         close(uma.db(true, 5000.0), expected);
     }
 
@@ -243,8 +215,7 @@ mod tests {
         // At 28 GHz: L_glass = 7.6, L_concrete = 117; the glass path dominates:
         // PL_tw ≈ 5 − 10 log10(0.3·10^−0.76) = 5 + 5.229 + 7.6 = 17.829 dB.
         let l = o2i_low_loss_db(28.0, 5.0);
-        let expected =
-            5.0 - 10.0 * (0.3 * 10f64.powf(-0.76) + 0.7 * 10f64.powf(-11.7)).log10() + 2.5;
+        let expected = 5.0 - 10.0 * (0.3 * 10f64.powf(-0.76) + 0.7 * 10f64.powf(-11.7)).log10() + 2.5;
         close(l, expected);
         assert!((l - 20.329).abs() < 1e-3, "{l}");
     }
@@ -254,9 +225,6 @@ mod tests {
         assert_eq!(Scenario::UmiStreetCanyon.shadow_sigma_db(false), 7.82);
         assert_eq!(Scenario::Uma.shadow_sigma_db(false), 6.0);
         assert_eq!(Scenario::Uma.shadow_corr_distance_m(true), 37.0);
-        assert_eq!(
-            Scenario::UmiStreetCanyon.shadow_corr_distance_m(false),
-            13.0
-        );
+        assert_eq!(Scenario::UmiStreetCanyon.shadow_corr_distance_m(false), 13.0);
     }
 }

@@ -32,11 +32,7 @@ impl LinkRngs {
         s.jump();
         let shadowing = s.clone();
         s.jump();
-        LinkRngs {
-            blockage,
-            shadowing,
-            fading: s,
-        }
+        LinkRngs { blockage, shadowing, fading: s }
     }
 }
 

@@ -26,11 +26,7 @@ pub struct Shadowing {
 
 impl Shadowing {
     pub fn new(sigma_db: f64, d_corr_m: f64) -> Self {
-        Shadowing {
-            sigma_db,
-            d_corr_m,
-            last: None,
-        }
+        Shadowing { sigma_db, d_corr_m, last: None }
     }
 
     /// Shadowing in dB at route position `travelled_m` (distance moved since
@@ -65,17 +61,8 @@ pub struct LinkShadowing {
 impl LinkShadowing {
     /// σ and d_corr of `scenario` (Tables 7.4.1-1 and 7.5-6).
     pub fn new(scenario: Scenario, rng: Xoshiro256PlusPlus) -> Self {
-        let p = |los| {
-            Shadowing::new(
-                scenario.shadow_sigma_db(los),
-                scenario.shadow_corr_distance_m(los),
-            )
-        };
-        LinkShadowing {
-            los: p(true),
-            nlos: p(false),
-            rng,
-        }
+        let p = |los| Shadowing::new(scenario.shadow_sigma_db(los), scenario.shadow_corr_distance_m(los));
+        LinkShadowing { los: p(true), nlos: p(false), rng }
     }
 
     /// Shadowing in dB for the current LOS state at route position `travelled_m`.
@@ -107,11 +94,7 @@ mod tests {
         let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
         assert!((var.sqrt() - sigma).abs() < 0.1, "std {}", var.sqrt());
         for lag in [1usize, 5, 10, 20] {
-            let c = (0..n - lag)
-                .map(|i| (xs[i] - mean) * (xs[i + lag] - mean))
-                .sum::<f64>()
-                / (n - lag) as f64
-                / var;
+            let c = (0..n - lag).map(|i| (xs[i] - mean) * (xs[i + lag] - mean)).sum::<f64>() / (n - lag) as f64 / var;
             let expected = (-(lag as f64) / dc).exp();
             assert!((c - expected).abs() < 0.03, "lag {lag}: {c} vs {expected}");
         }
@@ -134,10 +117,7 @@ mod tests {
 
     #[test]
     fn static_ue_keeps_its_value() {
-        let mut l = LinkShadowing::new(
-            Scenario::UmiStreetCanyon,
-            Xoshiro256PlusPlus::seed_from_u64(3),
-        );
+        let mut l = LinkShadowing::new(Scenario::UmiStreetCanyon, Xoshiro256PlusPlus::seed_from_u64(3));
         let a = l.db(true, 5.0);
         assert_eq!(l.db(true, 5.0), a);
         assert_eq!(l.db(true, 4.0), a);

@@ -30,20 +30,8 @@ pub struct LinkBudget {
 impl LinkBudget {
     /// `gain_db` is the total antenna gain (beamforming and/or MIMO gain),
     /// `indoor_loss_db` the O2I penetration loss (0 for outdoor UEs).
-    pub fn new(
-        p_tx_dbm: f64,
-        gain_db: f64,
-        bandwidth_hz: f64,
-        nf_db: f64,
-        inr_db: Option<f64>,
-        indoor_loss_db: f64,
-    ) -> Self {
-        LinkBudget {
-            fixed_db: p_tx_dbm + gain_db
-                - noise_dbm(bandwidth_hz, nf_db)
-                - interference_penalty_db(inr_db)
-                - indoor_loss_db,
-        }
+    pub fn new(p_tx_dbm: f64, gain_db: f64, bandwidth_hz: f64, nf_db: f64, inr_db: Option<f64>, indoor_loss_db: f64) -> Self {
+        LinkBudget { fixed_db: p_tx_dbm + gain_db - noise_dbm(bandwidth_hz, nf_db) - interference_penalty_db(inr_db) - indoor_loss_db }
     }
 
     /// SINR for a path loss, shadowing and fading gain, all in dB.

@@ -7,9 +7,7 @@ use std::path::PathBuf;
 use millinet_channel::traces::{load_5gophers, CapacitySeries, Carrier, GapFill};
 
 fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/5gophers")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/5gophers").join(name)
 }
 
 /// (seq_num, Verizon Mbit/s) of every row, read independently of the converter.
@@ -33,10 +31,7 @@ fn real_traces_convert_and_match_the_data() {
         let raw_sum: f64 = raw.iter().map(|r| r.1).sum();
         let raw_mean = raw_sum / raw.len() as f64;
         // The files' own mean: a plausible mmWave drive (the README: 0 to ~1.66 Gbit/s).
-        assert!(
-            (100.0..=600.0).contains(&raw_mean),
-            "{name}: raw mean {raw_mean} Mbit/s"
-        );
+        assert!((100.0..=600.0).contains(&raw_mean), "{name}: raw mean {raw_mean} Mbit/s");
 
         for gaps in [GapFill::Interpolate, GapFill::Hold, GapFill::Zero] {
             let s: CapacitySeries = load_5gophers(&data(name), Carrier::Verizon, gaps).unwrap();
@@ -52,10 +47,7 @@ fn real_traces_convert_and_match_the_data() {
                 // Interpolated gaps stay within 15 % of the measured mean (one
                 // 7-s gap in 126 s; the ramp across it is what moves the mean).
                 GapFill::Interpolate => {
-                    assert!(
-                        (mean_mbps - raw_mean).abs() < 0.15 * raw_mean,
-                        "{name}: {mean_mbps} vs {raw_mean}"
-                    )
+                    assert!((mean_mbps - raw_mean).abs() < 0.15 * raw_mean, "{name}: {mean_mbps} vs {raw_mean}")
                 }
                 // Holding adds the 6 missing seconds at the rate before the gap.
                 GapFill::Hold => {

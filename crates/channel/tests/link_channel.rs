@@ -9,8 +9,7 @@ use millinet_channel::pathloss::PathLoss;
 use millinet_channel::sinr::{beamforming_gain_db, noise_dbm};
 use millinet_channel::traces::{CapacitySeries, SinrSeries};
 use millinet_channel::{
-    FadingConfig, ForcedEvent, ForcedKind, LinkChannel, LinkConfig, LinkRngs, MobilityConfig,
-    ObstacleDraw, Point2, Rect, Scenario,
+    FadingConfig, ForcedEvent, ForcedKind, LinkChannel, LinkConfig, LinkRngs, MobilityConfig, ObstacleDraw, Point2, Rect, Scenario,
 };
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -32,18 +31,11 @@ fn milliproxy(seed: u64) -> (Vec<Rect>, LinkConfig) {
         depth_m: (2.0, 10.0),
         height_m: None,
     };
-    let obstacles = draw
-        .draw(&mut Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x0b57))
-        .unwrap();
+    let obstacles = draw.draw(&mut Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x0b57)).unwrap();
     let config = LinkConfig {
         cell_position: Point2::new(25.0, 100.0),
-        mobility: MobilityConfig::Route {
-            waypoints: vec![Point2::new(0.0, 0.0), Point2::new(50.0, 0.0)],
-            speed_mps: 5.0,
-        },
-        blockage: BlockageConfig::Geometric {
-            obstacles: Arc::from(obstacles.clone()),
-        },
+        mobility: MobilityConfig::Route { waypoints: vec![Point2::new(0.0, 0.0), Point2::new(50.0, 0.0)], speed_mps: 5.0 },
+        blockage: BlockageConfig::Geometric { obstacles: Arc::from(obstacles.clone()) },
         fading: Some(FadingConfig::default()),
         ..LinkConfig::default()
     };
@@ -81,11 +73,7 @@ fn same_seed_same_series_other_seed_other_obstacles() {
 #[test]
 fn los_sinr_matches_the_budget_and_blocked_is_nlos() {
     // Static UE at 100 m ground distance, no shadowing, no fading.
-    let base = LinkConfig {
-        mobility: MobilityConfig::Static(Point2::new(100.0, 0.0)),
-        shadowing: false,
-        ..LinkConfig::default()
-    };
+    let base = LinkConfig { mobility: MobilityConfig::Static(Point2::new(100.0, 0.0)), shadowing: false, ..LinkConfig::default() };
     let pl = PathLoss::new(Scenario::UmiStreetCanyon, 28.0, 10.0, 1.5);
     let budget = 30.0 + beamforming_gain_db(64, 16) - noise_dbm(1e9, 7.0);
     let mut ch = LinkChannel::new(&base, rngs(0)).unwrap();
@@ -94,21 +82,13 @@ fn los_sinr_matches_the_budget_and_blocked_is_nlos() {
     assert!((s.sinr_db - (budget - pl.db(true, 100.0))).abs() < 1e-9);
 
     let wall = Rect::from_corners(Point2::new(50.0, -5.0), Point2::new(52.0, 5.0), None);
-    let blocked = LinkConfig {
-        blockage: BlockageConfig::Geometric {
-            obstacles: Arc::from(vec![wall]),
-        },
-        ..base.clone()
-    };
+    let blocked = LinkConfig { blockage: BlockageConfig::Geometric { obstacles: Arc::from(vec![wall]) }, ..base.clone() };
     let s = LinkChannel::new(&blocked, rngs(0)).unwrap().state(0);
     assert!(!s.los);
     assert!((s.sinr_db - (budget - pl.db(false, 100.0))).abs() < 1e-9);
 
     // Indoor: the O2I loss comes off the SINR.
-    let indoor = LinkConfig {
-        indoor_distance_m: Some(5.0),
-        ..base.clone()
-    };
+    let indoor = LinkConfig { indoor_distance_m: Some(5.0), ..base.clone() };
     let s_in = LinkChannel::new(&indoor, rngs(0)).unwrap().state(0);
     let o2i = millinet_channel::pathloss::o2i_low_loss_db(28.0, 5.0);
     assert!((ch.state(1).sinr_db - s_in.sinr_db - o2i).abs() < 1e-9);
@@ -120,16 +100,8 @@ fn forced_events_overlay_any_model() {
         mobility: MobilityConfig::Static(Point2::new(60.0, 0.0)),
         blockage: BlockageConfig::Markov { lambda_per_s: 0.5 },
         forced_events: vec![
-            ForcedEvent {
-                start_ns: 1000 * MS,
-                duration_ns: 400 * MS,
-                kind: ForcedKind::Outage,
-            },
-            ForcedEvent {
-                start_ns: 2000 * MS,
-                duration_ns: 1000 * MS,
-                kind: ForcedKind::Nlos,
-            },
+            ForcedEvent { start_ns: 1000 * MS, duration_ns: 400 * MS, kind: ForcedKind::Outage },
+            ForcedEvent { start_ns: 2000 * MS, duration_ns: 1000 * MS, kind: ForcedKind::Nlos },
         ],
         ..LinkConfig::default()
     };
@@ -146,12 +118,7 @@ fn forced_events_overlay_any_model() {
         }
     }
     // NLOS is meaningless on a trace.
-    let trace = LinkConfig {
-        blockage: BlockageConfig::SinrTrace(Arc::new(
-            SinrSeries::from_points(&[(0.0, 10.0)]).unwrap(),
-        )),
-        ..cfg
-    };
+    let trace = LinkConfig { blockage: BlockageConfig::SinrTrace(Arc::new(SinrSeries::from_points(&[(0.0, 10.0)]).unwrap())), ..cfg };
     let e = LinkChannel::new(&trace, rngs(3)).unwrap_err();
     assert_eq!(e.field, "forced_events");
 }
@@ -167,40 +134,28 @@ fn markov_link_runs_at_the_3gpp_los_fraction() {
     let mut ch = LinkChannel::new(&cfg, rngs(8)).unwrap();
     let n = 200_000u64;
     let los = (0..n).filter(|i| ch.state(i * 10 * MS).los).count() as f64 / n as f64;
-    let p =
-        millinet_channel::los_probability::los_probability(Scenario::UmiStreetCanyon, 60.0, 1.5);
+    let p = millinet_channel::los_probability::los_probability(Scenario::UmiStreetCanyon, 60.0, 1.5);
     assert!((los - p).abs() < 0.05 * p, "{los} vs {p}");
 }
 
 #[test]
 fn traces_drive_the_link() {
     let sinr = SinrSeries::from_points(&[(0.0, 0.0), (1.0, 10.0), (2.0, -8.0)]).unwrap();
-    let cfg = LinkConfig {
-        blockage: BlockageConfig::SinrTrace(Arc::new(sinr)),
-        ..LinkConfig::default()
-    };
+    let cfg = LinkConfig { blockage: BlockageConfig::SinrTrace(Arc::new(sinr)), ..LinkConfig::default() };
     let mut ch = LinkChannel::new(&cfg, rngs(0)).unwrap();
     assert_eq!(ch.sinr_db(500 * MS), 5.0);
     let s = ch.state(2000 * MS);
     assert!(s.outage && s.sinr_db == -8.0);
 
     // A capacity trace is reproduced by the link abstraction, except 0 = outage.
-    let cap =
-        CapacitySeries::from_points(&[(0.0, 50e6), (1.0, 1.2e9), (2.0, 0.0), (3.0, 9e9)]).unwrap();
-    let cfg = LinkConfig {
-        blockage: BlockageConfig::CapacityTrace(Arc::new(cap)),
-        ..LinkConfig::default()
-    };
+    let cap = CapacitySeries::from_points(&[(0.0, 50e6), (1.0, 1.2e9), (2.0, 0.0), (3.0, 9e9)]).unwrap();
+    let cfg = LinkConfig { blockage: BlockageConfig::CapacityTrace(Arc::new(cap)), ..LinkConfig::default() };
     let mut ch = LinkChannel::new(&cfg, rngs(0)).unwrap();
     let link: LinkAbstraction = *ch.link();
     for (t, rate) in [(0.5, 50e6), (1.5, 1.2e9)] {
         let s = ch.state((t * 1e9) as u64);
         assert!(!s.outage);
-        assert!(
-            (link.rate_for(&s) - rate).abs() < 1e-3 * rate,
-            "{t}: {}",
-            link.rate_for(&s)
-        );
+        assert!((link.rate_for(&s) - rate).abs() < 1e-3 * rate, "{t}: {}", link.rate_for(&s));
     }
     let s = ch.state(2500 * MS);
     assert!(s.outage && link.rate_for(&s) == 0.0);
@@ -211,22 +166,14 @@ fn traces_drive_the_link() {
 
 #[test]
 fn carrier_presets() {
-    let lte = LinkConfig {
-        mobility: MobilityConfig::Static(Point2::new(300.0, 0.0)),
-        ..LinkConfig::lte()
-    };
+    let lte = LinkConfig { mobility: MobilityConfig::Static(Point2::new(300.0, 0.0)), ..LinkConfig::lte() };
     let mut ch = LinkChannel::new(&lte, rngs(1)).unwrap();
     let s = ch.state(0);
     assert!((ch.link().peak_rate_bps() - 150e6).abs() < 1.0);
     assert!(ch.link().rate_for(&s) > 100e6, "{:?}", s);
     // Obstacles do not switch LTE to NLOS propagation: 0 dB penetration loss.
     let wall = Rect::from_corners(Point2::new(100.0, -5.0), Point2::new(110.0, 5.0), None);
-    let blocked = LinkConfig {
-        blockage: BlockageConfig::Geometric {
-            obstacles: Arc::from(vec![wall]),
-        },
-        ..lte
-    };
+    let blocked = LinkConfig { blockage: BlockageConfig::Geometric { obstacles: Arc::from(vec![wall]) }, ..lte };
     let sb = LinkChannel::new(&blocked, rngs(1)).unwrap().state(0);
     assert!(!sb.los);
     assert_eq!(sb.sinr_db, s.sinr_db);
@@ -237,32 +184,12 @@ fn carrier_presets() {
 
 #[test]
 fn bad_config_is_reported_not_panicked() {
-    let e = LinkChannel::new(
-        &LinkConfig {
-            fc_ghz: 0.0,
-            ..LinkConfig::default()
-        },
-        rngs(0),
-    )
-    .unwrap_err();
+    let e = LinkChannel::new(&LinkConfig { fc_ghz: 0.0, ..LinkConfig::default() }, rngs(0)).unwrap_err();
     assert_eq!(e.to_string(), "fc_ghz = 0.0: expected a finite number > 0");
-    let e = LinkChannel::new(
-        &LinkConfig {
-            geometry_step_ns: 20 * MS,
-            ..LinkConfig::default()
-        },
-        rngs(0),
-    )
-    .unwrap_err();
+    let e = LinkChannel::new(&LinkConfig { geometry_step_ns: 20 * MS, ..LinkConfig::default() }, rngs(0)).unwrap_err();
     assert_eq!(e.field, "geometry_step_ns");
-    let e = LinkChannel::new(
-        &LinkConfig {
-            blockage: BlockageConfig::Markov { lambda_per_s: 0.0 },
-            ..LinkConfig::default()
-        },
-        rngs(0),
-    )
-    .unwrap_err();
+    let e = LinkChannel::new(&LinkConfig { blockage: BlockageConfig::Markov { lambda_per_s: 0.0 }, ..LinkConfig::default() }, rngs(0))
+        .unwrap_err();
     assert_eq!(e.field, "blockage.lambda_per_s");
 }
 

@@ -166,8 +166,8 @@ fn two_mut<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use millinet_wire::{TcpFlags, TcpHeader};
     use millinet_wire::emit;
+    use millinet_wire::{TcpFlags, TcpHeader};
 
     /// A TCP GSO frame of `payload` bytes in segments of `mss`, as a TUN hands it over.
     fn gso_frame(frames: &mut Frames, payload: usize, mss: u16, flags: u8) -> PayloadId {
@@ -178,8 +178,15 @@ mod tests {
         let id = frames.alloc();
         let buf = frames.buffer_mut(id);
         let n = emit(&packet, &bytes, &mut buf[VNET_HEADER_BYTES..]).unwrap();
-        VnetHeader { flags: VnetHeader::NEEDS_CSUM, gso_type: VnetHeader::GSO_TCPV4, header_bytes: 40, gso_size: mss, csum_start: 20, csum_offset: 16 }
-            .write(buf);
+        VnetHeader {
+            flags: VnetHeader::NEEDS_CSUM,
+            gso_type: VnetHeader::GSO_TCPV4,
+            header_bytes: 40,
+            gso_size: mss,
+            csum_start: 20,
+            csum_offset: 16,
+        }
+        .write(buf);
         frames.set_len(id, VNET_HEADER_BYTES + n);
         id
     }

@@ -19,4 +19,4 @@ pub mod testbed;
 pub mod tun;
 
 pub use error::EmuError;
-pub use run::{emulate_file, Client, Emulation, EmulateOptions};
+pub use run::{emulate_file, Client, EmulateOptions, Emulation};

@@ -18,8 +18,8 @@ use millinet_wire::{Packet, PayloadId};
 
 use crate::error::EmuError;
 use crate::frames::Frames;
-use crate::tun::Tun;
 use crate::hop::Hop;
+use crate::tun::Tun;
 
 /// Frames read from one device before the loop attends to the rest.
 const READ_BATCH: usize = 64;

@@ -100,11 +100,7 @@ pub fn run(program: &str, args: &[&str]) -> Result<(), EmuError> {
         .output()
         .map_err(|e| EmuError::System(format!("cannot run {program}: {e}")))?;
     if !out.status.success() {
-        return Err(EmuError::System(format!(
-            "`{program} {}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(EmuError::System(format!("`{program} {}` failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim())));
     }
     Ok(())
 }

@@ -62,18 +62,29 @@ impl Plan {
         }
         let f = &s.flows[0];
         if f.kind != FlowKind::Tcp {
-            return Err(EmuError::unsupported("flows.0.kind", format!("it runs TCP flows (kernel MPTCP and UDP are not built yet), not {:?}", f.kind).to_lowercase()));
+            return Err(EmuError::unsupported(
+                "flows.0.kind",
+                format!("it runs TCP flows (kernel MPTCP and UDP are not built yet), not {:?}", f.kind).to_lowercase(),
+            ));
         }
         let workload = match f.app {
             App::Bulk => Workload::Bulk,
             App::File => Workload::File { bytes: f.file_bytes },
-            other => return Err(EmuError::unsupported("flows.0.app", format!("it runs `bulk` and `file` applications, not `{}`", format!("{other:?}").to_lowercase()))),
+            other => {
+                return Err(EmuError::unsupported(
+                    "flows.0.app",
+                    format!("it runs `bulk` and `file` applications, not `{}`", format!("{other:?}").to_lowercase()),
+                ))
+            }
         };
         let cc = kernel_cc(&f.cc)
             .filter(|cc| available_cc.split_whitespace().any(|a| a == *cc))
             .ok_or_else(|| EmuError::unsupported("flows.0.cc", format!("the kernel offers `{}`, not `{}`", available_cc.trim(), f.cc)))?;
         if s.cells.len() > 1 || s.ues.len() > 1 {
-            return Err(EmuError::unsupported("cells", "it hosts one UE on one cell; several cells, handover and dual connectivity are not built yet"));
+            return Err(EmuError::unsupported(
+                "cells",
+                "it hosts one UE on one cell; several cells, handover and dual connectivity are not built yet",
+            ));
         }
         let radio = match s.ues.first() {
             Some(u) if u.node == f.dst => true,
@@ -84,7 +95,10 @@ impl Plan {
         let hops = wired_path(&s.links, &f.src, &end)?;
         let mtu_bytes = f.mss_bytes + 40 + if f.timestamps { 12 } else { 0 };
         if !(576..=65_535).contains(&mtu_bytes) {
-            return Err(EmuError::unsupported("flows.0.mss_bytes", format!("{} gives an MTU of {mtu_bytes}; allowed 576 to 65535", f.mss_bytes)));
+            return Err(EmuError::unsupported(
+                "flows.0.mss_bytes",
+                format!("{} gives an MTU of {mtu_bytes}; allowed 576 to 65535", f.mss_bytes),
+            ));
         }
         let seconds = |s: f64| (s * 1e9).round() as u64;
         Ok(Plan {

@@ -11,13 +11,13 @@ use millinet_transport::link::QueueStats;
 use crate::capture::Capture;
 use crate::clock::{make_realtime, RunClock};
 use crate::endpoint::{download, FlowReport, Server};
-use crate::iperf::Iperf3Server;
 use crate::error::EmuError;
+use crate::hop::Hop;
+use crate::iperf::Iperf3Server;
 use crate::link::{Link, LinkReport, Radio};
 use crate::netns::Namespaces;
 use crate::plan::Plan;
 use crate::testbed::{self, in_namespace};
-use crate::hop::Hop;
 
 #[derive(Clone, Debug, Default)]
 pub struct EmulateOptions {
@@ -38,7 +38,6 @@ pub enum Client {
     /// iperf3 at both ends (crate::iperf).
     Iperf3,
 }
-
 
 /// What one emulation measured, and the summary.json made of it.
 pub struct Emulation {
@@ -85,8 +84,10 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         Client::Iperf3 => (None, Some(Iperf3Server::start(ns.name("server"), &plan.flow)?)),
     };
     let dir = opts.pcap_dir.clone().unwrap_or_default();
-    let captures: Vec<Capture> =
-        roles.iter().map(|(node, role)| Capture::start(ns.name(role), "eth0", &dir.join(format!("{node}.pcap")))).collect::<Result<_, _>>()?;
+    let captures: Vec<Capture> = roles
+        .iter()
+        .map(|(node, role)| Capture::start(ns.name(role), "eth0", &dir.join(format!("{node}.pcap"))))
+        .collect::<Result<_, _>>()?;
     let mut link = Link::new(tun_server, tun_ue, down, up, radio, plan.flow.sample_step_ns);
     let end_ns = plan.flow.end_ns;
     let duration_s = end_ns as f64 / 1e9;

@@ -70,7 +70,8 @@ pub fn wire(ns: &Namespaces, plan: &Plan) -> Result<(Tun, Tun), EmuError> {
     // UE's immediate ACKs when the scenario turns delayed ACKs off.
     let rto_min = format!("{}ms", plan.min_rto_ms);
     let initcwnd = plan.initial_window_segments.to_string();
-    let server_route = ["-n", server, "route", "add", "default", "via", &GNB_SERVER_SIDE_IP.to_string(), "rto_min", &rto_min, "initcwnd", &initcwnd];
+    let server_route =
+        ["-n", server, "route", "add", "default", "via", &GNB_SERVER_SIDE_IP.to_string(), "rto_min", &rto_min, "initcwnd", &initcwnd];
     let gateway = GNB_UE_SIDE_IP.to_string();
     let mut ue_route = vec!["-n", ue, "route", "add", "default", "via", &gateway];
     if !plan.delayed_ack {

@@ -47,7 +47,14 @@ impl VnetHeader {
 
     pub fn parse(b: &[u8]) -> VnetHeader {
         let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
-        VnetHeader { flags: b[0], gso_type: b[1], header_bytes: u16_at(2), gso_size: u16_at(4), csum_start: u16_at(6), csum_offset: u16_at(8) }
+        VnetHeader {
+            flags: b[0],
+            gso_type: b[1],
+            header_bytes: u16_at(2),
+            gso_size: u16_at(4),
+            csum_start: u16_at(6),
+            csum_offset: u16_at(8),
+        }
     }
 
     pub fn write(&self, b: &mut [u8]) {

@@ -121,7 +121,9 @@ fn the_ran_latency_of_an_idle_path_is_the_simulators() {
     let file = ["flows.0.app=\"file\"".to_string(), "flows.0.file_bytes=200000".to_string()];
     let opts = EmulateOptions { overrides: file.to_vec(), ..Default::default() };
     let emulated = emulate_file(&path, &opts, &mut |_, _| true).unwrap();
-    let simulated = millinet_engine::run_file(&path, &millinet_engine::RunOptions { overrides: file.to_vec(), ..Default::default() }, &mut |_, _| {}).unwrap();
+    let simulated =
+        millinet_engine::run_file(&path, &millinet_engine::RunOptions { overrides: file.to_vec(), ..Default::default() }, &mut |_, _| {})
+            .unwrap();
     let p50 = |s: &serde_json::Value| s["ues"][0]["ran_latency_ms"]["p50"].as_f64().unwrap();
     let (emu, sim) = (p50(&emulated.summary), p50(&simulated.summary));
     assert!((emu - sim).abs() < 0.25, "RAN latency p50: emulated {emu} ms, simulated {sim} ms");

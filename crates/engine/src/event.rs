@@ -199,6 +199,24 @@ impl TimerSlots {
     }
 }
 
+/// Link `link`'s wake-ups as events of `queue`.
+pub struct LinkEvents<'a> {
+    pub queue: &'a mut EventQueue,
+    pub link: u32,
+}
+
+impl LinkTimers for LinkEvents<'_> {
+    #[inline]
+    fn transmitted_at(&mut self, at_ns: u64) {
+        self.queue.schedule(at_ns, Event::LinkTransmitted(self.link));
+    }
+
+    #[inline]
+    fn arrival_at(&mut self, at_ns: u64) {
+        self.queue.schedule(at_ns, Event::LinkArrival(self.link));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,23 +302,5 @@ mod tests {
         t.set(&mut q, slot, Some(300));
         t.set(&mut q, slot, None);
         assert_eq!(fire_times(&mut q, &mut t, slot), Vec::<u64>::new());
-    }
-}
-
-/// Link `link`'s wake-ups as events of `queue`.
-pub struct LinkEvents<'a> {
-    pub queue: &'a mut EventQueue,
-    pub link: u32,
-}
-
-impl LinkTimers for LinkEvents<'_> {
-    #[inline]
-    fn transmitted_at(&mut self, at_ns: u64) {
-        self.queue.schedule(at_ns, Event::LinkTransmitted(self.link));
-    }
-
-    #[inline]
-    fn arrival_at(&mut self, at_ns: u64) {
-        self.queue.schedule(at_ns, Event::LinkArrival(self.link));
     }
 }

@@ -173,7 +173,10 @@ mod tests {
         assert_eq!(p.next_timeout_ns(), Some(14));
         p.on_timeout(14, &mut out);
         assert_eq!(p.next_timeout_ns(), Some(50));
-        assert_eq!(*seen.borrow(), [(12, "packet", 0), (13, "telemetry", 10), (13, "packet", 0), (14, "telemetry", 11), (14, "timeout", 0)]);
+        assert_eq!(
+            *seen.borrow(),
+            [(12, "packet", 0), (13, "telemetry", 10), (13, "packet", 0), (14, "telemetry", 11), (14, "timeout", 0)]
+        );
     }
 
     #[test]

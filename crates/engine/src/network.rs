@@ -306,7 +306,10 @@ mod tests {
     fn route_changes_name_what_is_wrong() {
         let mut net = network(2);
         net.compute_routes(&edges(&[(0, 1)]));
-        assert_eq!(net.set_route(0, Ipv4Addr::new(192, 168, 0, 1), Hop::Link(0)), Err(RouteError::UnknownAddress(Ipv4Addr::new(192, 168, 0, 1))));
+        assert_eq!(
+            net.set_route(0, Ipv4Addr::new(192, 168, 0, 1), Hop::Link(0)),
+            Err(RouteError::UnknownAddress(Ipv4Addr::new(192, 168, 0, 1)))
+        );
         assert_eq!(net.set_route(9, net.address(1), Hop::Link(0)), Err(RouteError::UnknownNode(9)));
     }
 }

@@ -61,8 +61,7 @@ impl PcapWriter {
         let captured = match emit_headers(pkt, &mut self.scratch) {
             Ok(n) => n,
             Err(e) => {
-                self.error =
-                    Some(format!("pcap file {}: packet at {now_ns} ns cannot be written: {e}", self.path.display()));
+                self.error = Some(format!("pcap file {}: packet at {now_ns} ns cannot be written: {e}", self.path.display()));
                 return;
             }
         };
@@ -79,9 +78,7 @@ impl PcapWriter {
             return Err(e);
         }
         match out {
-            Some(out) => {
-                out.into_writer().flush().map_err(|e| format!("cannot write pcap file {}: {e}", self.path.display()))
-            }
+            Some(out) => out.into_writer().flush().map_err(|e| format!("cannot write pcap file {}: {e}", self.path.display())),
             None => Ok(()),
         }
     }

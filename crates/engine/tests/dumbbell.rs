@@ -11,7 +11,11 @@ fn assert_conservation(summary: &Value) {
         let n = |k: &str| q[k].as_u64().unwrap();
         assert_eq!(
             n("arrived_packets"),
-            n("dropped_packets") + n("queued_packets_at_end") + n("transmitting_packets_at_end") + n("propagating_packets_at_end") + n("delivered_packets"),
+            n("dropped_packets")
+                + n("queued_packets_at_end")
+                + n("transmitting_packets_at_end")
+                + n("propagating_packets_at_end")
+                + n("delivered_packets"),
             "packets not conserved on {}",
             q["name"]
         );

@@ -140,10 +140,7 @@ fn the_udp_reference_is_not_below_the_best_tcp_by_more_than_headers() {
         num(&common::run("train-lte", &overrides).summary["flows"][0]["goodput_bps"])
     };
     let udp = goodput(&["flows.0.kind=udp", "flows.0.udp_rate_bps=400e6"]);
-    let best_tcp = ["newreno", "cubic", "highspeed", "bbr"]
-        .iter()
-        .map(|cc| goodput(&[&format!("flows.0.cc={cc}")]))
-        .fold(0.0, f64::max);
+    let best_tcp = ["newreno", "cubic", "highspeed", "bbr"].iter().map(|cc| goodput(&[&format!("flows.0.cc={cc}")])).fold(0.0, f64::max);
     // Per 1400 payload bytes TCP carries 52 header bytes (with timestamps), UDP 28.
     assert!(udp >= best_tcp * (1.0 - 52.0 / 1452.0), "UDP {udp}, best TCP {best_tcp}");
     assert!(best_tcp > 0.5 * udp, "TCP works at all on LTE: {best_tcp} vs {udp}");

@@ -11,8 +11,8 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use millinet_engine::pcap::PcapWriter;
 use millinet_transport::mptcp::{idsn, token, MptcpConfig, MptcpConnection};
 use millinet_wire::mptcp::{
-    AddAddr, CapableFlags, CapableForm, DataSeq, Dss, DssMapping, MpCapable, MpFail, MpFastclose, MpJoin, MpPrio,
-    MpTcpRst, MptcpOption, RemoveAddr,
+    AddAddr, CapableFlags, CapableForm, DataSeq, Dss, DssMapping, MpCapable, MpFail, MpFastclose, MpJoin, MpPrio, MpTcpRst, MptcpOption,
+    RemoveAddr,
 };
 use millinet_wire::{Packet, TcpFlags, TcpHeader, TcpOptions, Timestamps};
 use tshark::{field, temp_path, tshark_fields, EXPERT_WARNING};
@@ -78,27 +78,16 @@ fn conversation() -> Vec<Seg> {
         data_fin,
     };
     let keys = CapableForm::Ack { sender_key: CLIENT_KEY, receiver_key: SERVER_KEY };
-    let first_data = capable(CapableForm::Data {
-        sender_key: CLIENT_KEY,
-        receiver_key: SERVER_KEY,
-        data_level_length: 1000,
-        checksum: Some(0x1234),
-    });
-    let data = dss(
-        Some(DataSeq::U64(0x0000_0001_0000_03e9)),
-        Some(mapping(DataSeq::U64(0x0000_0002_0000_0001), 1, MSS as u16, 0xabcd, false)),
-    );
+    let first_data =
+        capable(CapableForm::Data { sender_key: CLIENT_KEY, receiver_key: SERVER_KEY, data_level_length: 1000, checksum: Some(0x1234) });
+    let data =
+        dss(Some(DataSeq::U64(0x0000_0001_0000_03e9)), Some(mapping(DataSeq::U64(0x0000_0002_0000_0001), 1, MSS as u16, 0xabcd, false)));
     let data_ack = dss(Some(DataSeq::U32(0x0000_0579)), None);
     // A DATA_FIN without data (RFC 8684 §3.3.3): subflow sequence number 0, length 1.
     let data_fin = dss(Some(DataSeq::U32(0x0000_03e9)), Some(mapping(DataSeq::U32(0x0000_0579), 0, 1, 0x0f0f, true)));
-    let join_syn =
-        MpJoin::Syn { backup: true, address_id: 1, receiver_token: 0xa1b2_c3d4, sender_random_number: 0x1111 };
-    let join_syn_ack = MpJoin::SynAck {
-        backup: false,
-        address_id: 0,
-        sender_truncated_hmac: 0x0123_4567_89ab_cdef,
-        sender_random_number: 0x2222,
-    };
+    let join_syn = MpJoin::Syn { backup: true, address_id: 1, receiver_token: 0xa1b2_c3d4, sender_random_number: 0x1111 };
+    let join_syn_ack =
+        MpJoin::SynAck { backup: false, address_id: 0, sender_truncated_hmac: 0x0123_4567_89ab_cdef, sender_random_number: 0x2222 };
     let join_ack = MpJoin::Ack { sender_hmac: std::array::from_fn(|i| i as u8 * 11) };
     let announce = AddAddr {
         address_id: 2,
@@ -134,13 +123,9 @@ fn conversation() -> Vec<Seg> {
 
 fn packet(s: &Seg, i: usize) -> Packet {
     let (client, client_port) = if s.side.subflow == 0 { (CLIENT, CLIENT_PORT) } else { (CLIENT_2, CLIENT_2_PORT) };
-    let (src, dst, sp, dp) = if s.side.from_server {
-        (SERVER, client, SERVER_PORT, client_port)
-    } else {
-        (client, SERVER, client_port, SERVER_PORT)
-    };
-    let mut options =
-        TcpOptions { timestamps: Some(Timestamps { tsval: 100 + i as u32, tsecr: 0 }), ..TcpOptions::default() };
+    let (src, dst, sp, dp) =
+        if s.side.from_server { (SERVER, client, SERVER_PORT, client_port) } else { (client, SERVER, client_port, SERVER_PORT) };
+    let mut options = TcpOptions { timestamps: Some(Timestamps { tsval: 100 + i as u32, tsecr: 0 }), ..TcpOptions::default() };
     if s.flags.contains(TcpFlags::SYN) {
         options = TcpOptions { mss: Some(MSS as u16), window_scale: Some(7), sack_permitted: true, ..options };
     }
@@ -286,8 +271,7 @@ fn expected(option: &MptcpOption) -> [String; 26] {
 /// and an option list with four NOPs, counted across the timestamps and MP-TCP options
 /// between them: the NOP pairs that align the timestamps and those that pad an MP-TCP option
 /// of odd length to the word reach it. A layout heuristic, not a malformed option.
-const EXPECTED_WARNINGS: [&str; 2] =
-    ["Connection reset (RST)", "4 NOP in a row - a router may have removed some options"];
+const EXPECTED_WARNINGS: [&str; 2] = ["Connection reset (RST)", "4 NOP in a row - a router may have removed some options"];
 
 /// The lengths tshark read for the kind-30 options, from its lists of every option's kind
 /// and of every length (EOL and NOP have a kind but no length).
@@ -339,8 +323,8 @@ fn transport_capture(bytes: u64) -> (Vec<(u64, Packet)>, MptcpConnection, MptcpC
         .map(|&(ip, port)| (SocketAddrV4::new(ip, port), SocketAddrV4::new(SERVER, SERVER_PORT)))
         .collect();
     let mut wire = Vec::new();
-    let mut client = MptcpConnection::connect(MptcpConfig { seed: 1, ..MptcpConfig::default() }, &paths, 0, &mut wire)
-        .expect("valid configuration");
+    let mut client =
+        MptcpConnection::connect(MptcpConfig { seed: 1, ..MptcpConfig::default() }, &paths, 0, &mut wire).expect("valid configuration");
     let mut server = MptcpConnection::listen(MptcpConfig::default()).expect("valid configuration");
     client.send(0, bytes, &mut wire);
     client.close(0, &mut wire);

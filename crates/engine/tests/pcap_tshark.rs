@@ -37,13 +37,9 @@ fn ts(tsval: u32, tsecr: u32) -> Option<Timestamps> {
 }
 
 fn packet(s: &Seg, ip_id: u16) -> Packet {
-    let (src, dst, sp, dp) = if s.from_server {
-        (SERVER, CLIENT, SERVER_PORT, CLIENT_PORT)
-    } else {
-        (CLIENT, SERVER, CLIENT_PORT, SERVER_PORT)
-    };
-    let h =
-        TcpHeader { src_port: sp, dst_port: dp, seq: s.seq, ack: s.ack, flags: s.flags, window: 1000, options: s.opts };
+    let (src, dst, sp, dp) =
+        if s.from_server { (SERVER, CLIENT, SERVER_PORT, CLIENT_PORT) } else { (CLIENT, SERVER, CLIENT_PORT, SERVER_PORT) };
+    let h = TcpHeader { src_port: sp, dst_port: dp, seq: s.seq, ack: s.ack, flags: s.flags, window: 1000, options: s.opts };
     let mut p = Packet::tcp(src, dst, h, s.len);
     p.ip_id = ip_id;
     p
@@ -103,15 +99,7 @@ fn conversation() -> Vec<Seg> {
     }
     // Segment 1 (the second) never arrives: the ACK for segment 0, then one
     // duplicate ACK per later segment, each SACKing what arrived.
-    v.push(Seg {
-        t_ns: 40 * MS,
-        from_server: false,
-        seq: c,
-        ack: data(1),
-        flags: ack,
-        len: 0,
-        opts: opt_ts(1_020, 50_020),
-    });
+    v.push(Seg { t_ns: 40 * MS, from_server: false, seq: c, ack: data(1), flags: ack, len: 0, opts: opt_ts(1_020, 50_020) });
     for k in 2..5 {
         let mut opts = opt_ts(1_020 + k, 50_020 + k);
         opts.push_sack(SackBlock { left: data(2), right: data(k + 1) });
@@ -119,33 +107,9 @@ fn conversation() -> Vec<Seg> {
         v.push(Seg { t_ns: t, from_server: false, seq: c, ack: data(1), flags: ack, len: 0, opts });
     }
     v.extend([
-        Seg {
-            t_ns: 41 * MS,
-            from_server: true,
-            seq: data(1),
-            ack: c,
-            flags: ack,
-            len: MSS,
-            opts: opt_ts(50_031, 1_024),
-        },
-        Seg {
-            t_ns: 51 * MS,
-            from_server: false,
-            seq: c,
-            ack: data(5),
-            flags: ack,
-            len: 0,
-            opts: opt_ts(1_030, 50_031),
-        },
-        Seg {
-            t_ns: 60 * MS,
-            from_server: true,
-            seq: data(5),
-            ack: c,
-            flags: ack | TcpFlags::FIN,
-            len: 0,
-            opts: opt_ts(50_040, 1_030),
-        },
+        Seg { t_ns: 41 * MS, from_server: true, seq: data(1), ack: c, flags: ack, len: MSS, opts: opt_ts(50_031, 1_024) },
+        Seg { t_ns: 51 * MS, from_server: false, seq: c, ack: data(5), flags: ack, len: 0, opts: opt_ts(1_030, 50_031) },
+        Seg { t_ns: 60 * MS, from_server: true, seq: data(5), ack: c, flags: ack | TcpFlags::FIN, len: 0, opts: opt_ts(50_040, 1_030) },
         Seg {
             t_ns: 70 * MS,
             from_server: false,
@@ -155,15 +119,7 @@ fn conversation() -> Vec<Seg> {
             len: 0,
             opts: opt_ts(1_040, 50_040),
         },
-        Seg {
-            t_ns: 80 * MS,
-            from_server: true,
-            seq: data(5).wrapping_add(1),
-            ack: c + 1,
-            flags: ack,
-            len: 0,
-            opts: opt_ts(50_050, 1_040),
-        },
+        Seg { t_ns: 80 * MS, from_server: true, seq: data(5).wrapping_add(1), ack: c + 1, flags: ack, len: 0, opts: opt_ts(50_050, 1_040) },
     ]);
     v
 }
@@ -273,8 +229,7 @@ fn tshark_verifies_the_checksums_of_full_datagrams() {
     use pcap_file::{DataLink, TsResolution};
 
     let path = temp_path("checksums.pcap");
-    let header =
-        PcapHeader { datalink: DataLink::RAW, ts_resolution: TsResolution::NanoSecond, ..PcapHeader::default() };
+    let header = PcapHeader { datalink: DataLink::RAW, ts_resolution: TsResolution::NanoSecond, ..PcapHeader::default() };
     let mut w = pcap_file::pcap::PcapWriter::with_header(std::fs::File::create(&path).unwrap(), header).unwrap();
     let mut packets: Vec<Packet> = conversation().iter().enumerate().map(|(i, s)| packet(s, i as u16)).collect();
     for len in [0, 1, 2, 3, 999, 1472] {
@@ -289,11 +244,8 @@ fn tshark_verifies_the_checksums_of_full_datagrams() {
     }
     drop(w);
     let opts = ["-o", "ip.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE"];
-    let rows = tshark_fields(
-        &path,
-        &opts,
-        &["frame.number", "ip.checksum.status", "tcp.checksum.status", "udp.checksum.status", "_ws.malformed"],
-    );
+    let rows =
+        tshark_fields(&path, &opts, &["frame.number", "ip.checksum.status", "tcp.checksum.status", "udp.checksum.status", "_ws.malformed"]);
     assert_eq!(rows.len(), packets.len());
     for (row, p) in rows.iter().zip(&packets) {
         let l4 = if p.tcp_header().is_some() { 2 } else { 3 };

@@ -41,12 +41,8 @@ fn reference_lists_every_schema_field_and_nothing_else() {
         paths("", &toml::from_str(&resolved).unwrap(), &mut schema);
     }
     let doc = std::fs::read_to_string(repo().join("docs/scenario-reference.md")).unwrap();
-    let documented: BTreeSet<String> = doc
-        .lines()
-        .filter_map(|l| l.strip_prefix("| `"))
-        .filter_map(|l| l.split('`').next())
-        .map(str::to_string)
-        .collect();
+    let documented: BTreeSet<String> =
+        doc.lines().filter_map(|l| l.strip_prefix("| `")).filter_map(|l| l.split('`').next()).map(str::to_string).collect();
     let missing: Vec<_> = schema.difference(&documented).collect();
     let stale: Vec<_> = documented.difference(&schema).collect();
     assert!(missing.is_empty(), "fields missing from docs/scenario-reference.md: {missing:?}");

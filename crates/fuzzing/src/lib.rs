@@ -21,8 +21,11 @@ pub use tcp_receiver::tcp_receiver;
 pub use traces::{trace_5gophers, trace_capacity_csv, trace_mahimahi, trace_sinr_csv};
 pub use wire::packet_round_trip;
 
+/// A fuzz target: the name of its cargo-fuzz target and corpus folder, and its harness.
+pub type Target = (&'static str, fn(&[u8]));
+
 /// Every target by the name of its cargo-fuzz target and its corpus folder.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[Target] = &[
     ("packet_round_trip", packet_round_trip),
     ("scenario_load", scenario_load),
     ("trace_sinr_csv", trace_sinr_csv),

@@ -4,7 +4,9 @@
 use std::net::{Ipv4Addr, SocketAddrV4};
 
 use arbitrary::{Arbitrary, Unstructured};
-use millinet_proxy::{Direction, FlowKey, HandlingRule, Middlebox, NoPayloads, PolicySpec, Proxy, ProxyConfig, SplitConfig, SplitProxy, Telemetry};
+use millinet_proxy::{
+    Direction, FlowKey, HandlingRule, Middlebox, NoPayloads, PolicySpec, Proxy, ProxyConfig, SplitConfig, SplitProxy, Telemetry,
+};
 use millinet_transport::TcpConfig;
 use millinet_wire::{Packet, SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps};
 
@@ -33,9 +35,21 @@ struct Input {
 
 #[derive(Arbitrary, Debug)]
 enum Op {
-    FromUe { flow: u8, seg: Segment },
-    FromServer { flow: u8, seg: Segment },
-    Telemetry { ue: bool, rlc_kib: u16, rate_mbps: u16, sinr_db: i8, outage: bool },
+    FromUe {
+        flow: u8,
+        seg: Segment,
+    },
+    FromServer {
+        flow: u8,
+        seg: Segment,
+    },
+    Telemetry {
+        ue: bool,
+        rlc_kib: u16,
+        rate_mbps: u16,
+        sinr_db: i8,
+        outage: bool,
+    },
     /// Time passes (µs); due deadlines fire.
     Wait(u16),
 }
@@ -98,7 +112,12 @@ pub fn milliproxy(data: &[u8]) {
         let mut sum = 0;
         for key in proxy.flow_keys() {
             let flow = proxy.flow_stats(now_ns, &key).expect("a listed flow");
-            assert!(flow.buffered_bytes <= cfg.flow_buffer_bytes, "{key:?}: {} bytes buffered, limit {}", flow.buffered_bytes, cfg.flow_buffer_bytes);
+            assert!(
+                flow.buffered_bytes <= cfg.flow_buffer_bytes,
+                "{key:?}: {} bytes buffered, limit {}",
+                flow.buffered_bytes,
+                cfg.flow_buffer_bytes
+            );
             sum += flow.buffered_bytes;
         }
         assert_eq!(sum, stats.buffer_bytes, "the proxy's buffer count is not the sum of its flows'");
@@ -163,7 +182,13 @@ fn run<M: Middlebox>(input: &Input, proxy: &mut M, check: impl Fn(&M, u64)) {
                 proxy.on_packet(now_ns, pkt, Direction::FromServer, &mut pool, &mut out);
             }
             &Op::Telemetry { ue, rlc_kib, rate_mbps, sinr_db, outage } => {
-                let record = Telemetry { t_ns: now_ns, rlc_bytes: u64::from(rlc_kib) * 1024, rate_bps: f64::from(rate_mbps) * 1e6, sinr_db: f64::from(sinr_db), outage };
+                let record = Telemetry {
+                    t_ns: now_ns,
+                    rlc_bytes: u64::from(rlc_kib) * 1024,
+                    rate_bps: f64::from(rate_mbps) * 1e6,
+                    sinr_db: f64::from(sinr_db),
+                    outage,
+                };
                 proxy.on_telemetry(now_ns, UES[usize::from(ue)], record, &mut pool, &mut out);
             }
             &Op::Wait(us) => {
@@ -180,7 +205,12 @@ fn run<M: Middlebox>(input: &Input, proxy: &mut M, check: impl Fn(&M, u64)) {
                 let Some(h) = pkt.tcp_header().filter(|h| h.flags.contains(TcpFlags::ACK)) else { continue };
                 let f = flows.iter().find(|f| f.key == FlowKey::of(pkt, Direction::FromUe)).expect("toward a known flow");
                 let acked = f.server_offset(h.ack);
-                assert!(f.ue_acked.is_some_and(|ue| acked <= ue), "{:?}: ACK of offset {acked} toward the server, the UE acknowledged {:?}", f.key, f.ue_acked);
+                assert!(
+                    f.ue_acked.is_some_and(|ue| acked <= ue),
+                    "{:?}: ACK of offset {acked} toward the server, the UE acknowledged {:?}",
+                    f.key,
+                    f.ue_acked
+                );
             }
         }
         out.clear();

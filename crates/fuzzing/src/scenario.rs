@@ -12,7 +12,8 @@ pub fn scenario_load(data: &[u8]) {
     let overrides: Vec<String> = text.lines().filter_map(|l| l.strip_prefix("#set ")).map(str::to_string).collect();
     let Ok(scenario) = load_text(text, "fuzz.toml", &overrides, None) else { return };
     let resolved = toml::to_string(&scenario).unwrap_or_else(|e| panic!("a loaded scenario does not print as TOML: {e}"));
-    let again = load_text(&resolved, "resolved.toml", &[], None).unwrap_or_else(|e| panic!("the resolved scenario does not load: {e}\n{resolved}"));
+    let again =
+        load_text(&resolved, "resolved.toml", &[], None).unwrap_or_else(|e| panic!("the resolved scenario does not load: {e}\n{resolved}"));
     let printed_again = toml::to_string(&again).expect("printed once already");
     assert_eq!(printed_again, resolved, "the resolved scenario changed when loaded again");
 }

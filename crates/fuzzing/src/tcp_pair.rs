@@ -49,8 +49,11 @@ pub fn run_pair(setup: &PairSetup) -> PairOutcome {
         to_send: 0,
         check: Some(StreamCheck::new()),
     };
-    let mut server =
-        Endpoint { conn: TcpConnection::listen(setup.server.clone(), SERVER).expect("a valid server configuration"), to_send: setup.bytes, check: None };
+    let mut server = Endpoint {
+        conn: TcpConnection::listen(setup.server.clone(), SERVER).expect("a valid server configuration"),
+        to_send: setup.bytes,
+        check: None,
+    };
     let mut injector = FaultInjector::new(setup.faults, setup.seed);
     let port = |station| Port { station, port: 0 };
     let (server_at, injector_at, client_at) = (port(0), port(1), port(2));

@@ -103,7 +103,8 @@ pub fn tcp_receiver(data: &[u8]) {
             Seq::Near(units) => first_byte.wrapping_add((check.delivered_bytes() as i64 + i64::from(units) * 16) as u32),
             Seq::Raw(seq) => seq,
         };
-        let mut options = TcpOptions { timestamps: s.timestamps.map(|(tsval, tsecr)| Timestamps { tsval, tsecr }), ..TcpOptions::default() };
+        let mut options =
+            TcpOptions { timestamps: s.timestamps.map(|(tsval, tsecr)| Timestamps { tsval, tsecr }), ..TcpOptions::default() };
         for &(left, len) in &s.sack {
             let left = seq.wrapping_add(left as i32 as u32);
             if !options.push_sack(SackBlock { left, right: left.wrapping_add(u32::from(len)) }) {

@@ -48,7 +48,8 @@ fn regression_inputs_pass() {
 #[test]
 fn every_cargo_fuzz_target_is_a_harness_and_back() {
     let manifest = fs::read_to_string(fuzz_dir().join("Cargo.toml")).expect("fuzz/Cargo.toml");
-    let bins: Vec<&str> = manifest.lines().filter_map(|l| l.strip_prefix("name = \"")?.strip_suffix('"')).filter(|n| *n != "millinet-fuzz").collect();
+    let bins: Vec<&str> =
+        manifest.lines().filter_map(|l| l.strip_prefix("name = \"")?.strip_suffix('"')).filter(|n| *n != "millinet-fuzz").collect();
     let names: Vec<&str> = TARGETS.iter().map(|t| t.0).collect();
     assert_eq!(bins, names, "fuzz/Cargo.toml targets and millinet_fuzzing::TARGETS differ");
     for name in names {

@@ -110,7 +110,7 @@ impl<V> ByOffset<V> {
     }
 
     /// Items from `offset` on, in order, mutably.
-    pub fn from_mut(&mut self, offset: u64) -> impl Iterator<Item = (u64, &mut V)> {
+    pub fn items_from_mut(&mut self, offset: u64) -> impl Iterator<Item = (u64, &mut V)> {
         let i = self.index_from(offset);
         self.items.range_mut(i..).map(|(s, v)| (*s, v))
     }

@@ -6,11 +6,24 @@ use std::fmt;
 /// A flow-window policy could not be built from its `PolicySpec` (milliproxy.md §4).
 #[derive(Clone, Debug, PartialEq)]
 pub enum PolicyError {
-    UnknownPolicy { policy: String },
-    UnknownParameter { policy: String, parameter: String, allowed: &'static [&'static str] },
+    UnknownPolicy {
+        policy: String,
+    },
+    UnknownParameter {
+        policy: String,
+        parameter: String,
+        allowed: &'static [&'static str],
+    },
     /// A byte count that is negative, infinite or NaN.
-    NotAByteCount { policy: String, parameter: &'static str, value: f64 },
-    MissingParameter { policy: String, parameter: &'static str },
+    NotAByteCount {
+        policy: String,
+        parameter: &'static str,
+        value: f64,
+    },
+    MissingParameter {
+        policy: String,
+        parameter: &'static str,
+    },
 }
 
 impl fmt::Display for PolicyError {
@@ -39,9 +52,14 @@ impl std::error::Error for PolicyError {}
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProxyConfigError {
     /// Outside 536..=65535.
-    Mss1 { mss1_bytes: u32 },
+    Mss1 {
+        mss1_bytes: u32,
+    },
     /// Outside mss1_bytes..=65535.
-    Mss2 { mss2_bytes: u32, mss1_bytes: u32 },
+    Mss2 {
+        mss2_bytes: u32,
+        mss1_bytes: u32,
+    },
     ZeroIdleTimeout,
     ZeroRttMinWindow,
     /// `Some(0)`: the timer is turned off with `None`.

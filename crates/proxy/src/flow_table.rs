@@ -36,8 +36,10 @@ impl FlowKey {
     /// Every key whose UE has address `ue`.
     pub fn range_of_ue(ue: Ipv4Addr) -> RangeInclusive<FlowKey> {
         let any = |ip, port| SocketAddrV4::new(ip, port);
-        FlowKey { ue: any(ue, 0), server: any(Ipv4Addr::UNSPECIFIED, 0) }
-            ..=FlowKey { ue: any(ue, u16::MAX), server: any(Ipv4Addr::BROADCAST, u16::MAX) }
+        FlowKey { ue: any(ue, 0), server: any(Ipv4Addr::UNSPECIFIED, 0) }..=FlowKey {
+            ue: any(ue, u16::MAX),
+            server: any(Ipv4Addr::BROADCAST, u16::MAX),
+        }
     }
 }
 

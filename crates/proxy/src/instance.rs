@@ -264,7 +264,16 @@ impl<S: PayloadStore> Instance<S> {
     /// PSH/ECE/CWR and ECN come from the constituent that arrived last from the server; FIN
     /// only if the final constituent carries it. Returns false if nothing fit.
     #[allow(clippy::too_many_arguments)]
-    fn send_segment(&mut self, now_ns: u64, start: u64, max_end: u64, max_payload: u32, first_always: bool, ctx: &mut Ctx, out: &mut Vec<Packet>) -> bool {
+    fn send_segment(
+        &mut self,
+        now_ns: u64,
+        start: u64,
+        max_end: u64,
+        max_payload: u32,
+        first_always: bool,
+        ctx: &mut Ctx,
+        out: &mut Vec<Packet>,
+    ) -> bool {
         let (Some(template), Some(space)) = (self.downlink_template, self.space) else { return false };
         let mut end = start;
         let mut payload_bytes = 0u32;
@@ -363,7 +372,11 @@ impl<S: PayloadStore> Instance<S> {
             if let Some(ack) = space.offset(hdr.ack, self.una).filter(|&a| a > self.una) {
                 advanced_from = Some(self.una);
                 self.on_cum_ack(now_ns, ack);
-            } else if space.offset(hdr.ack, self.una) == Some(self.una) && packet.payload_bytes == 0 && !fin && self.sent.in_flight_bytes() > 0 {
+            } else if space.offset(hdr.ack, self.una) == Some(self.una)
+                && packet.payload_bytes == 0
+                && !fin
+                && self.sent.in_flight_bytes() > 0
+            {
                 self.dup_acks += 1;
                 duplicate = true;
             }
@@ -423,7 +436,15 @@ impl<S: PayloadStore> Instance<S> {
 
     /// Relays the UE's segment: first one pure ACK per original boundary below its
     /// cumulative ACK, then the segment itself; all with the window set to FW.
-    fn relay(&mut self, now_ns: u64, mut packet: Packet, advanced_from: Option<u64>, space: SeqSpace, ctx: &mut Ctx, out: &mut Vec<Packet>) {
+    fn relay(
+        &mut self,
+        now_ns: u64,
+        mut packet: Packet,
+        advanced_from: Option<u64>,
+        space: SeqSpace,
+        ctx: &mut Ctx,
+        out: &mut Vec<Packet>,
+    ) {
         let window = self.relayed_window_field(ctx.cfg);
         let Some(hdr) = packet.tcp_header_mut() else { return };
         hdr.window = window;
@@ -454,7 +475,9 @@ impl<S: PayloadStore> Instance<S> {
             return;
         }
         let edge = self.una + ((window as u64) << self.handshake.ue_window_shift());
-        if !self.handshake.timestamps() && (self.last_relayed.is_none() || (self.server_end >= self.last_relayed_edge && edge > self.last_relayed_edge)) {
+        if !self.handshake.timestamps()
+            && (self.last_relayed.is_none() || (self.server_end >= self.last_relayed_edge && edge > self.last_relayed_edge))
+        {
             // Handshake completion, or an ACK that opened the window of a window-limited server.
             self.rtt.on_trigger_relayed(now_ns);
         }

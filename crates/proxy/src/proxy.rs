@@ -120,12 +120,8 @@ impl<S: PayloadStore> Proxy<S> {
             self.stats.flows_idle_expired += 1;
             self.remove(key);
         }
-        self.next_idle_sweep_ns = self
-            .flows
-            .values()
-            .map(|s| s.instance.last_activity_ns + idle)
-            .min()
-            .map(|t| t.max(now_ns + IDLE_SWEEP_MIN_INTERVAL_NS));
+        self.next_idle_sweep_ns =
+            self.flows.values().map(|s| s.instance.last_activity_ns + idle).min().map(|t| t.max(now_ns + IDLE_SWEEP_MIN_INTERVAL_NS));
     }
 }
 

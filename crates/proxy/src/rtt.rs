@@ -67,13 +67,7 @@ pub struct RttEstimator {
 
 impl RttEstimator {
     pub fn new(window_ns: u64) -> RttEstimator {
-        RttEstimator {
-            down_ns: None,
-            up_ns: None,
-            min: WindowedMin::new(window_ns),
-            relayed_tsvals: VecDeque::new(),
-            trigger_ns: None,
-        }
+        RttEstimator { down_ns: None, up_ns: None, min: WindowedMin::new(window_ns), relayed_tsvals: VecDeque::new(), trigger_ns: None }
     }
 
     /// RTT_down sample: a segment forwarded toward the UE was covered by the UE's ACK

@@ -74,7 +74,7 @@ impl SentLog {
 
     /// Marks the outstanding segments that lie wholly inside a SACK block.
     pub fn on_sack(&mut self, left: u64, right: u64) {
-        for (_, s) in self.segs.from_mut(left).take_while(|(start, _)| *start < right) {
+        for (_, s) in self.segs.items_from_mut(left).take_while(|(start, _)| *start < right) {
             if s.end <= right {
                 s.sacked = true;
                 self.highest_sacked_end = self.highest_sacked_end.max(s.end);
@@ -86,11 +86,7 @@ impl SentLog {
     /// is neither SACKed nor already retransmitted: a hole the UE reports (RFC 6675 §4).
     pub fn next_hole(&self, from: u64) -> Option<u64> {
         let below = self.highest_sacked_end.max(from);
-        self.segs
-            .from(from)
-            .take_while(|(start, _)| *start < below)
-            .find(|(_, s)| !s.sacked && !s.retransmitted)
-            .map(|(start, _)| start)
+        self.segs.from(from).take_while(|(start, _)| *start < below).find(|(_, s)| !s.sacked && !s.retransmitted).map(|(start, _)| start)
     }
 }
 

@@ -17,8 +17,8 @@ use millinet_transport::{TcpConfig, TcpConnection, TcpState};
 use millinet_wire::{Packet, TcpFlags, Telemetry};
 
 use crate::config::HandlingRule;
-use crate::error::SplitConfigError;
 use crate::deadlines::Deadlines;
+use crate::error::SplitConfigError;
 use crate::flow_table::{Direction, FlowKey};
 use crate::middlebox::{FlowSample, Middlebox, Summary};
 use crate::payload::PayloadPool;
@@ -54,9 +54,7 @@ impl SplitConfig {
         if self.buffer_bytes < self.downstream.mss_bytes as u64 {
             return Err(SplitConfigError::BufferBelowMss { buffer_bytes: self.buffer_bytes, mss_bytes: self.downstream.mss_bytes });
         }
-        TcpConnection::listen(self.downstream.clone(), SocketAddrV4::new(0.into(), 0))
-            .map(|_| ())
-            .map_err(SplitConfigError::Downstream)
+        TcpConnection::listen(self.downstream.clone(), SocketAddrV4::new(0.into(), 0)).map(|_| ()).map_err(SplitConfigError::Downstream)
     }
 }
 

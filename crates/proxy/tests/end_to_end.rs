@@ -117,7 +117,8 @@ fn a_flow_window_above_the_buffer_is_capped_so_the_server_never_overruns_it() {
     let bytes = 10_000_000;
     let mut setup = Setup::new(bytes);
     setup.ue_link_rate_bps = Some(50_000_000);
-    setup.proxy = ProxyConfig { flow_buffer_bytes: 300_000, policy: PolicySpec::new("static").with("fw_bytes", 4e6), ..ProxyConfig::default() };
+    setup.proxy =
+        ProxyConfig { flow_buffer_bytes: 300_000, policy: PolicySpec::new("static").with("fw_bytes", 4e6), ..ProxyConfig::default() };
     let mut sim = Sim::new(setup);
     sim.run(60_000 * MS, bytes);
     assert_eq!(sim.delivered(), bytes);

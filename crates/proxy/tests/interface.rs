@@ -15,7 +15,8 @@ use millinet_wire::{emit, parse, Packet, PayloadId, TcpFlags, TcpOptions};
 #[test]
 fn both_proxies_run_through_one_driver_path() {
     let bytes = 2_000_000;
-    let split = SplitConfig { downstream: TcpConfig { cc: "newreno".into(), mss_bytes: 1400, ..TcpConfig::default() }, ..SplitConfig::default() };
+    let split =
+        SplitConfig { downstream: TcpConfig { cc: "newreno".into(), mss_bytes: 1400, ..TcpConfig::default() }, ..SplitConfig::default() };
     let mut acks_beyond_ue = Vec::new();
     for proxy in [AnyProxy::Milli(ProxyConfig::default()), AnyProxy::Split(split)] {
         let mut s = Setup::with_proxy(proxy, bytes);
@@ -79,12 +80,14 @@ fn unknown_options_cross_milliproxy_in_both_directions() {
 #[test]
 fn unknown_options_cross_the_pass_through_paths_unchanged() {
     let unhandled = HandlingRule::ServerPorts(vec![443]);
-    let milli: Box<dyn Middlebox> = Box::new(Proxy::<millinet_proxy::LengthOnly>::new(ProxyConfig { rule: unhandled.clone(), ..ProxyConfig::default() }).unwrap());
+    let milli: Box<dyn Middlebox> =
+        Box::new(Proxy::<millinet_proxy::LengthOnly>::new(ProxyConfig { rule: unhandled.clone(), ..ProxyConfig::default() }).unwrap());
     let split: Box<dyn Middlebox> = Box::new(SplitProxy::new(SplitConfig { rule: unhandled, ..SplitConfig::default() }).unwrap());
     for mut proxy in [milli, split] {
         let syn = with_unknown(seg(ue(4000), SERVER, 100, 0, TcpFlags::SYN, 0, syn_options(20_000)), &[30, 4, 0x00, 0x81]);
         let data = with_unknown(data(4000, 0, 1400), &[30, 8, 0x20, 0x01, 1, 2, 3, 4]);
-        let ack = with_unknown(seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + 1400, TcpFlags::ACK, 0, TcpOptions::default()), &[253, 4, 0x12, 0x34]);
+        let ack =
+            with_unknown(seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + 1400, TcpFlags::ACK, 0, TcpOptions::default()), &[253, 4, 0x12, 0x34]);
         let mut out = Vec::new();
         proxy.on_packet(0, syn, Direction::FromUe, &mut NoPayloads, &mut out);
         proxy.on_packet(MS, data, Direction::FromServer, &mut NoPayloads, &mut out);

@@ -69,7 +69,13 @@ fn telemetry_takes_effect_when_handed_over() {
     // 11 ms (RTT_down 10 ms), the relayed ACK's TSval 7 echoed by data at 31 ms (RTT_up 20 ms).
     proxy.on_packet(MS, data(4000, 0, 1400), Direction::FromServer, &mut NoPayloads, &mut out);
     let ts = |tsval, tsecr| TcpOptions { timestamps: Some(Timestamps { tsval, tsecr }), ..TcpOptions::default() };
-    proxy.on_packet(11 * MS, seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + 1400, TcpFlags::ACK, 0, ts(7, 1)), Direction::FromUe, &mut NoPayloads, &mut out);
+    proxy.on_packet(
+        11 * MS,
+        seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + 1400, TcpFlags::ACK, 0, ts(7, 1)),
+        Direction::FromUe,
+        &mut NoPayloads,
+        &mut out,
+    );
     let mut d = data(4000, 1400, 1400);
     d.tcp_header_mut().unwrap().options = ts(2, 7);
     proxy.on_packet(31 * MS, d, Direction::FromServer, &mut NoPayloads, &mut out);
@@ -102,12 +108,24 @@ fn per_boundary_acks_and_rst_removes_the_flow() {
     assert_eq!(out.len(), 3);
     out.clear();
     // One cumulative UE ACK covering all three: three relayed ACKs, one per boundary.
-    proxy.on_packet(2 * MS, seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + 4200, TcpFlags::ACK, 0, TcpOptions::default()), Direction::FromUe, &mut NoPayloads, &mut out);
+    proxy.on_packet(
+        2 * MS,
+        seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + 4200, TcpFlags::ACK, 0, TcpOptions::default()),
+        Direction::FromUe,
+        &mut NoPayloads,
+        &mut out,
+    );
     let acks: Vec<u32> = out.iter().map(|p| p.tcp_header().unwrap().ack - SERVER_ISN - 1).collect();
     assert_eq!(acks, [1400, 2800, 4200]);
     assert!(out.iter().all(|p| p.tcp_header().unwrap().window == 1000));
     out.clear();
-    proxy.on_packet(3 * MS, seg(ue(4000), SERVER, 101, 0, TcpFlags::RST, 0, TcpOptions::default()), Direction::FromUe, &mut NoPayloads, &mut out);
+    proxy.on_packet(
+        3 * MS,
+        seg(ue(4000), SERVER, 101, 0, TcpFlags::RST, 0, TcpOptions::default()),
+        Direction::FromUe,
+        &mut NoPayloads,
+        &mut out,
+    );
     assert_eq!(out.len(), 1);
     assert_eq!(proxy.flow_count(), 0);
     assert_eq!(proxy.stats().flows_closed, 1);

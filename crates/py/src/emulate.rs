@@ -87,6 +87,7 @@ fn tables(e: &Emulation) -> Vec<Table> {
 /// KeyboardInterrupt stops the emulation, which cleans up and raises it.
 #[pyfunction]
 #[pyo3(signature = (path, seed=None, overrides=Vec::new(), pcap_dir=None, pcap_nodes=Vec::new(), client="own", progress=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn emulate<'py>(
     py: Python<'py>,
     path: PathBuf,

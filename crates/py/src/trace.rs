@@ -4,7 +4,9 @@
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 
-use millinet_channel::traces::{load_5gophers, load_capacity_csv, load_mahimahi, to_mahimahi, CapacitySeries, Carrier, GapFill, TraceError};
+use millinet_channel::traces::{
+    load_5gophers, load_capacity_csv, load_mahimahi, to_mahimahi, CapacitySeries, Carrier, GapFill, TraceError,
+};
 use pyo3::prelude::*;
 
 use crate::ScenarioError;
@@ -42,11 +44,7 @@ fn capacity_csv_from_mahimahi(path: PathBuf, bin_ms: u32) -> PyResult<String> {
     let bin = NonZeroU32::new(bin_ms).ok_or_else(|| ScenarioError::new_err("bin_ms = 0: expected an integer ≥ 1"))?;
     let series = load_mahimahi(&path, bin).map_err(to_py_err)?;
     let period_s = series.period_s().unwrap_or(f64::INFINITY);
-    Ok(format!(
-        "# Mahimahi trace {}, {bin_ms} ms bins; one period of {period_s} s (it repeats)\n{}",
-        file_name(&path),
-        series.to_csv()
-    ))
+    Ok(format!("# Mahimahi trace {}, {bin_ms} ms bins; one period of {period_s} s (it repeats)\n{}", file_name(&path), series.to_csv()))
 }
 
 /// A 5Gophers drive CSV as a capacity CSV of one carrier's throughput, with the
@@ -78,8 +76,7 @@ fn capacity_csv_from_5gophers(path: PathBuf, carrier: &str, gaps: &str) -> PyRes
 }
 
 fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
 /// Adds the trace functions to the extension module.

@@ -25,39 +25,24 @@ pub(crate) fn in_outage(sinr_db: f64, outage_sinr_db: f64) -> bool {
 
 /// AMC for a reported SINR; `None` in outage or when no MCS fits (below the
 /// first CQI-table entry in MCS mode), as nothing can be scheduled then.
-pub(crate) fn choose(
-    link: &LinkAbstraction,
-    outage_sinr_db: f64,
-    reported_sinr_db: f64,
-) -> Option<AmcChoice> {
+pub(crate) fn choose(link: &LinkAbstraction, outage_sinr_db: f64, reported_sinr_db: f64) -> Option<AmcChoice> {
     if in_outage(reported_sinr_db, outage_sinr_db) {
         return None;
     }
     let se = link.se(reported_sinr_db);
-    (se > 0.0).then(|| AmcChoice {
-        rate_bps: link.rate_bps(reported_sinr_db),
-        sinr_req_db: sinr_required_db(se),
-    })
+    (se > 0.0).then(|| AmcChoice { rate_bps: link.rate_bps(reported_sinr_db), sinr_req_db: sinr_required_db(se) })
 }
 
 pub(crate) fn validate(link: &LinkAbstraction, outage_sinr_db: f64) -> Result<(), ConfigError> {
     if !(link.bandwidth_hz > 0.0 && link.bandwidth_hz.is_finite()) {
-        return Err(bad(
-            "link.bandwidth_hz",
-            link.bandwidth_hz,
-            "a positive number",
-        ));
+        return Err(bad("link.bandwidth_hz", link.bandwidth_hz, "a positive number"));
     }
     // Up to two spatial layers (LTE's 2×2 MIMO folds its second layer into η_oh).
     if !(link.eta_oh > 0.0 && link.eta_oh <= 2.0) {
         return Err(bad("link.eta_oh", link.eta_oh, "0 < eta_oh <= 2"));
     }
     if outage_sinr_db.is_nan() || outage_sinr_db == f64::INFINITY {
-        return Err(bad(
-            "outage_sinr_db",
-            outage_sinr_db,
-            "a number of dB, or -inf for no threshold",
-        ));
+        return Err(bad("outage_sinr_db", outage_sinr_db, "a number of dB, or -inf for no threshold"));
     }
     Ok(())
 }

@@ -19,9 +19,9 @@ use crate::rlc::{RlcEntity, RlcSink, Sdu};
 use crate::scheduler::{self, Candidate, Grant, Scheduler, Served};
 use crate::stats::{DirStats, DropReason, UeStats};
 use crate::tdd::{SlotPlan, Tdd, TddConfig};
-use millinet_wire::Telemetry;
 use crate::uplink::SchedulingRequest;
 use crate::{CellId, UeId, SHARE_EPS};
+use millinet_wire::Telemetry;
 
 /// Radio state of one UE for one slot, computed by the caller with the
 /// channel crate.
@@ -37,10 +37,7 @@ pub struct UeRadio {
 
 impl UeRadio {
     /// No report yet and no signal.
-    pub const OUTAGE: UeRadio = UeRadio {
-        reported_sinr_db: f64::NEG_INFINITY,
-        sinr_db: f64::NEG_INFINITY,
-    };
+    pub const OUTAGE: UeRadio = UeRadio { reported_sinr_db: f64::NEG_INFINITY, sinr_db: f64::NEG_INFINITY };
 }
 
 /// One direction of a UE's leg on this cell: RLC + HARQ (the bearer's PDCP is
@@ -73,11 +70,7 @@ impl Link {
         self.stats.sdus_offered += 1;
         self.stats.bytes_offered += u64::from(bytes);
         let count = pdcp.stamp(now_ns, &mut packet);
-        let accepted = self.rlc.enqueue(Sdu {
-            packet,
-            count,
-            bytes,
-        });
+        let accepted = self.rlc.enqueue(Sdu { packet, count, bytes });
         if accepted {
             pdcp.commit();
         } else {
@@ -119,30 +112,18 @@ impl Sink<'_> {
 }
 
 /// What PDCP hands to the layer above: counted and output.
-fn hand_up<'a>(
-    (ue, cell, at_ns): (UeId, CellId, u64),
-    stats: &'a mut DirStats,
-    delivered: &'a mut Vec<Delivery>,
-) -> impl FnMut(Sdu) + 'a {
+fn hand_up<'a>((ue, cell, at_ns): (UeId, CellId, u64), stats: &'a mut DirStats, delivered: &'a mut Vec<Delivery>) -> impl FnMut(Sdu) + 'a {
     move |sdu| {
         stats.sdus_delivered += 1;
         stats.bytes_delivered += u64::from(sdu.bytes);
-        delivered.push(Delivery {
-            ue,
-            cell,
-            at_ns,
-            packet: sdu.packet,
-        });
+        delivered.push(Delivery { ue, cell, at_ns, packet: sdu.packet });
     }
 }
 
 impl RlcSink for Sink<'_> {
     fn deliver(&mut self, sdu: Sdu) {
         let to = (self.ue, self.cell, self.at_ns);
-        if !self
-            .pdcp_rx
-            .receive(sdu, hand_up(to, self.stats, self.delivered))
-        {
+        if !self.pdcp_rx.receive(sdu, hand_up(to, self.stats, self.delivered)) {
             self.record_drop(sdu, DropReason::Duplicate);
         }
     }
@@ -150,8 +131,7 @@ impl RlcSink for Sink<'_> {
     fn drop_sdu(&mut self, sdu: Sdu, reason: DropReason) {
         self.record_drop(sdu, reason);
         let to = (self.ue, self.cell, self.at_ns);
-        self.pdcp_rx
-            .skip(sdu.count, hand_up(to, self.stats, self.delivered));
+        self.pdcp_rx.skip(sdu.count, hand_up(to, self.stats, self.delivered));
     }
 }
 
@@ -301,16 +281,8 @@ impl Cell {
     /// End `ue`'s leg at `now_ns`: RLC re-establishment on both sides
     /// ([`RlcEntity::re_establish`]). What PDCP releases by it goes to `out`
     /// at `now_ns`; the undelivered SDUs come back in order.
-    pub fn detach(
-        &mut self,
-        now_ns: u64,
-        ue: UeId,
-        bearers: &mut [Bearer],
-        out: &mut RanOutput,
-    ) -> Result<Detached, RanError> {
-        let pos = self
-            .position_of(ue)
-            .ok_or(RanError::NotAttached { ue, cell: self.id })?;
+    pub fn detach(&mut self, now_ns: u64, ue: UeId, bearers: &mut [Bearer], out: &mut RanOutput) -> Result<Detached, RanError> {
+        let pos = self.position_of(ue).ok_or(RanError::NotAttached { ue, cell: self.id })?;
         let mut u = self.ues.remove(pos);
         self.position[ue.index()] = u32::MAX;
         for later in &self.ues[pos..] {
@@ -329,31 +301,17 @@ impl Cell {
                 Direction::Uplink => &mut detached.uplink,
             };
             let link = u.link(dir);
-            let kept = link.rlc.re_establish(
-                &mut sink!(ue, self.id, now_ns, dir, link, bearer, out),
-                forward,
-            );
+            let kept = link.rlc.re_establish(&mut sink!(ue, self.id, now_ns, dir, link, bearer, out), forward);
             link.stats.sdus_forwarded += kept;
         }
-        detached.stats = UeStats {
-            downlink: u.dl.stats,
-            uplink: u.ul.stats,
-        };
+        detached.stats = UeStats { downlink: u.dl.stats, uplink: u.ul.stats };
         Ok(detached)
     }
 
     /// SDUs forwarded from `ue`'s previous leg go ahead of everything this leg
     /// has not sent yet, keeping their PDCP stamp and COUNT.
-    pub fn adopt(
-        &mut self,
-        now_ns: u64,
-        ue: UeId,
-        direction: Direction,
-        sdus: &[Sdu],
-    ) -> Result<(), RanError> {
-        let pos = self
-            .position_of(ue)
-            .ok_or(RanError::NotAttached { ue, cell: self.id })?;
+    pub fn adopt(&mut self, now_ns: u64, ue: UeId, direction: Direction, sdus: &[Sdu]) -> Result<(), RanError> {
+        let pos = self.position_of(ue).ok_or(RanError::NotAttached { ue, cell: self.id })?;
         if sdus.is_empty() {
             return Ok(());
         }
@@ -384,10 +342,7 @@ impl Cell {
 
     #[inline]
     fn position_of(&self, ue: UeId) -> Option<usize> {
-        self.position
-            .get(ue.index())
-            .filter(|&&p| p != u32::MAX)
-            .map(|&p| p as usize)
+        self.position.get(ue.index()).filter(|&&p| p != u32::MAX).map(|&p| p as usize)
     }
 
     /// The leg of an attached UE; panics otherwise (a caller's bookkeeping error).
@@ -411,13 +366,7 @@ impl Cell {
     /// A packet from the core for `ue` reaches PDCP at the gNB. Returns false
     /// when the RLC buffer is full and the packet is dropped.
     #[inline]
-    pub fn enqueue_downlink(
-        &mut self,
-        now_ns: u64,
-        bearers: &mut [Bearer],
-        ue: UeId,
-        packet: Packet,
-    ) -> bool {
+    pub fn enqueue_downlink(&mut self, now_ns: u64, bearers: &mut [Bearer], ue: UeId, packet: Packet) -> bool {
         let pdcp = bearers[ue.index()].tx(Direction::Downlink);
         self.ue_mut(ue).dl.enqueue(now_ns, pdcp, packet)
     }
@@ -425,13 +374,7 @@ impl Cell {
     /// A packet from the UE's own stack (ACKs, uplink payload) reaches PDCP at
     /// the UE. Returns false when the UE's buffer is full.
     #[inline]
-    pub fn enqueue_uplink(
-        &mut self,
-        now_ns: u64,
-        bearers: &mut [Bearer],
-        ue: UeId,
-        packet: Packet,
-    ) -> bool {
+    pub fn enqueue_uplink(&mut self, now_ns: u64, bearers: &mut [Bearer], ue: UeId, packet: Packet) -> bool {
         let sr_delay_ns = self.cfg.sr_delay_ns;
         let pdcp = bearers[ue.index()].tx(Direction::Uplink);
         let u = self.ue_mut(ue);
@@ -471,9 +414,7 @@ impl Cell {
             let bearer = &mut bearers[id.index()];
             for dir in [Direction::Downlink, Direction::Uplink] {
                 let link = ue.link(dir);
-                let nacked = link
-                    .rlc
-                    .on_timers(now_ns, &mut sink!(id, cell, at_ns, dir, link, bearer, out));
+                let nacked = link.rlc.on_timers(now_ns, &mut sink!(id, cell, at_ns, dir, link, bearer, out));
                 link.stats.rlc_retx_segments += nacked.segments;
                 link.stats.rlc_retx_bytes += nacked.bytes;
             }
@@ -481,10 +422,7 @@ impl Cell {
 
         let plan = match &self.cfg.tdd {
             TddConfig::Dynamic { .. } => {
-                let dl = self
-                    .ues
-                    .iter()
-                    .any(|u| u.wants(Direction::Downlink, now_ns));
+                let dl = self.ues.iter().any(|u| u.wants(Direction::Downlink, now_ns));
                 let ul = self.ues.iter().any(|u| u.wants(Direction::Uplink, now_ns));
                 self.tdd.plan(&self.cfg.tdd, now_ns / slot_ns, dl, ul)
             }
@@ -496,14 +434,7 @@ impl Cell {
 
     /// Give the slot's resources to HARQ retransmissions first, then to new
     /// data through the scheduler.
-    fn serve(
-        &mut self,
-        now_ns: u64,
-        plan: SlotPlan,
-        bearers: &mut [Bearer],
-        rng: &mut impl RngCore,
-        out: &mut RanOutput,
-    ) {
+    fn serve(&mut self, now_ns: u64, plan: SlotPlan, bearers: &mut [Bearer], rng: &mut impl RngCore, out: &mut RanOutput) {
         let dir = plan.direction;
         let slot_ns = self.cfg.slot_ns;
         let slot_s = slot_ns as f64 * 1e-9;
@@ -531,9 +462,7 @@ impl Cell {
             while let Some(p) = link.harq.due_retx(now_ns, left) {
                 let share = link.harq.process(p).share;
                 left -= share;
-                self.served.push(transmit(
-                    who, dir, link, bearer, p, now_ns, sinr_now, &self.cfg, rng, out,
-                ));
+                self.served.push(transmit(who, dir, link, bearer, p, now_ns, sinr_now, &self.cfg, rng, out));
                 note_scheduled(link, now_ns, share);
             }
         }
@@ -554,11 +483,7 @@ impl Cell {
                 }
                 let rate_bps = amc.rate_bps * rate_scale;
                 let need_share = link.rlc.queued_bytes() as f64 * 8.0 / (rate_bps * slot_s);
-                self.candidates.push(Candidate {
-                    ue: i,
-                    rate_bps,
-                    need_share,
-                });
+                self.candidates.push(Candidate { ue: i, rate_bps, need_share });
             }
             if !self.candidates.is_empty() {
                 self.grants.clear();
@@ -582,10 +507,7 @@ impl Cell {
                     let who = (g.ue, ue.id, cell);
                     let bearer = &mut bearers[ue.id.index()];
                     let link = ue.link(dir);
-                    let p = link
-                        .harq
-                        .free_process(now_ns)
-                        .expect("candidates have a free process");
+                    let p = link.harq.free_process(now_ns).expect("candidates have a free process");
                     let used = link.rlc.build_tb(
                         now_ns,
                         budget,
@@ -597,9 +519,7 @@ impl Cell {
                         continue; // the AQM dropped everything there was
                     }
                     link.harq.start(p, used, g.share, amc.sinr_req_db);
-                    self.served.push(transmit(
-                        who, dir, link, bearer, p, now_ns, sinr_now, &self.cfg, rng, out,
-                    ));
+                    self.served.push(transmit(who, dir, link, bearer, p, now_ns, sinr_now, &self.cfg, rng, out));
                     note_scheduled(link, now_ns, g.share);
                 }
             }
@@ -647,20 +567,14 @@ impl Cell {
 
     pub fn ue_stats(&self, ue: UeId) -> UeStats {
         let u = self.ue(ue);
-        UeStats {
-            downlink: u.dl.stats,
-            uplink: u.ul.stats,
-        }
+        UeStats { downlink: u.dl.stats, uplink: u.ul.stats }
     }
 
     /// Sum over the cell's UEs.
     pub fn cell_stats(&self) -> UeStats {
         let mut total = UeStats::default();
         for u in &self.ues {
-            total += &UeStats {
-                downlink: u.dl.stats,
-                uplink: u.ul.stats,
-            };
+            total += &UeStats { downlink: u.dl.stats, uplink: u.ul.stats };
         }
         total
     }
@@ -669,9 +583,7 @@ impl Cell {
     /// calling `on_slot` until the next enqueue (every model state is kept in
     /// absolute time, so skipped slots change nothing).
     pub fn is_idle(&self, now_ns: u64) -> bool {
-        self.ues
-            .iter()
-            .all(|u| u.dl.is_idle(now_ns) && u.ul.is_idle(now_ns))
+        self.ues.iter().all(|u| u.dl.is_idle(now_ns) && u.ul.is_idle(now_ns))
     }
 
     fn link(&self, ue: UeId, direction: Direction) -> &Link {
@@ -700,24 +612,12 @@ fn transmit(
     out: &mut RanOutput,
 ) -> Served {
     let decoded_ns = now_ns + cfg.slot_ns;
-    let outcome = link.harq.transmit(
-        p,
-        now_ns,
-        sinr_now_db,
-        cfg.outage_sinr_db,
-        &cfg.harq,
-        rng,
-        &mut link.stats,
-    );
+    let outcome = link.harq.transmit(p, now_ns, sinr_now_db, cfg.outage_sinr_db, &cfg.harq, rng, &mut link.stats);
     let bits = u64::from(link.harq.process(p).tb_bytes) * 8;
     match outcome {
         Outcome::Decoded => {
             let tb = &link.harq.process(p).tb;
-            link.rlc.on_received(
-                decoded_ns,
-                tb,
-                &mut sink!(ue, cell, decoded_ns, dir, link, bearer, out),
-            );
+            link.rlc.on_received(decoded_ns, tb, &mut sink!(ue, cell, decoded_ns, dir, link, bearer, out));
             link.harq.release(p);
         }
         Outcome::GiveUp => {

@@ -44,12 +44,7 @@ pub struct HarqConfig {
 
 impl Default for HarqConfig {
     fn default() -> Self {
-        HarqConfig {
-            mode: HarqMode::Errors,
-            rtt_ns: 1_000_000,
-            max_retx: 3,
-            processes: 16,
-        }
+        HarqConfig { mode: HarqMode::Errors, rtt_ns: 1_000_000, max_retx: 3, processes: 16 }
     }
 }
 
@@ -82,11 +77,7 @@ impl Default for CellConfig {
             scheduler: "round_robin".to_string(),
             tdd: TddConfig::default(),
             harq: HarqConfig::default(),
-            link: LinkAbstraction {
-                bandwidth_hz: 1e9,
-                eta_oh: DEFAULT_ETA_OH,
-                mcs: false,
-            },
+            link: LinkAbstraction { bandwidth_hz: 1e9, eta_oh: DEFAULT_ETA_OH, mcs: false },
             outage_sinr_db: -5.0,
             ul_fraction: 0.5,
             sr_delay_ns: 500_000,
@@ -133,26 +124,14 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "ran: {} = {} is invalid; allowed: {}",
-            self.field, self.value, self.allowed
-        )
+        write!(f, "ran: {} = {} is invalid; allowed: {}", self.field, self.value, self.allowed)
     }
 }
 
 impl std::error::Error for ConfigError {}
 
-pub(crate) fn bad(
-    field: &'static str,
-    value: impl fmt::Display,
-    allowed: impl Into<String>,
-) -> ConfigError {
-    ConfigError {
-        field,
-        value: value.to_string(),
-        allowed: allowed.into(),
-    }
+pub(crate) fn bad(field: &'static str, value: impl fmt::Display, allowed: impl Into<String>) -> ConfigError {
+    ConfigError { field, value: value.to_string(), allowed: allowed.into() }
 }
 
 impl CellConfig {
@@ -161,11 +140,7 @@ impl CellConfig {
             return Err(bad("slot_ns", self.slot_ns, "a positive duration"));
         }
         if scheduler::by_name(&self.scheduler).is_none() {
-            return Err(bad(
-                "scheduler",
-                &self.scheduler,
-                scheduler::names().collect::<Vec<_>>().join(", "),
-            ));
+            return Err(bad("scheduler", &self.scheduler, scheduler::names().collect::<Vec<_>>().join(", ")));
         }
         self.tdd.validate()?;
         if self.harq.processes == 0 || self.harq.processes > 64 {
@@ -185,18 +160,10 @@ impl CellConfig {
 impl UeConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.dl_buffer_bytes == 0 {
-            return Err(bad(
-                "dl_buffer_bytes",
-                self.dl_buffer_bytes,
-                "at least 1 byte",
-            ));
+            return Err(bad("dl_buffer_bytes", self.dl_buffer_bytes, "at least 1 byte"));
         }
         if self.ul_buffer_bytes == 0 {
-            return Err(bad(
-                "ul_buffer_bytes",
-                self.ul_buffer_bytes,
-                "at least 1 byte",
-            ));
+            return Err(bad("ul_buffer_bytes", self.ul_buffer_bytes, "at least 1 byte"));
         }
         Ok(())
     }

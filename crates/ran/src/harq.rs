@@ -75,10 +75,7 @@ impl HarqEntity {
                 retx_pending: false,
             })
             .collect();
-        HarqEntity {
-            procs,
-            retx_waiting: 0,
-        }
+        HarqEntity { procs, retx_waiting: 0 }
     }
 
     #[inline]
@@ -89,9 +86,7 @@ impl HarqEntity {
     /// A process that can take a new TB at `now_ns`.
     #[inline]
     pub fn free_process(&self, now_ns: u64) -> Option<usize> {
-        self.procs
-            .iter()
-            .position(|p| p.tb.is_empty() && p.busy_until_ns <= now_ns)
+        self.procs.iter().position(|p| p.tb.is_empty() && p.busy_until_ns <= now_ns)
     }
 
     /// The retransmission that has waited longest among those due at
@@ -126,9 +121,7 @@ impl HarqEntity {
 
     /// No TB in any process and no process waiting for feedback.
     pub fn is_idle(&self, now_ns: u64) -> bool {
-        self.procs
-            .iter()
-            .all(|p| p.tb.is_empty() && p.busy_until_ns <= now_ns)
+        self.procs.iter().all(|p| p.tb.is_empty() && p.busy_until_ns <= now_ns)
     }
 
     /// The segment list of a free process, to be filled by RLC.
@@ -214,30 +207,21 @@ mod tests {
     /// Send `n` TBs at actual SINR = required − `gap_db` and return the
     /// fraction decoded at the first attempt and at the first retransmission.
     fn success_by_attempt(gap_db: f64, n: u32) -> (f64, f64) {
-        let cfg = HarqConfig {
-            max_retx: 1,
-            ..HarqConfig::default()
-        };
+        let cfg = HarqConfig { max_retx: 1, ..HarqConfig::default() };
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
         let mut stats = DirStats::default();
         let mut h = HarqEntity::new(1);
         let (mut first, mut retx, mut retx_ok) = (0u32, 0u32, 0u32);
         let mut now = 0;
         for _ in 0..n {
-            h.tb_mut(0).push(Segment {
-                sn: 0,
-                offset: 0,
-                len: 100,
-            });
+            h.tb_mut(0).push(Segment { sn: 0, offset: 0, len: 100 });
             h.start(0, 100, 1.0, 10.0);
             match h.transmit(0, now, 10.0 - gap_db, -5.0, &cfg, &mut rng, &mut stats) {
                 Outcome::Decoded => first += 1,
                 Outcome::Retry => {
                     now += cfg.rtt_ns;
                     retx += 1;
-                    if h.transmit(0, now, 10.0 - gap_db, -5.0, &cfg, &mut rng, &mut stats)
-                        == Outcome::Decoded
-                    {
+                    if h.transmit(0, now, 10.0 - gap_db, -5.0, &cfg, &mut rng, &mut stats) == Outcome::Decoded {
                         retx_ok += 1;
                     }
                 }
@@ -246,20 +230,14 @@ mod tests {
             h.release(0);
             now += cfg.rtt_ns;
         }
-        (
-            f64::from(first) / f64::from(n),
-            f64::from(retx_ok) / f64::from(retx),
-        )
+        (f64::from(first) / f64::from(n), f64::from(retx_ok) / f64::from(retx))
     }
 
     #[test]
     fn first_attempt_bler_is_ten_percent_when_channel_is_as_reported() {
         let (first, _) = success_by_attempt(0.0, 40_000);
         // 3 sigma of a binomial(40000, 0.1) fraction is 0.0045.
-        assert!(
-            (first - 0.9).abs() < 0.0045,
-            "first-attempt success {first}"
-        );
+        assert!((first - 0.9).abs() < 0.0045, "first-attempt success {first}");
     }
 
     #[test]
@@ -267,14 +245,8 @@ mod tests {
         // 3 dB below target: one attempt fails ~55 %; two combined attempts
         // reach the target + 0.01 dB, so the retransmission fails ~10 %.
         let (first, second) = success_by_attempt(3.0103 - 0.01, 20_000);
-        assert!(
-            (first - (1.0 - bler(6.99, 10.0))).abs() < 0.015,
-            "first {first}"
-        );
-        assert!(
-            second > 0.87 && second < 0.93,
-            "retransmission success {second}"
-        );
+        assert!((first - (1.0 - bler(6.99, 10.0))).abs() < 0.015, "first {first}");
+        assert!(second > 0.87 && second < 0.93, "retransmission success {second}");
     }
 
     #[test]
@@ -283,54 +255,17 @@ mod tests {
         let mut stats = DirStats::default();
         let mut h = HarqEntity::new(1);
         let cfg = HarqConfig::default();
-        h.tb_mut(0).push(Segment {
-            sn: 0,
-            offset: 0,
-            len: 1,
-        });
+        h.tb_mut(0).push(Segment { sn: 0, offset: 0, len: 1 });
         h.start(0, 1, 1.0, 0.0);
         for k in 0..=cfg.max_retx {
-            let o = h.transmit(
-                0,
-                u64::from(k) * cfg.rtt_ns,
-                f64::NEG_INFINITY,
-                -5.0,
-                &cfg,
-                &mut rng,
-                &mut stats,
-            );
-            assert_eq!(
-                o,
-                if k == cfg.max_retx {
-                    Outcome::GiveUp
-                } else {
-                    Outcome::Retry
-                }
-            );
+            let o = h.transmit(0, u64::from(k) * cfg.rtt_ns, f64::NEG_INFINITY, -5.0, &cfg, &mut rng, &mut stats);
+            assert_eq!(o, if k == cfg.max_retx { Outcome::GiveUp } else { Outcome::Retry });
         }
         h.release(0);
-        let ideal = HarqConfig {
-            mode: HarqMode::Ideal,
-            ..cfg
-        };
-        h.tb_mut(0).push(Segment {
-            sn: 1,
-            offset: 0,
-            len: 1,
-        });
+        let ideal = HarqConfig { mode: HarqMode::Ideal, ..cfg };
+        h.tb_mut(0).push(Segment { sn: 1, offset: 0, len: 1 });
         h.start(0, 1, 1.0, 0.0);
-        assert_eq!(
-            h.transmit(
-                0,
-                10 * cfg.rtt_ns,
-                -30.0,
-                -5.0,
-                &ideal,
-                &mut rng,
-                &mut stats
-            ),
-            Outcome::Decoded
-        );
+        assert_eq!(h.transmit(0, 10 * cfg.rtt_ns, -30.0, -5.0, &ideal, &mut rng, &mut stats), Outcome::Decoded);
     }
 
     #[test]

@@ -32,13 +32,13 @@ pub use error::RanError;
 pub use handover::{HandoverConfig, HandoverTrigger};
 /// The AQM interface of RLC buffers (and every other queue).
 pub use millinet_wire::aqm::{Aqm, Verdict};
+pub use millinet_wire::Telemetry;
 pub use output::{Delivery, Direction, Dropped, RanOutput};
 pub use ran::{LegRadio, RadioStats, Ran};
 pub use rlc::Sdu;
 pub use serving::{ServingCellControl, Switch, SwitchKind};
 pub use stats::{DirStats, DropReason, UeStats};
 pub use tdd::{SlotKind, TddConfig, SPECIAL_DL_SHARE};
-pub use millinet_wire::Telemetry;
 
 /// A UE, the same in every cell it attaches to; [`Ran::add_ue`] gives 0, 1, 2, …
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

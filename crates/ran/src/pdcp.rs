@@ -108,10 +108,7 @@ impl PdcpRx {
 
     /// SDUs held waiting for a missing COUNT.
     pub fn held_sdus(&self) -> usize {
-        self.ahead
-            .iter()
-            .filter(|a| matches!(a, Some(Ahead::Held(_))))
-            .count()
+        self.ahead.iter().filter(|a| matches!(a, Some(Ahead::Held(_)))).count()
     }
 
     fn slot(&mut self, i: usize) -> &mut Option<Ahead> {
@@ -141,20 +138,8 @@ mod tests {
     use super::*;
 
     fn sdu(count: u64) -> Sdu {
-        let packet = Packet::udp(
-            Ipv4Addr::LOCALHOST,
-            Ipv4Addr::LOCALHOST,
-            UdpHeader {
-                src_port: 1,
-                dst_port: 2,
-            },
-            100,
-        );
-        Sdu {
-            packet,
-            count,
-            bytes: packet.wire_bytes(),
-        }
+        let packet = Packet::udp(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, UdpHeader { src_port: 1, dst_port: 2 }, 100);
+        Sdu { packet, count, bytes: packet.wire_bytes() }
     }
 
     #[test]
@@ -162,27 +147,15 @@ mod tests {
         let mut rx = PdcpRx::default();
         let mut got = Vec::new();
         assert!(rx.receive(sdu(0), |s| got.push(s.count)));
-        assert!(
-            rx.receive(sdu(3), |s| got.push(s.count)),
-            "held behind 1 and 2"
-        );
+        assert!(rx.receive(sdu(3), |s| got.push(s.count)), "held behind 1 and 2");
         rx.skip(2, |s| got.push(s.count));
         assert_eq!((got.as_slice(), rx.held_sdus()), ([0].as_slice(), 1));
-        assert!(
-            !rx.receive(sdu(3), |s| got.push(s.count)),
-            "a copy of a held SDU"
-        );
+        assert!(!rx.receive(sdu(3), |s| got.push(s.count)), "a copy of a held SDU");
         assert!(rx.receive(sdu(1), |s| got.push(s.count)));
         assert_eq!(got, [0, 1, 3], "1 releases 3 past the skipped 2");
-        assert!(
-            !rx.receive(sdu(1), |s| got.push(s.count)),
-            "a copy of a delivered SDU"
-        );
+        assert!(!rx.receive(sdu(1), |s| got.push(s.count)), "a copy of a delivered SDU");
         rx.skip(5, |s| got.push(s.count));
-        assert!(
-            rx.receive(sdu(5), |s| got.push(s.count)),
-            "a copy of an SDU lost elsewhere still delivers"
-        );
+        assert!(rx.receive(sdu(5), |s| got.push(s.count)), "a copy of an SDU lost elsewhere still delivers");
         assert!(rx.receive(sdu(4), |s| got.push(s.count)));
         assert_eq!(got, [0, 1, 3, 4, 5]);
         assert_eq!(rx.held_sdus(), 0);

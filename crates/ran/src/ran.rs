@@ -21,8 +21,8 @@ use crate::error::RanError;
 use crate::output::{Direction, RanOutput};
 use crate::rlc::Sdu;
 use crate::stats::UeStats;
-use millinet_wire::Telemetry;
 use crate::{CellId, UeId};
+use millinet_wire::Telemetry;
 
 /// The radio link of one leg: the channel between the UE and the cell, and the
 /// UE's CQI reporting on it.
@@ -85,11 +85,7 @@ pub struct Ran<R> {
 
 impl<R> Default for Ran<R> {
     fn default() -> Self {
-        Ran {
-            sites: Vec::new(),
-            ues: Vec::new(),
-            bearers: Vec::new(),
-        }
+        Ran { sites: Vec::new(), ues: Vec::new(), bearers: Vec::new() }
     }
 }
 
@@ -103,13 +99,7 @@ impl<R: RngCore> Ran<R> {
         let id = CellId(self.sites.len() as u32);
         let mut cell = Cell::new(cfg)?;
         cell.id = id;
-        self.sites.push(Site {
-            cell,
-            harq_rng,
-            next_slot_ns: 0,
-            legs: Vec::new(),
-            radio: Vec::new(),
-        });
+        self.sites.push(Site { cell, harq_rng, next_slot_ns: 0, legs: Vec::new(), radio: Vec::new() });
         Ok(id)
     }
 
@@ -130,39 +120,19 @@ impl<R: RngCore> Ran<R> {
 
     /// Give `ue` a leg on `cell` over `radio`. The first leg carries the bearer.
     /// A radio link the UE had to that cell as a neighbour is replaced by `radio`.
-    pub fn attach(
-        &mut self,
-        ue: UeId,
-        cell: CellId,
-        cfg: UeConfig,
-        radio: LegRadio,
-    ) -> Result<(), RanError> {
+    pub fn attach(&mut self, ue: UeId, cell: CellId, cfg: UeConfig, radio: LegRadio) -> Result<(), RanError> {
         self.attach_leg(ue, cell, cfg, radio, 0)
     }
 
-    fn attach_leg(
-        &mut self,
-        ue: UeId,
-        cell: CellId,
-        cfg: UeConfig,
-        radio: LegRadio,
-        resume_ns: u64,
-    ) -> Result<(), RanError> {
+    fn attach_leg(&mut self, ue: UeId, cell: CellId, cfg: UeConfig, radio: LegRadio, resume_ns: u64) -> Result<(), RanError> {
         self.check_ue(ue)?;
-        let site = self
-            .sites
-            .get_mut(cell.0 as usize)
-            .ok_or(RanError::UnknownCell(cell))?;
+        let site = self.sites.get_mut(cell.0 as usize).ok_or(RanError::UnknownCell(cell))?;
         site.cell.attach(ue, cfg)?;
         site.legs.push(Leg {
             ue,
             radio,
             resume_ns,
-            state: LinkState {
-                los: true,
-                outage: true,
-                sinr_db: f64::NEG_INFINITY,
-            },
+            state: LinkState { los: true, outage: true, sinr_db: f64::NEG_INFINITY },
             reported_sinr_db: f64::NEG_INFINITY,
         });
         site.radio.push(UeRadio::OUTAGE);
@@ -234,23 +204,10 @@ impl<R: RngCore> Ran<R> {
     /// SDUs that leg had not delivered, in order, with their COUNT: the caller
     /// forwards them to the UE's next leg with [`Ran::adopt`] (after the X2
     /// delay on the downlink). SDUs PDCP releases at the detach go to `out`.
-    pub fn detach(
-        &mut self,
-        now_ns: u64,
-        ue: UeId,
-        cell: CellId,
-        out: &mut RanOutput,
-    ) -> Result<Detached, RanError> {
+    pub fn detach(&mut self, now_ns: u64, ue: UeId, cell: CellId, out: &mut RanOutput) -> Result<Detached, RanError> {
         self.check_ue(ue)?;
-        let site = self
-            .sites
-            .get_mut(cell.0 as usize)
-            .ok_or(RanError::UnknownCell(cell))?;
-        let position = site
-            .cell
-            .ues()
-            .position(|u| u == ue)
-            .ok_or(RanError::NotAttached { ue, cell })?;
+        let site = self.sites.get_mut(cell.0 as usize).ok_or(RanError::UnknownCell(cell))?;
+        let position = site.cell.ues().position(|u| u == ue).ok_or(RanError::NotAttached { ue, cell })?;
         let detached = site.cell.detach(now_ns, ue, &mut self.bearers, out)?;
         let leg = site.legs.remove(position);
         site.radio.remove(position);
@@ -263,31 +220,14 @@ impl<R: RngCore> Ran<R> {
 
     /// SDUs of `ue` returned by a detach reach its bearer's leg at `now_ns`
     /// and go ahead of its untransmitted data, keeping stamp and COUNT.
-    pub fn adopt(
-        &mut self,
-        now_ns: u64,
-        ue: UeId,
-        direction: Direction,
-        sdus: &[Sdu],
-    ) -> Result<(), RanError> {
+    pub fn adopt(&mut self, now_ns: u64, ue: UeId, direction: Direction, sdus: &[Sdu]) -> Result<(), RanError> {
         let cell = self.bearer_cell(ue)?;
-        self.sites[cell.0 as usize]
-            .cell
-            .adopt(now_ns, ue, direction, sdus)
+        self.sites[cell.0 as usize].cell.adopt(now_ns, ue, direction, sdus)
     }
 
     /// Put an AQM on one of the buffers of `ue`'s leg on `cell`.
-    pub fn set_aqm(
-        &mut self,
-        ue: UeId,
-        cell: CellId,
-        direction: Direction,
-        aqm: Box<dyn Aqm>,
-    ) -> Result<(), RanError> {
-        let site = self
-            .sites
-            .get_mut(cell.0 as usize)
-            .ok_or(RanError::UnknownCell(cell))?;
+    pub fn set_aqm(&mut self, ue: UeId, cell: CellId, direction: Direction, aqm: Box<dyn Aqm>) -> Result<(), RanError> {
+        let site = self.sites.get_mut(cell.0 as usize).ok_or(RanError::UnknownCell(cell))?;
         if !site.cell.is_attached(ue) {
             return Err(RanError::NotAttached { ue, cell });
         }
@@ -302,9 +242,7 @@ impl<R: RngCore> Ran<R> {
         let Some(&cell) = self.ues[ue.index()].cells.first() else {
             return false;
         };
-        self.sites[cell.0 as usize]
-            .cell
-            .enqueue_downlink(now_ns, &mut self.bearers, ue, packet)
+        self.sites[cell.0 as usize].cell.enqueue_downlink(now_ns, &mut self.bearers, ue, packet)
     }
 
     /// A packet from `ue`'s own stack reaches its bearer at `now_ns`.
@@ -313,9 +251,7 @@ impl<R: RngCore> Ran<R> {
         let Some(&cell) = self.ues[ue.index()].cells.first() else {
             return false;
         };
-        self.sites[cell.0 as usize]
-            .cell
-            .enqueue_uplink(now_ns, &mut self.bearers, ue, packet)
+        self.sites[cell.0 as usize].cell.enqueue_uplink(now_ns, &mut self.bearers, ue, packet)
     }
 
     /// Run, in time order (cells in id order at equal times), every slot of
@@ -323,12 +259,7 @@ impl<R: RngCore> Ran<R> {
     /// `out`, each with the time it takes effect (the end of its slot).
     pub fn advance_to(&mut self, now_ns: u64, out: &mut RanOutput) {
         loop {
-            let due = self
-                .sites
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.next_slot_ns <= now_ns)
-                .min_by_key(|(_, s)| s.next_slot_ns);
+            let due = self.sites.iter().enumerate().filter(|(_, s)| s.next_slot_ns <= now_ns).min_by_key(|(_, s)| s.next_slot_ns);
             let Some((c, _)) = due else { return };
             self.run_slot(c, out);
         }
@@ -356,27 +287,11 @@ impl<R: RngCore> Ran<R> {
             if let Some(reported) = leg.radio.cqi.update(now_ns, leg.state.sinr_db) {
                 leg.reported_sinr_db = reported;
             }
-            let actual = if leg.state.outage {
-                f64::NEG_INFINITY
-            } else {
-                leg.state.sinr_db
-            };
-            *radio = if now_ns < leg.resume_ns {
-                UeRadio::OUTAGE
-            } else {
-                UeRadio {
-                    reported_sinr_db: leg.reported_sinr_db,
-                    sinr_db: actual,
-                }
-            };
+            let actual = if leg.state.outage { f64::NEG_INFINITY } else { leg.state.sinr_db };
+            *radio =
+                if now_ns < leg.resume_ns { UeRadio::OUTAGE } else { UeRadio { reported_sinr_db: leg.reported_sinr_db, sinr_db: actual } };
         }
-        site.cell.on_slot(
-            now_ns,
-            &site.radio,
-            &mut self.bearers,
-            &mut site.harq_rng,
-            out,
-        );
+        site.cell.on_slot(now_ns, &site.radio, &mut self.bearers, &mut site.harq_rng, out);
         let id = CellId(c as u32);
         for (position, leg) in site.legs.iter().enumerate() {
             let ctx = &mut self.ues[leg.ue.index()];
@@ -414,24 +329,14 @@ impl<R: RngCore> Ran<R> {
     pub fn telemetry(&self, now_ns: u64, ue: UeId) -> Telemetry {
         match self.ues[ue.index()].cells.first() {
             Some(c) => self.sites[c.0 as usize].cell.telemetry(now_ns, ue),
-            None => Telemetry {
-                t_ns: now_ns,
-                rlc_bytes: 0,
-                rate_bps: 0.0,
-                sinr_db: f64::NEG_INFINITY,
-                outage: true,
-            },
+            None => Telemetry { t_ns: now_ns, rlc_bytes: 0, rate_bps: 0.0, sinr_db: f64::NEG_INFINITY, outage: true },
         }
     }
 
     /// The channel of `ue`'s bearer leg at that cell's latest slot.
     pub fn link_state(&self, ue: UeId) -> Option<LinkState> {
         let c = *self.ues[ue.index()].cells.first()?;
-        self.sites[c.0 as usize]
-            .legs
-            .iter()
-            .find(|l| l.ue == ue)
-            .map(|l| l.state)
+        self.sites[c.0 as usize].legs.iter().find(|l| l.ue == ue).map(|l| l.state)
     }
 
     pub fn radio_stats(&self, ue: UeId) -> RadioStats {
@@ -452,11 +357,7 @@ impl<R: RngCore> Ran<R> {
     /// detach: in its legs, or held by its receiving PDCP. Conservation:
     /// offered = delivered + dropped + forwarded + held.
     pub fn held_sdus(&self, ue: UeId, direction: Direction) -> usize {
-        let in_legs: usize = self.ues[ue.index()]
-            .cells
-            .iter()
-            .map(|c| self.sites[c.0 as usize].cell.held_sdus(ue, direction))
-            .sum();
+        let in_legs: usize = self.ues[ue.index()].cells.iter().map(|c| self.sites[c.0 as usize].cell.held_sdus(ue, direction)).sum();
         in_legs + self.bearers[ue.index()].held_sdus(direction)
     }
 
@@ -470,10 +371,6 @@ impl<R: RngCore> Ran<R> {
 
     fn bearer_cell(&self, ue: UeId) -> Result<CellId, RanError> {
         self.check_ue(ue)?;
-        self.ues[ue.index()]
-            .cells
-            .first()
-            .copied()
-            .ok_or(RanError::Detached(ue))
+        self.ues[ue.index()].cells.first().copied().ok_or(RanError::Detached(ue))
     }
 }

@@ -82,10 +82,7 @@ impl ServingCellControl {
             return Some(Switch { to, kind: SwitchKind::Handover });
         };
         if serving == anchor {
-            let best = measured
-                .iter()
-                .filter(|(c, s)| *c != anchor && !s.outage)
-                .max_by(|a, b| a.1.sinr_db.total_cmp(&b.1.sinr_db));
+            let best = measured.iter().filter(|(c, s)| *c != anchor && !s.outage).max_by(|a, b| a.1.sinr_db.total_cmp(&b.1.sinr_db));
             let Some(&(best, _)) = best else {
                 self.recovered_since_ns = None;
                 return None;

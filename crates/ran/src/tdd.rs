@@ -24,13 +24,8 @@ pub const SPECIAL_DL_SHARE: f64 = 10.0 / 14.0;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TddConfig {
-    Dynamic {
-        ul_every: u32,
-    },
-    Pattern {
-        slots: Vec<SlotKind>,
-        special_dl_share: f64,
-    },
+    Dynamic { ul_every: u32 },
+    Pattern { slots: Vec<SlotKind>, special_dl_share: f64 },
 }
 
 impl Default for TddConfig {
@@ -43,8 +38,7 @@ impl TddConfig {
     /// Parse a fixed pattern of `D`, `S` and `U` letters, with the default
     /// special-slot share.
     pub fn pattern(text: &str) -> Result<TddConfig, ConfigError> {
-        let allowed =
-            "a string of D, S and U letters with at least one D and one U, e.g. \"DDDSU\"";
+        let allowed = "a string of D, S and U letters with at least one D and one U, e.g. \"DDDSU\"";
         let slots = text
             .chars()
             .map(|c| match c {
@@ -54,41 +48,24 @@ impl TddConfig {
                 _ => Err(bad("tdd.pattern", format!("{text:?}"), allowed)),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let cfg = TddConfig::Pattern {
-            slots,
-            special_dl_share: SPECIAL_DL_SHARE,
-        };
-        cfg.validate()
-            .map_err(|_| bad("tdd.pattern", format!("{text:?}"), allowed))?;
+        let cfg = TddConfig::Pattern { slots, special_dl_share: SPECIAL_DL_SHARE };
+        cfg.validate().map_err(|_| bad("tdd.pattern", format!("{text:?}"), allowed))?;
         Ok(cfg)
     }
 
     pub(crate) fn validate(&self) -> Result<(), ConfigError> {
         match self {
-            TddConfig::Dynamic { ul_every } if *ul_every == 0 => {
-                Err(bad("tdd.ul_every", ul_every, "a positive number of slots"))
-            }
+            TddConfig::Dynamic { ul_every } if *ul_every == 0 => Err(bad("tdd.ul_every", ul_every, "a positive number of slots")),
             TddConfig::Dynamic { .. } => Ok(()),
-            TddConfig::Pattern {
-                slots,
-                special_dl_share,
-            } => {
+            TddConfig::Pattern { slots, special_dl_share } => {
                 // Without a D (or S) slot the downlink never drains, without a U the uplink.
                 let has_dl = slots.iter().any(|s| *s != SlotKind::Uplink);
                 let has_ul = slots.contains(&SlotKind::Uplink);
                 if !has_dl || !has_ul {
-                    return Err(bad(
-                        "tdd.pattern",
-                        format!("{slots:?}"),
-                        "at least one D and one U",
-                    ));
+                    return Err(bad("tdd.pattern", format!("{slots:?}"), "at least one D and one U"));
                 }
                 if !(*special_dl_share > 0.0 && *special_dl_share <= 1.0) {
-                    return Err(bad(
-                        "tdd.special_dl_share",
-                        special_dl_share,
-                        "0 < share <= 1",
-                    ));
+                    return Err(bad("tdd.special_dl_share", special_dl_share, "0 < share <= 1"));
                 }
                 Ok(())
             }
@@ -113,47 +90,23 @@ pub(crate) struct Tdd {
 impl Tdd {
     /// Decide slot number `slot_index` (time / slot duration). `dl_wants` and
     /// `ul_wants` say whether either side has something it could send now.
-    pub fn plan(
-        &mut self,
-        cfg: &TddConfig,
-        slot_index: u64,
-        dl_wants: bool,
-        ul_wants: bool,
-    ) -> SlotPlan {
+    pub fn plan(&mut self, cfg: &TddConfig, slot_index: u64, dl_wants: bool, ul_wants: bool) -> SlotPlan {
         match cfg {
             TddConfig::Dynamic { ul_every } => {
                 if ul_wants && (!dl_wants || self.dl_while_ul_waits + 1 >= *ul_every) {
                     self.dl_while_ul_waits = 0;
-                    SlotPlan {
-                        direction: Direction::Uplink,
-                        share: 1.0,
-                    }
+                    SlotPlan { direction: Direction::Uplink, share: 1.0 }
                 } else {
                     if ul_wants {
                         self.dl_while_ul_waits += 1;
                     }
-                    SlotPlan {
-                        direction: Direction::Downlink,
-                        share: 1.0,
-                    }
+                    SlotPlan { direction: Direction::Downlink, share: 1.0 }
                 }
             }
-            TddConfig::Pattern {
-                slots,
-                special_dl_share,
-            } => match slots[(slot_index % slots.len() as u64) as usize] {
-                SlotKind::Downlink => SlotPlan {
-                    direction: Direction::Downlink,
-                    share: 1.0,
-                },
-                SlotKind::Special => SlotPlan {
-                    direction: Direction::Downlink,
-                    share: *special_dl_share,
-                },
-                SlotKind::Uplink => SlotPlan {
-                    direction: Direction::Uplink,
-                    share: 1.0,
-                },
+            TddConfig::Pattern { slots, special_dl_share } => match slots[(slot_index % slots.len() as u64) as usize] {
+                SlotKind::Downlink => SlotPlan { direction: Direction::Downlink, share: 1.0 },
+                SlotKind::Special => SlotPlan { direction: Direction::Downlink, share: *special_dl_share },
+                SlotKind::Uplink => SlotPlan { direction: Direction::Uplink, share: 1.0 },
             },
         }
     }
@@ -167,9 +120,7 @@ mod tests {
     fn pattern_parses_and_rejects() {
         let cfg = TddConfig::pattern("DDDSU").unwrap();
         let mut tdd = Tdd::default();
-        let dirs: Vec<_> = (0..5)
-            .map(|i| tdd.plan(&cfg, i, true, true).direction)
-            .collect();
+        let dirs: Vec<_> = (0..5).map(|i| tdd.plan(&cfg, i, true, true).direction).collect();
         use Direction::*;
         assert_eq!(dirs, [Downlink, Downlink, Downlink, Downlink, Uplink]);
         assert!(TddConfig::pattern("DDX").is_err());
@@ -181,17 +132,9 @@ mod tests {
     fn dynamic_gives_uplink_every_ul_every_slots_under_load() {
         let cfg = TddConfig::Dynamic { ul_every: 5 };
         let mut tdd = Tdd::default();
-        let ul: Vec<_> = (0..10)
-            .map(|i| tdd.plan(&cfg, i, true, true).direction == Direction::Uplink)
-            .collect();
-        assert_eq!(
-            ul,
-            [false, false, false, false, true, false, false, false, false, true]
-        );
+        let ul: Vec<_> = (0..10).map(|i| tdd.plan(&cfg, i, true, true).direction == Direction::Uplink).collect();
+        assert_eq!(ul, [false, false, false, false, true, false, false, false, false, true]);
         assert_eq!(tdd.plan(&cfg, 10, false, true).direction, Direction::Uplink);
-        assert_eq!(
-            tdd.plan(&cfg, 11, false, false).direction,
-            Direction::Downlink
-        );
+        assert_eq!(tdd.plan(&cfg, 11, false, false).direction, Direction::Downlink);
     }
 }

@@ -5,13 +5,8 @@
 mod common;
 
 use common::{packet, ran_port, RanStation, Script};
-use millinet_channel::{
-    CqiConfig, CqiReporter, LinkChannel, LinkConfig, LinkRngs, MobilityConfig, Point2,
-};
-use millinet_ran::{
-    CellConfig, CellId, DirStats, Direction, HarqConfig, HarqMode, LegRadio, Ran, RanOutput,
-    RlcMode, UeConfig, UeId,
-};
+use millinet_channel::{CqiConfig, CqiReporter, LinkChannel, LinkConfig, LinkRngs, MobilityConfig, Point2};
+use millinet_ran::{CellConfig, CellId, DirStats, Direction, HarqConfig, HarqMode, LegRadio, Ran, RanOutput, RlcMode, UeConfig, UeId};
 use millinet_testkit::{Driver, Link, Port};
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -29,21 +24,12 @@ fn leg(cell_x_m: f64, seed: u64) -> LegRadio {
         ..LinkConfig::default()
     };
     let rngs = LinkRngs::from_stream(Xoshiro256PlusPlus::seed_from_u64(seed));
-    LegRadio {
-        channel: LinkChannel::new(&cfg, rngs).unwrap(),
-        cqi: CqiReporter::new(CqiConfig::default()).unwrap(),
-    }
+    LegRadio { channel: LinkChannel::new(&cfg, rngs).unwrap(), cqi: CqiReporter::new(CqiConfig::default()).unwrap() }
 }
 
 /// Default cell with HARQ errors (ran.md §3).
 fn cell_config() -> CellConfig {
-    CellConfig {
-        harq: HarqConfig {
-            mode: HarqMode::Errors,
-            ..HarqConfig::default()
-        },
-        ..CellConfig::default()
-    }
+    CellConfig { harq: HarqConfig { mode: HarqMode::Errors, ..HarqConfig::default() }, ..CellConfig::default() }
 }
 
 fn stream(seed: u64) -> Xoshiro256PlusPlus {
@@ -54,23 +40,9 @@ fn stream(seed: u64) -> Xoshiro256PlusPlus {
 fn network() -> Ran<Xoshiro256PlusPlus> {
     let mut ran = Ran::new();
     let a = ran.add_cell(cell_config(), stream(1)).unwrap();
-    let b = ran
-        .add_cell(
-            CellConfig {
-                slot_ns: 250_000,
-                ..cell_config()
-            },
-            stream(2),
-        )
-        .unwrap();
-    let um = UeConfig {
-        rlc_mode: RlcMode::Um,
-        ..UeConfig::default()
-    };
-    for (i, (cell, cfg)) in [(a, UeConfig::default()), (a, um), (b, UeConfig::default())]
-        .into_iter()
-        .enumerate()
-    {
+    let b = ran.add_cell(CellConfig { slot_ns: 250_000, ..cell_config() }, stream(2)).unwrap();
+    let um = UeConfig { rlc_mode: RlcMode::Um, ..UeConfig::default() };
+    for (i, (cell, cfg)) in [(a, UeConfig::default()), (a, um), (b, UeConfig::default())].into_iter().enumerate() {
         let ue = ran.add_ue();
         ran.attach(ue, cell, cfg, leg(0.0, 10 + i as u64)).unwrap();
     }
@@ -86,11 +58,7 @@ fn arrivals(end_ns: u64) -> Vec<(u64, UeId, Direction, u64)> {
     while t < end_ns {
         t += u64::from(r.next_u32() % 40_000);
         let ue = UeId(r.next_u32() % 3);
-        let dir = if r.next_u32() % 4 == 0 {
-            Direction::Uplink
-        } else {
-            Direction::Downlink
-        };
+        let dir = if r.next_u32() % 4 == 0 { Direction::Uplink } else { Direction::Downlink };
         v.push((t, ue, dir, uid));
         uid += 1;
     }
@@ -103,47 +71,22 @@ type Seen = (Vec<(u32, u32, u64, u64)>, Vec<(u32, u64, u64)>);
 /// `advance_to` at each of `calls` (sorted) and at each arrival before
 /// enqueueing it (the contract: slots starting at or before an arrival run
 /// before it; later ones after). Returns the outputs and the final counters.
-fn run(
-    calls: &[u64],
-    end_ns: u64,
-) -> (Seen, Vec<(millinet_ran::UeStats, millinet_ran::RadioStats)>) {
-    let script = arrivals(end_ns)
-        .into_iter()
-        .map(|(t, ue, dir, uid)| (t, ran_port(ue, dir), packet(uid, 1500)))
-        .collect::<Vec<_>>();
+fn run(calls: &[u64], end_ns: u64) -> (Seen, Vec<(millinet_ran::UeStats, millinet_ran::RadioStats)>) {
+    let script = arrivals(end_ns).into_iter().map(|(t, ue, dir, uid)| (t, ran_port(ue, dir), packet(uid, 1500))).collect::<Vec<_>>();
     let ports = script.iter().map(|s| s.1).max().unwrap_or(0);
     let mut source = Script::new(script);
     let mut station = RanStation::new(network(), calls);
     let mut net = Driver::new();
     for port in 0..=ports {
         // No delay: each packet reaches the RAN at its arrival time.
-        net.connect(
-            Port { station: 0, port },
-            Port { station: 1, port },
-            Link::new(0),
-        );
+        net.connect(Port { station: 0, port }, Port { station: 1, port }, Link::new(0));
     }
     while net.step(u64::MAX, &mut [&mut source, &mut station]) {}
     station.advance_to(end_ns);
-    let stats = (0..3)
-        .map(|i| {
-            (
-                station.ran.ue_stats(UeId(i)),
-                station.ran.radio_stats(UeId(i)),
-            )
-        })
-        .collect();
+    let stats = (0..3).map(|i| (station.ran.ue_stats(UeId(i)), station.ran.radio_stats(UeId(i)))).collect();
     let seen = (
-        station
-            .delivered
-            .iter()
-            .map(|d| (d.ue.0, d.cell.0, d.at_ns, d.packet.meta.uid))
-            .collect(),
-        station
-            .dropped
-            .iter()
-            .map(|d| (d.ue.0, d.at_ns, d.packet.meta.uid))
-            .collect(),
+        station.delivered.iter().map(|d| (d.ue.0, d.cell.0, d.at_ns, d.packet.meta.uid)).collect(),
+        station.dropped.iter().map(|d| (d.ue.0, d.at_ns, d.packet.meta.uid)).collect(),
     );
     (seen, stats)
 }
@@ -154,15 +97,8 @@ fn advance_to_at_irregular_instants_gives_the_same_outputs_as_one_call_per_slot(
     // One call per slot start of the 125 µs grid (the 250 µs grid's are among them).
     let per_slot: Vec<u64> = (0..=end_ns / 125_000).map(|k| k * 125_000).collect();
     let (reference, stats) = run(&per_slot, end_ns);
-    assert!(
-        reference.0.len() > 1000,
-        "traffic got through: {}",
-        reference.0.len()
-    );
-    assert!(
-        stats.iter().all(|(s, _)| s.downlink.harq_failures > 0),
-        "HARQ errors on every UE"
-    );
+    assert!(reference.0.len() > 1000, "traffic got through: {}", reference.0.len());
+    assert!(stats.iter().all(|(s, _)| s.downlink.harq_failures > 0), "HARQ errors on every UE");
     assert!(stats[0].1.slots > 0 && stats[0].1.rate_bps_sum > 0.0);
 
     let mut r = stream(99);
@@ -180,10 +116,7 @@ fn advance_to_at_irregular_instants_gives_the_same_outputs_as_one_call_per_slot(
         }
         let (seen, s) = run(&calls, end_ns);
         // (Not assert_eq: the vectors are thousands long.)
-        assert!(
-            seen == reference,
-            "round {round}: deliveries and drops with their times differ"
-        );
+        assert!(seen == reference, "round {round}: deliveries and drops with their times differ");
         assert!(s == stats, "round {round}: counters differ");
     }
 }
@@ -198,27 +131,10 @@ fn a_bearer_moved_between_cells_delivers_every_sdu_once_and_in_order() {
     const X2_DELAY_NS: u64 = MS;
     let mut ran = Ran::new();
     // No HARQ retransmissions: every failed TB is RLC AM's to recover.
-    let harq = HarqConfig {
-        max_retx: 0,
-        ..HarqConfig::default()
-    };
+    let harq = HarqConfig { max_retx: 0, ..HarqConfig::default() };
     let cells = [
-        ran.add_cell(
-            CellConfig {
-                harq,
-                ..cell_config()
-            },
-            stream(1),
-        )
-        .unwrap(),
-        ran.add_cell(
-            CellConfig {
-                harq,
-                ..cell_config()
-            },
-            stream(2),
-        )
-        .unwrap(),
+        ran.add_cell(CellConfig { harq, ..cell_config() }, stream(1)).unwrap(),
+        ran.add_cell(CellConfig { harq, ..cell_config() }, stream(2)).unwrap(),
     ];
     let ue = ran.add_ue();
     let cfg = UeConfig::default(); // RLC AM
@@ -263,20 +179,15 @@ fn a_bearer_moved_between_cells_delivers_every_sdu_once_and_in_order() {
             let detached = if handovers % 2 == 0 {
                 let detached = ran.detach(now, ue, cells[serving], &mut out).unwrap();
                 assert!(ran.cells_of(ue).is_empty());
-                assert!(
-                    !ran.enqueue_downlink(now, ue, packet(u64::MAX, 1500)),
-                    "no leg"
-                );
+                assert!(!ran.enqueue_downlink(now, ue, packet(u64::MAX, 1500)), "no leg");
                 serving = 1 - serving;
-                ran.attach(ue, cells[serving], cfg, leg(120.0 * serving as f64, 4 + k))
-                    .unwrap();
+                ran.attach(ue, cells[serving], cfg, leg(120.0 * serving as f64, 4 + k)).unwrap();
                 detached
             } else {
                 serving = 1 - serving;
                 ran.hand_over(now, ue, cells[serving], 20 * MS, &mut out).unwrap()
             };
-            ran.adopt(now, ue, Direction::Uplink, &detached.uplink)
-                .unwrap();
+            ran.adopt(now, ue, Direction::Uplink, &detached.uplink).unwrap();
             x2 = Some((now + X2_DELAY_NS, detached.downlink));
             handovers += 1;
         }
@@ -285,10 +196,7 @@ fn a_bearer_moved_between_cells_delivers_every_sdu_once_and_in_order() {
             dl.push(d.packet.meta.uid);
         }
         ul.extend(out.uplink.drain(..).map(|d| d.packet.meta.uid));
-        assert!(out
-            .dropped
-            .iter()
-            .all(|d| d.reason == millinet_ran::DropReason::Duplicate));
+        assert!(out.dropped.iter().all(|d| d.reason == millinet_ran::DropReason::Duplicate));
         out.dropped.clear();
     }
     // Stop offering and drain.
@@ -303,34 +211,15 @@ fn a_bearer_moved_between_cells_delivers_every_sdu_once_and_in_order() {
     }
 
     assert!(handovers >= 8);
-    assert_eq!(
-        dl, accepted[0],
-        "downlink: every accepted SDU once, in order"
-    );
+    assert_eq!(dl, accepted[0], "downlink: every accepted SDU once, in order");
     assert_eq!(ul, accepted[1], "uplink: every accepted SDU once, in order");
     let st = ran.ue_stats(ue);
-    assert!(
-        st.downlink.harq_failures > 0 && st.downlink.rlc_retx_segments > 0,
-        "{st:?}"
-    );
-    assert!(
-        st.downlink.sdus_forwarded > 0,
-        "handovers forwarded undelivered SDUs"
-    );
-    assert!(
-        st.downlink.duplicates_discarded > 0,
-        "copies of SDUs the UE already had reached PDCP and were discarded: {st:?}"
-    );
+    assert!(st.downlink.harq_failures > 0 && st.downlink.rlc_retx_segments > 0, "{st:?}");
+    assert!(st.downlink.sdus_forwarded > 0, "handovers forwarded undelivered SDUs");
+    assert!(st.downlink.duplicates_discarded > 0, "copies of SDUs the UE already had reached PDCP and were discarded: {st:?}");
     assert_eq!(st.downlink.sdus_delivered, dl.len() as u64);
-    assert!(
-        conserved(&st.downlink, 0) && conserved(&st.uplink, 0),
-        "{st:?}"
-    );
-    assert_eq!(
-        ran.radio_stats(ue).slots,
-        now / 125_000 + 1,
-        "counted on one cell at a time"
-    );
+    assert!(conserved(&st.downlink, 0) && conserved(&st.uplink, 0), "{st:?}");
+    assert_eq!(ran.radio_stats(ue).slots, now / 125_000 + 1, "counted on one cell at a time");
 }
 
 #[test]
@@ -338,25 +227,12 @@ fn attach_and_detach_report_bookkeeping_errors() {
     let mut ran = network();
     let (a, b) = (CellId(0), CellId(1));
     let mut out = RanOutput::default();
-    let e = ran
-        .attach(UeId(0), a, UeConfig::default(), leg(0.0, 1))
-        .unwrap_err();
+    let e = ran.attach(UeId(0), a, UeConfig::default(), leg(0.0, 1)).unwrap_err();
     assert_eq!(e.to_string(), "UE 0 is already attached to cell 0");
     let e = ran.detach(0, UeId(0), b, &mut out).unwrap_err();
-    assert_eq!(
-        e,
-        millinet_ran::RanError::NotAttached {
-            ue: UeId(0),
-            cell: b
-        }
-    );
-    assert!(ran
-        .attach(UeId(9), a, UeConfig::default(), leg(0.0, 1))
-        .is_err());
-    let bad = UeConfig {
-        dl_buffer_bytes: 0,
-        ..UeConfig::default()
-    };
+    assert_eq!(e, millinet_ran::RanError::NotAttached { ue: UeId(0), cell: b });
+    assert!(ran.attach(UeId(9), a, UeConfig::default(), leg(0.0, 1)).is_err());
+    let bad = UeConfig { dl_buffer_bytes: 0, ..UeConfig::default() };
     let e = ran.attach(UeId(0), b, bad, leg(0.0, 1)).unwrap_err();
     assert!(matches!(e, millinet_ran::RanError::Config(_)), "{e}");
     let e = ran.hand_over(0, UeId(0), b, 0, &mut out).unwrap_err();
@@ -367,10 +243,5 @@ fn attach_and_detach_report_bookkeeping_errors() {
     ran.detach(0, UeId(0), a, &mut out).unwrap();
     let e = ran.add_neighbour(UeId(0), a, leg(0.0, 1)).unwrap_err();
     assert_eq!(e.to_string(), "UE 0 has a radio link to cell 0 already", "a detached leg's radio stays a neighbour");
-    assert_eq!(
-        ran.adopt(0, UeId(0), Direction::Downlink, &[])
-            .unwrap_err()
-            .to_string(),
-        "UE 0 is attached to no cell"
-    );
+    assert_eq!(ran.adopt(0, UeId(0), Direction::Downlink, &[]).unwrap_err().to_string(), "UE 0 is attached to no cell");
 }

@@ -17,10 +17,7 @@ struct Outcome {
 /// Feed `n` SDUs of mixed sizes into one UE while its actual SINR sits 4–14 dB
 /// below the reported one, then let it drain. Checks conservation every slot.
 fn lossy_run(mode: RlcMode, n: u64, seed: u64) -> Outcome {
-    let ue_cfg = UeConfig {
-        rlc_mode: mode,
-        ..UeConfig::default()
-    };
+    let ue_cfg = UeConfig { rlc_mode: mode, ..UeConfig::default() };
     let mut sim = Sim::new(CellConfig::default(), &[ue_cfg], seed);
     let ue = Sim::ue(0);
     let mut sizes = rng(seed ^ 0x5eed);
@@ -44,9 +41,7 @@ fn lossy_run(mode: RlcMode, n: u64, seed: u64) -> Outcome {
         let st = sim.cell.ue_stats(ue).downlink;
         assert_eq!(
             st.sdus_offered,
-            st.sdus_delivered
-                + st.sdus_dropped()
-                + sim.cell.held_sdus(ue, Direction::Downlink) as u64,
+            st.sdus_delivered + st.sdus_dropped() + sim.cell.held_sdus(ue, Direction::Downlink) as u64,
             "conservation"
         );
         if offered == n && sim.cell.is_idle(sim.now_ns) {
@@ -54,12 +49,7 @@ fn lossy_run(mode: RlcMode, n: u64, seed: u64) -> Outcome {
         }
     }
     assert!(sim.cell.is_idle(sim.now_ns), "drained");
-    Outcome {
-        delivered,
-        dropped,
-        offered,
-        sim,
-    }
+    Outcome { delivered, dropped, offered, sim }
 }
 
 fn strictly_increasing(v: &[u64]) -> bool {
@@ -70,10 +60,7 @@ fn strictly_increasing(v: &[u64]) -> bool {
 fn am_delivers_everything_in_order_under_heavy_harq_failure() {
     let o = lossy_run(RlcMode::Am, 20_000, 11);
     let st = o.sim.cell.ue_stats(Sim::ue(0)).downlink;
-    assert!(
-        st.harq_give_ups > 500,
-        "the test must actually stress ARQ: {st:?}"
-    );
+    assert!(st.harq_give_ups > 500, "the test must actually stress ARQ: {st:?}");
     assert!(st.rlc_retx_segments >= st.harq_give_ups);
     assert!(o.dropped.is_empty());
     assert_eq!(o.delivered, (0..o.offered).collect::<Vec<_>>());
@@ -89,35 +76,21 @@ fn um_loses_what_harq_gave_up_on_and_keeps_order() {
     assert!(!o.dropped.is_empty() && o.dropped.iter().all(|d| d.1 == DropReason::UmLoss));
     assert_eq!(st.um_losses, o.dropped.len() as u64);
     // Every SDU is delivered or lost, exactly once.
-    let mut all: Vec<u64> = o
-        .delivered
-        .iter()
-        .copied()
-        .chain(o.dropped.iter().map(|d| d.0))
-        .collect();
+    let mut all: Vec<u64> = o.delivered.iter().copied().chain(o.dropped.iter().map(|d| d.0)).collect();
     all.sort_unstable();
     assert_eq!(all, (0..o.offered).collect::<Vec<_>>());
 }
 
 #[test]
 fn overflow_drops_exactly_what_does_not_fit() {
-    let ue_cfg = UeConfig {
-        dl_buffer_bytes: 10_000,
-        ..UeConfig::default()
-    };
+    let ue_cfg = UeConfig { dl_buffer_bytes: 10_000, ..UeConfig::default() };
     let mut sim = Sim::new(CellConfig::default(), &[ue_cfg], 5);
     let ue = Sim::ue(0);
     for uid in 0..6 {
         assert!(sim.enqueue_downlink(0, ue, packet(uid, 1500)));
     }
-    assert!(
-        !sim.enqueue_downlink(0, ue, packet(6, 1500)),
-        "10 500 > 10 000"
-    );
-    assert!(
-        sim.enqueue_downlink(0, ue, packet(7, 1000)),
-        "exactly 10 000 fits"
-    );
+    assert!(!sim.enqueue_downlink(0, ue, packet(6, 1500)), "10 500 > 10 000");
+    assert!(sim.enqueue_downlink(0, ue, packet(7, 1000)), "exactly 10 000 fits");
     assert!(!sim.enqueue_downlink(0, ue, packet(8, 40)));
     assert_eq!(sim.cell.rlc_bytes(ue, Direction::Downlink), 10_000);
     let st = sim.cell.ue_stats(ue).downlink;
@@ -145,11 +118,7 @@ fn delivered_packets_carry_their_entry_stamp_and_wait_at_least_a_slot() {
         }
         let out = sim.step();
         for d in &out.downlink {
-            let (uid, t) = entry
-                .iter()
-                .copied()
-                .find(|e| e.0 == d.packet.meta.uid)
-                .unwrap();
+            let (uid, t) = entry.iter().copied().find(|e| e.0 == d.packet.meta.uid).unwrap();
             assert_eq!(d.packet.meta.ran_entry_ns, t, "uid {uid}");
             assert!(out.at_ns - t >= SLOT_NS - 7_000);
             seen += 1;

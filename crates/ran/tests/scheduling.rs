@@ -4,17 +4,12 @@
 mod common;
 
 use common::*;
-use millinet_ran::{
-    Aqm, CellConfig, Direction, DropReason, HarqConfig, HarqMode, UeConfig, UeId, UeRadio, Verdict,
-};
+use millinet_ran::{Aqm, CellConfig, Direction, DropReason, HarqConfig, HarqMode, UeConfig, UeId, UeRadio, Verdict};
 
 fn ideal(scheduler: &str) -> CellConfig {
     CellConfig {
         scheduler: scheduler.to_string(),
-        harq: HarqConfig {
-            mode: HarqMode::Ideal,
-            ..HarqConfig::default()
-        },
+        harq: HarqConfig { mode: HarqMode::Ideal, ..HarqConfig::default() },
         ..CellConfig::default()
     }
 }
@@ -43,10 +38,7 @@ fn saturate(sim: &mut Sim, slots: u64) {
 fn round_robin_splits_equally_between_equal_ues() {
     let mut sim = Sim::new(ideal("round_robin"), &[UeConfig::default(); 2], 1);
     saturate(&mut sim, 4000);
-    let (a, b) = (
-        sim.cell.ue_stats(UeId(0)).downlink,
-        sim.cell.ue_stats(UeId(1)).downlink,
-    );
+    let (a, b) = (sim.cell.ue_stats(UeId(0)).downlink, sim.cell.ue_stats(UeId(1)).downlink);
     assert!((a.slot_share - 2000.0).abs() < 1e-6 && (b.slot_share - 2000.0).abs() < 1e-6);
     assert_eq!(a.harq_tx_bytes, b.harq_tx_bytes);
 }
@@ -59,10 +51,7 @@ fn round_robin_gives_a_light_ue_only_what_it_needs() {
     saturate_some(&mut sim, 1, &[0]);
     let rate = sim.cell.telemetry(0, UeId(0)).rate_bps;
     let full = (rate * 125e-6 / 8.0).floor() as u64;
-    let (a, b) = (
-        sim.cell.ue_stats(UeId(0)).downlink,
-        sim.cell.ue_stats(UeId(1)).downlink,
-    );
+    let (a, b) = (sim.cell.ue_stats(UeId(0)).downlink, sim.cell.ue_stats(UeId(1)).downlink);
     assert_eq!(b.harq_tx_bytes, 100);
     assert!(a.harq_tx_bytes >= full - 101 && a.harq_tx_bytes <= full - 100);
 }
@@ -72,19 +61,10 @@ fn proportional_fair_converges_to_equal_time_shares() {
     let mut sim = Sim::new(ideal("proportional_fair"), &[UeConfig::default(); 2], 1);
     sim.radio = vec![radio(25.0, 25.0), radio(3.0, 3.0)];
     saturate(&mut sim, 16_000); // 2 s = 20 time constants
-    let (a, b) = (
-        sim.cell.ue_stats(UeId(0)).downlink,
-        sim.cell.ue_stats(UeId(1)).downlink,
-    );
+    let (a, b) = (sim.cell.ue_stats(UeId(0)).downlink, sim.cell.ue_stats(UeId(1)).downlink);
     let share = a.slot_share / (a.slot_share + b.slot_share);
-    assert!(
-        (share - 0.5).abs() < 0.01,
-        "time share of the strong UE {share}"
-    );
-    assert!(
-        a.bytes_delivered > 3 * b.bytes_delivered,
-        "each keeps its own rate"
-    );
+    assert!((share - 0.5).abs() < 0.01, "time share of the strong UE {share}");
+    assert!(a.bytes_delivered > 3 * b.bytes_delivered, "each keeps its own rate");
 }
 
 #[test]
@@ -121,13 +101,7 @@ fn a_ue_in_outage_gets_nothing_and_keeps_its_data() {
 
 #[test]
 fn a_ue_with_all_harq_processes_busy_waits() {
-    let cfg = CellConfig {
-        harq: HarqConfig {
-            processes: 1,
-            ..ideal("round_robin").harq
-        },
-        ..ideal("round_robin")
-    };
+    let cfg = CellConfig { harq: HarqConfig { processes: 1, ..ideal("round_robin").harq }, ..ideal("round_robin") };
     let mut sim = Sim::new(cfg, &[UeConfig::default()], 1);
     saturate(&mut sim, 80);
     // One process, 1 ms RTT = 8 slots: one TB every 8 slots.
@@ -153,10 +127,7 @@ fn acks_get_through_after_the_scheduling_request_delay() {
     }
     let a = arrival.expect("ACK delivered");
     let sr_done = t0 + 500_000;
-    assert!(
-        a > sr_done && a <= sr_done + 2 * SLOT_NS,
-        "arrived at {a}, SR done at {sr_done}"
-    );
+    assert!(a > sr_done && a <= sr_done + 2 * SLOT_NS, "arrived at {a}, SR done at {sr_done}");
 
     // Saturated downlink: an uplink slot comes at least every ul_every (5) slots.
     let mut sim = Sim::new(CellConfig::default(), &[UeConfig::default()], 2);
@@ -172,33 +143,17 @@ fn acks_get_through_after_the_scheduling_request_delay() {
             uid += 1;
         }
         let out = sim.step();
-        waits.extend(
-            out.uplink
-                .iter()
-                .map(|d| out.at_ns - d.packet.meta.ran_entry_ns),
-        );
+        waits.extend(out.uplink.iter().map(|d| out.at_ns - d.packet.meta.ran_entry_ns));
     }
     assert!(waits.len() > 450);
     let max = *waits.iter().max().unwrap();
     // SR delay + up to 4 downlink slots + the uplink slot itself (+ an
     // occasional HARQ retransmission, 1 ms).
-    assert!(
-        waits
-            .iter()
-            .filter(|&&w| w <= 500_000 + 5 * SLOT_NS)
-            .count() as f64
-            > 0.85 * waits.len() as f64
-    );
-    assert!(
-        max <= 500_000 + 5 * SLOT_NS + 4 * 1_000_000,
-        "max wait {max}"
-    );
+    assert!(waits.iter().filter(|&&w| w <= 500_000 + 5 * SLOT_NS).count() as f64 > 0.85 * waits.len() as f64);
+    assert!(max <= 500_000 + 5 * SLOT_NS + 4 * 1_000_000, "max wait {max}");
     let st = sim.cell.ue_stats(ue);
     let dl_slots = st.downlink.slots_scheduled as f64;
-    assert!(
-        dl_slots / 4000.0 > 0.9,
-        "the downlink keeps most slots: {dl_slots}"
-    );
+    assert!(dl_slots / 4000.0 > 0.9, "the downlink keeps most slots: {dl_slots}");
 }
 
 #[test]
@@ -209,15 +164,8 @@ fn telemetry_reports_occupancy_and_full_buffer_rate() {
     let idle = sim.cell.telemetry(sim.now_ns, UeId(1));
     let busy = sim.cell.telemetry(sim.now_ns, UeId(0));
     assert_eq!(idle.rate_bps, busy.rate_bps, "R_e does not depend on load");
-    assert!(
-        (busy.rate_bps - 3.07e9).abs() < 0.01e9,
-        "R(20 dB) = {}",
-        busy.rate_bps
-    );
-    assert_eq!(
-        (busy.t_ns, busy.sinr_db, busy.outage),
-        (SLOT_NS, 20.0, false)
-    );
+    assert!((busy.rate_bps - 3.07e9).abs() < 0.01e9, "R(20 dB) = {}", busy.rate_bps);
+    assert_eq!((busy.t_ns, busy.sinr_db, busy.outage), (SLOT_NS, 20.0, false));
     for uid in 1..=50 {
         sim.enqueue_downlink(sim.now_ns, UeId(0), packet(uid, 1500));
     }
@@ -241,8 +189,7 @@ impl Aqm for EveryOther {
 #[test]
 fn an_aqm_drops_at_dequeue() {
     let mut sim = Sim::new(ideal("round_robin"), &[UeConfig::default()], 1);
-    sim.cell
-        .set_aqm(UeId(0), Direction::Downlink, Box::new(EveryOther(false)));
+    sim.cell.set_aqm(UeId(0), Direction::Downlink, Box::new(EveryOther(false)));
     for uid in 0..10 {
         sim.enqueue_downlink(0, UeId(0), packet(uid, 1500));
     }
@@ -260,21 +207,9 @@ fn an_aqm_drops_at_dequeue() {
 
 #[test]
 fn bad_configuration_names_the_field() {
-    let e = millinet_ran::Cell::new(CellConfig {
-        scheduler: "fifo".into(),
-        ..CellConfig::default()
-    })
-    .err()
-    .unwrap();
+    let e = millinet_ran::Cell::new(CellConfig { scheduler: "fifo".into(), ..CellConfig::default() }).err().unwrap();
     assert_eq!(e.field, "scheduler");
-    assert!(e
-        .to_string()
-        .contains("round_robin, proportional_fair, tdma"));
-    let e = millinet_ran::Cell::new(CellConfig {
-        ul_fraction: 0.0,
-        ..CellConfig::default()
-    })
-    .err()
-    .unwrap();
+    assert!(e.to_string().contains("round_robin, proportional_fair, tdma"));
+    let e = millinet_ran::Cell::new(CellConfig { ul_fraction: 0.0, ..CellConfig::default() }).err().unwrap();
     assert_eq!(e.field, "ul_fraction");
 }

@@ -48,14 +48,7 @@ fn run(sim: &mut Sim, slots: u64, uid: &mut u64) {
                 *uid += 1;
             }
             // Channel varies: some slots well below the report.
-            sim.radio[i as usize] = radio(
-                12.0,
-                if (k + u64::from(i)) % 7 == 0 {
-                    2.0
-                } else {
-                    12.5
-                },
-            );
+            sim.radio[i as usize] = radio(12.0, if (k + u64::from(i)) % 7 == 0 { 2.0 } else { 12.5 });
         }
         sim.step();
     }
@@ -65,36 +58,17 @@ fn run(sim: &mut Sim, slots: u64, uid: &mut u64) {
 fn slots_allocate_nothing_in_steady_state() {
     for (scheduler, mode, tdd) in [
         ("round_robin", RlcMode::Am, TddConfig::default()),
-        (
-            "proportional_fair",
-            RlcMode::Um,
-            TddConfig::pattern("DDDSU").unwrap(),
-        ),
+        ("proportional_fair", RlcMode::Um, TddConfig::pattern("DDDSU").unwrap()),
         ("tdma", RlcMode::Am, TddConfig::default()),
     ] {
-        let cfg = CellConfig {
-            scheduler: scheduler.into(),
-            tdd,
-            ..CellConfig::default()
-        };
-        let mut sim = Sim::new(
-            cfg,
-            &[UeConfig {
-                rlc_mode: mode,
-                ..UeConfig::default()
-            }; 8],
-            3,
-        );
+        let cfg = CellConfig { scheduler: scheduler.into(), tdd, ..CellConfig::default() };
+        let mut sim = Sim::new(cfg, &[UeConfig { rlc_mode: mode, ..UeConfig::default() }; 8], 3);
         let mut uid = 0;
         run(&mut sim, 20_000, &mut uid);
         let before = ALLOCS.load(Ordering::Relaxed);
         run(&mut sim, 4_000, &mut uid);
         let after = ALLOCS.load(Ordering::Relaxed);
-        assert!(
-            after - before <= 4,
-            "{scheduler}: {} allocations in 4000 steady slots",
-            after - before
-        );
+        assert!(after - before <= 4, "{scheduler}: {} allocations in 4000 steady slots", after - before);
         assert!(sim.cell.cell_stats().downlink.bytes_delivered > 0);
     }
 }

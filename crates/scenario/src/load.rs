@@ -8,8 +8,8 @@ use serde_path_to_error::Segment;
 use toml_edit::{DocumentMut, ImDocument, Item, Table, Value};
 
 use super::schema::Scenario;
-use crate::radio::LteDefault;
 use super::validate::validate;
+use crate::radio::LteDefault;
 use crate::ConfigError;
 
 /// A scenario ready to build, and how to name it.
@@ -238,9 +238,7 @@ fn span_in_table(table: &Table, path: &[String]) -> Option<usize> {
     let found = match (item, rest.split_first()) {
         (_, None) => item.span().map(|s| s.start),
         (Item::Table(inner), Some(_)) => span_in_table(inner, rest),
-        (Item::ArrayOfTables(list), Some((index, rest))) => {
-            list.get(index.parse().ok()?).and_then(|t| span_in_table(t, rest))
-        }
+        (Item::ArrayOfTables(list), Some((index, rest))) => list.get(index.parse().ok()?).and_then(|t| span_in_table(t, rest)),
         (Item::Value(Value::Array(list)), Some((index, _))) => list.get(index.parse().ok()?).and_then(|v| v.span()).map(|s| s.start),
         (Item::Value(Value::InlineTable(inner)), Some((k, _))) => inner.get(k).and_then(|v| v.span()).map(|s| s.start),
         _ => item.span().map(|s| s.start),

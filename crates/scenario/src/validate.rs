@@ -90,7 +90,12 @@ pub fn validate(s: &Scenario) -> Result<(), Issue> {
         node(p("src"), &f.src, &names)?;
         node(p("dst"), &f.dst, &names)?;
         if f.src == f.dst {
-            return Err(Issue { path: p("dst"), value: format!("{:?}", f.dst), problem: "same node as `src`", allowed: "another node".into() });
+            return Err(Issue {
+                path: p("dst"),
+                value: format!("{:?}", f.dst),
+                problem: "same node as `src`",
+                allowed: "another node".into(),
+            });
         }
         range(p("start_s"), f.start_s, 0.0, s.duration_s, "0 to duration_s")?;
         match f.app {
@@ -166,7 +171,12 @@ fn validate_radio(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
         let p = |f: &str| format!("cells.{i}.{f}");
         node(p("node"), &c.node, names)?;
         if !cell_nodes.insert(c.node.as_str()) {
-            return Err(Issue { path: p("node"), value: format!("{:?}", c.node), problem: "has a cell already", allowed: "one cell per node".into() });
+            return Err(Issue {
+                path: p("node"),
+                value: format!("{:?}", c.node),
+                problem: "has a cell already",
+                allowed: "one cell per node".into(),
+            });
         }
         range(p("height_m"), c.height_m, 1.01, 500.0, "above 1 m, up to 500 m")?;
         range(p("fc_ghz"), c.fc_ghz, 0.5, 100.0, "0.5 to 100 GHz")?;
@@ -191,7 +201,12 @@ fn validate_radio(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
         range(p("penetration_loss_db"), c.penetration_loss_db, 0.0, 100.0, "0 to 100 dB")?;
         let known: Vec<&str> = millinet_ran::scheduler::names().collect();
         if !known.contains(&c.scheduler.as_str()) {
-            return Err(Issue { path: p("scheduler"), value: format!("{:?}", c.scheduler), problem: "unknown scheduler", allowed: format!("one of {}", known.join(", ")) });
+            return Err(Issue {
+                path: p("scheduler"),
+                value: format!("{:?}", c.scheduler),
+                problem: "unknown scheduler",
+                allowed: format!("one of {}", known.join(", ")),
+            });
         }
     }
     for (i, u) in s.ues.iter().enumerate() {
@@ -200,12 +215,21 @@ fn validate_radio(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
         if !cell_nodes.contains(u.cell.as_str()) {
             let mut known: Vec<&str> = cell_nodes.iter().copied().collect();
             known.sort_unstable();
-            return Err(Issue { path: p("cell"), value: format!("{:?}", u.cell), problem: "no cell on that node", allowed: format!("one of {}", known.join(", ")) });
+            return Err(Issue {
+                path: p("cell"),
+                value: format!("{:?}", u.cell),
+                problem: "no cell on that node",
+                allowed: format!("one of {}", known.join(", ")),
+            });
         }
         if !u.anchor.is_empty() {
             let lte: Vec<&str> = s.cells.iter().filter(|c| c.kind == CellKind::Lte).map(|c| c.node.as_str()).collect();
             if !lte.contains(&u.anchor.as_str()) {
-                let allowed = if lte.is_empty() { "the node of a cell with kind = \"lte\" (this scenario has none)".to_string() } else { format!("one of {}", lte.join(", ")) };
+                let allowed = if lte.is_empty() {
+                    "the node of a cell with kind = \"lte\" (this scenario has none)".to_string()
+                } else {
+                    format!("one of {}", lte.join(", "))
+                };
                 return Err(Issue { path: p("anchor"), value: format!("{:?}", u.anchor), problem: "no LTE cell on that node", allowed });
             }
         }
@@ -221,7 +245,12 @@ fn validate_radio(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
             }
         }
         if u.route_m.is_empty() {
-            return Err(Issue { path: p("route_m"), value: "[]".into(), problem: "empty", allowed: "one point (static) or more waypoints [[x, y], ...]".into() });
+            return Err(Issue {
+                path: p("route_m"),
+                value: "[]".into(),
+                problem: "empty",
+                allowed: "one point (static) or more waypoints [[x, y], ...]".into(),
+            });
         }
         range(p("speed_mps"), u.speed_mps, 0.0, 200.0, "0 to 200 m/s")?;
         range(p("height_m"), u.height_m, 1.01, 100.0, "above 1 m, up to 100 m")?;
@@ -232,7 +261,12 @@ fn validate_radio(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
         range(p("rlc_status_prohibit_s"), u.rlc_status_prohibit_s, 0.0, 1.0, "0 to 1 s")?;
         let uses_trace = matches!(u.blockage, BlockageSpec::SinrTrace | BlockageSpec::CapacityTrace);
         if uses_trace && u.trace.is_empty() {
-            return Err(Issue { path: p("trace"), value: "\"\"".into(), problem: "missing", allowed: "a CSV file path, relative to the scenario file".into() });
+            return Err(Issue {
+                path: p("trace"),
+                value: "\"\"".into(),
+                problem: "missing",
+                allowed: "a CSV file path, relative to the scenario file".into(),
+            });
         }
         for (k, f) in u.forced_events.iter().enumerate() {
             range(format!("ues.{i}.forced_events.{k}.start_s"), f.start_s, 0.0, 1e6, "0 or later, seconds")?;

@@ -84,7 +84,7 @@ impl Link {
 mod tests {
     use std::net::Ipv4Addr;
 
-    use millinet_wire::{Packet, UdpHeader, UDP_HEADER_BYTES, IPV4_HEADER_BYTES};
+    use millinet_wire::{Packet, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 
     use super::*;
 

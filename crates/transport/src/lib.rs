@@ -11,4 +11,6 @@ pub mod mptcp;
 pub mod tcp;
 pub mod udp;
 
-pub use tcp::{ConnectionHooks, ConnectionParts, CwndGrowth, LimitedBy, NewRenoVariant, TcpConfig, TcpConnection, TcpError, TcpState, TcpStats};
+pub use tcp::{
+    ConnectionHooks, ConnectionParts, CwndGrowth, LimitedBy, NewRenoVariant, TcpConfig, TcpConnection, TcpError, TcpState, TcpStats,
+};

@@ -170,8 +170,7 @@ mod tests {
 
     #[test]
     fn one_second_carries_the_rate_within_one_packet() {
-        for (rate_bps, payload) in [(1_000_000, 1000), (7_777_777, 1372), (1_000_000_000, 1472), (40_000_000_000, 1472)]
-        {
+        for (rate_bps, payload) in [(1_000_000, 1000), (7_777_777, 1372), (1_000_000_000, 1472), (40_000_000_000, 1472)] {
             let mut src = UdpSource::new(cfg(rate_bps, payload, 3 * S, 4 * S)).unwrap();
             let mut sink = UdpSink::new();
             let times = run(&mut src, &mut sink);

@@ -33,13 +33,7 @@ struct Fluid {
 
 impl Fluid {
     fn new(rate_bps: f64, base_rtt_ns: u64) -> Fluid {
-        Fluid {
-            now_ns: 0,
-            delivered_bytes: 0,
-            queue_bytes: 0.0,
-            rate_bps,
-            base_rtt_ns,
-        }
+        Fluid { now_ns: 0, delivered_bytes: 0, queue_bytes: 0.0, rate_bps, base_rtt_ns }
     }
 
     /// One ACK of one segment.
@@ -48,14 +42,9 @@ impl Fluid {
         let rtt_ns = self.base_rtt_ns as f64 + self.queue_bytes * 8e9 / self.rate_bps;
         let cwnd = cc.cwnd_bytes() as f64;
         let send_bps = (cc.pacing_rate_bps().expect("bbr paces") as f64).min(cwnd * 8e9 / rtt_ns);
-        let deliver_bps = if self.queue_bytes > 0.0 {
-            self.rate_bps
-        } else {
-            send_bps.min(self.rate_bps)
-        };
+        let deliver_bps = if self.queue_bytes > 0.0 { self.rate_bps } else { send_bps.min(self.rate_bps) };
         let dt_ns = MSS as f64 * 8e9 / deliver_bps;
-        self.queue_bytes =
-            (self.queue_bytes + (send_bps - self.rate_bps) * dt_ns / 8e9).clamp(0.0, (cwnd - bdp_bytes).max(0.0));
+        self.queue_bytes = (self.queue_bytes + (send_bps - self.rate_bps) * dt_ns / 8e9).clamp(0.0, (cwnd - bdp_bytes).max(0.0));
         self.now_ns += dt_ns as u64;
         self.delivered_bytes += MSS;
         let in_flight = (send_bps.min(self.rate_bps) * self.base_rtt_ns as f64 / 8e9 + self.queue_bytes).min(cwnd);
@@ -82,10 +71,7 @@ impl Fluid {
 }
 
 fn new_bbr() -> Bbr {
-    Bbr::new(&CcInit {
-        mss_bytes: MSS,
-        initial_cwnd_bytes: 10 * MSS,
-    })
+    Bbr::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS })
 }
 
 #[test]
@@ -106,20 +92,13 @@ fn model_pacing_and_cwnd_follow_the_estimates_and_probe_rtt_comes_every_10_s() {
         }
         if cc.mode() == Mode::ProbeRtt {
             probe_rtt.last_mut().expect("entered").1 = path.now_ns;
-            assert_eq!(
-                cc.cwnd_bytes(),
-                MIN_PIPE_CWND_SEGMENTS * MSS,
-                "PROBE_RTT holds 4 segments"
-            );
+            assert_eq!(cc.cwnd_bytes(), MIN_PIPE_CWND_SEGMENTS * MSS, "PROBE_RTT holds 4 segments");
         }
         if cc.mode() != Mode::ProbeBw {
             continue;
         }
         let bw = cc.btl_bw_bps() as f64;
-        assert!(
-            (bw / PAYLOAD_RATE_BPS - 1.0).abs() < 0.01,
-            "BtlBw {bw} vs {PAYLOAD_RATE_BPS}"
-        );
+        assert!((bw / PAYLOAD_RATE_BPS - 1.0).abs() < 0.01, "BtlBw {bw} vs {PAYLOAD_RATE_BPS}");
         // pacing_rate = pacing_gain × BtlBw × (1 − 1 %).
         let pacing = cc.pacing_rate_bps().expect("paced") as f64;
         let expected = cc.pacing_gain() * bw * PACING_MARGIN;
@@ -137,11 +116,7 @@ fn model_pacing_and_cwnd_follow_the_estimates_and_probe_rtt_comes_every_10_s() {
             gains_seen.push(cc.cycle_index());
         }
     }
-    assert_eq!(
-        &modes[..4],
-        &[Mode::Startup, Mode::Drain, Mode::ProbeBw, Mode::ProbeRtt],
-        "{modes:?}"
-    );
+    assert_eq!(&modes[..4], &[Mode::Startup, Mode::Drain, Mode::ProbeBw, Mode::ProbeRtt], "{modes:?}");
     assert!(checked > 100_000, "cwnd at 2·BDP + 3 MSS on {checked} ACKs");
     gains_seen.sort();
     assert_eq!(gains_seen, (0..8).collect::<Vec<_>>(), "all eight phases of the cycle");
@@ -151,16 +126,8 @@ fn model_pacing_and_cwnd_follow_the_estimates_and_probe_rtt_comes_every_10_s() {
     for (k, &(enter, exit)) in probe_rtt.iter().enumerate() {
         let nominal = (k as u64 + 1) * 10_000 * MS;
         assert!(enter > nominal && enter < nominal + 500 * MS, "entry {k} at {enter}");
-        assert!(
-            exit - enter >= PROBE_RTT_DURATION_NS,
-            "PROBE_RTT {k} lasted {} ns",
-            exit - enter
-        );
-        assert!(
-            exit - enter < PROBE_RTT_DURATION_NS + 5 * RTT_NS,
-            "PROBE_RTT {k} lasted {} ns",
-            exit - enter
-        );
+        assert!(exit - enter >= PROBE_RTT_DURATION_NS, "PROBE_RTT {k} lasted {} ns", exit - enter);
+        assert!(exit - enter < PROBE_RTT_DURATION_NS + 5 * RTT_NS, "PROBE_RTT {k} lasted {} ns", exit - enter);
     }
     // The low delivery rate of PROBE_RTT did not replace the bandwidth estimate.
     assert!((cc.btl_bw_bps() as f64 / PAYLOAD_RATE_BPS - 1.0).abs() < 0.01);
@@ -186,11 +153,7 @@ fn model_isolated_loss_leaves_cwnd_and_pacing_alone() {
     while path.now_ns < t0 + 10 * RTT_NS {
         path.step(&mut cc);
     }
-    assert!(
-        cc.cwnd_bytes() as f64 > 0.9 * cwnd as f64,
-        "{} vs {cwnd}",
-        cc.cwnd_bytes()
-    );
+    assert!(cc.cwnd_bytes() as f64 > 0.9 * cwnd as f64, "{} vs {cwnd}", cc.cwnd_bytes());
 }
 
 #[test]
@@ -262,22 +225,13 @@ const STEADY_FROM_NS: u64 = 5_000 * MS;
 /// Linux BBR's do (from its µs transmit timestamps); RFC 7323 timestamps have a 1 ms clock
 /// here, whose jitter yields occasional new minima that postpone PROBE_RTT.
 fn bulk(queue_packets: usize, duration_ns: u64, lose_offset: Option<u64>) -> Run {
-    let server_cfg = TcpConfig {
-        cc: "bbr".into(),
-        timestamps: false,
-        ..TcpConfig::default()
-    };
+    let server_cfg = TcpConfig { cc: "bbr".into(), timestamps: false, ..TcpConfig::default() };
     let filter = match lose_offset {
         Some(offset) => drop_first_transmission_of(&[offset], server_cfg.iss),
         None => no_loss(),
     };
-    let down = Link::new(RTT_NS / 2)
-        .with_rate(RATE_BPS, queue_packets)
-        .with_filter(filter);
-    let client_cfg = TcpConfig {
-        timestamps: false,
-        ..TcpConfig::default()
-    };
+    let down = Link::new(RTT_NS / 2).with_rate(RATE_BPS, queue_packets).with_filter(filter);
+    let client_cfg = TcpConfig { timestamps: false, ..TcpConfig::default() };
     let mut h = Harness::new(server_cfg, client_cfg, down, Link::new(RTT_NS / 2), u64::MAX, false);
     let mut run = Run {
         goodput_bps: 0.0,
@@ -332,12 +286,7 @@ fn bulk(queue_packets: usize, duration_ns: u64, lose_offset: Option<u64>) -> Run
     run.worst_gain_mismatch = run
         .pacing_over_cwnd_rate
         .iter()
-        .map(|&r| {
-            [1.25, 0.75, 1.0]
-                .iter()
-                .map(|g| (r / (g * PACING_MARGIN) - 1.0).abs())
-                .fold(f64::MAX, f64::min)
-        })
+        .map(|&r| [1.25, 0.75, 1.0].iter().map(|g| (r / (g * PACING_MARGIN) - 1.0).abs()).fold(f64::MAX, f64::min))
         .fold(0.0, f64::max);
     run
 }
@@ -357,16 +306,8 @@ fn report(name: &str, run: &Run) {
 
 /// The steady-state checks common to both buffer sizes.
 fn check_steady_state(name: &str, run: &Run) {
-    assert!(
-        run.goodput_bps >= 0.9 * PAYLOAD_RATE_BPS,
-        "{name}: goodput {:.2} Mbit/s",
-        run.goodput_bps / 1e6
-    );
-    assert!(
-        run.mean_queue_packets <= 1.5 * BDP_PACKETS as f64,
-        "{name}: mean queue {:.1} packets",
-        run.mean_queue_packets
-    );
+    assert!(run.goodput_bps >= 0.9 * PAYLOAD_RATE_BPS, "{name}: goodput {:.2} Mbit/s", run.goodput_bps / 1e6);
+    assert!(run.mean_queue_packets <= 1.5 * BDP_PACKETS as f64, "{name}: mean queue {:.1} packets", run.mean_queue_packets);
     // PROBE_RTT about every 10 s: twice in 26 s, 10 s (+ one PROBE_RTT) apart.
     assert_eq!(run.probe_rtt_entries.len(), 2, "{name}: {:?}", run.probe_rtt_entries);
     let gap = run.probe_rtt_entries[1] - run.probe_rtt_entries[0];
@@ -374,11 +315,7 @@ fn check_steady_state(name: &str, run: &Run) {
     // cwnd ≈ 2 × BDP: the bandwidth it implies at the path's 20 ms RTT, times the cycle's
     // gain and 0.99, is the pacing rate (2 % for the RTT estimate's serialisation delay).
     assert!(!run.pacing_over_cwnd_rate.is_empty());
-    assert!(
-        run.worst_gain_mismatch < 0.02,
-        "{name}: {:.2} %",
-        100.0 * run.worst_gain_mismatch
-    );
+    assert!(run.worst_gain_mismatch < 0.02, "{name}: {:.2} %", 100.0 * run.worst_gain_mismatch);
 }
 
 #[test]

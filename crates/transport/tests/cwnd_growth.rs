@@ -12,11 +12,7 @@ const MSS: u64 = 1400;
 /// The server's application writes 2 segments every 20 ms for 2 s (far below what a
 /// 10-segment window carries on a 20 ms path).
 fn app_limited(growth: CwndGrowth) -> Harness {
-    let server_cfg = TcpConfig {
-        cc: "newreno".into(),
-        cwnd_growth: growth,
-        ..TcpConfig::default()
-    };
+    let server_cfg = TcpConfig { cc: "newreno".into(), cwnd_growth: growth, ..TcpConfig::default() };
     let mut h = Harness::new(server_cfg, TcpConfig::default(), Link::new(10 * MS), Link::new(10 * MS), 0, false);
     assert!(h.run_until(1_000 * MS, |h| h.server.state() == millinet_transport::TcpState::Established));
     for k in 1..=100 {
@@ -54,10 +50,7 @@ fn a_bulk_sender_grows_and_is_cwnd_limited() {
     assert!(s.cwnd_bytes > 100 * MSS, "cwnd grew: {}", s.cwnd_bytes);
     // Time is charged up to the server's last call (ACKs arrive every fraction of a ms).
     let charged: u64 = s.limited_ns.iter().sum();
-    assert!(
-        charged <= h.now_ns() && charged + 5 * MS >= h.now_ns(),
-        "every nanosecond is charged to one cause: {charged}"
-    );
+    assert!(charged <= h.now_ns() && charged + 5 * MS >= h.now_ns(), "every nanosecond is charged to one cause: {charged}");
     // Until the handshake completes (30 ms) the sender has nothing to send (App); then cwnd binds.
     assert!(s.limited_ns[LimitedBy::App as usize] <= 31 * MS, "{:?}", s.limited_ns);
     assert!(s.limited_ns[LimitedBy::Cwnd as usize] >= 2_900 * MS, "{:?}", s.limited_ns);

@@ -35,18 +35,11 @@ const TABLE: [(u64, f64, f64); 22] = [
 ];
 
 fn ack(acked_bytes: u64) -> AckSample {
-    AckSample {
-        acked_bytes,
-        cwnd_limited: true,
-        ..AckSample::default()
-    }
+    AckSample { acked_bytes, cwnd_limited: true, ..AckSample::default() }
 }
 
 fn init(cwnd_segments: u64) -> CcInit {
-    CcInit {
-        mss_bytes: MSS,
-        initial_cwnd_bytes: cwnd_segments * MSS,
-    }
+    CcInit { mss_bytes: MSS, initial_cwnd_bytes: cwnd_segments * MSS }
 }
 
 /// One round trip: a window's worth of one-segment ACKs.
@@ -64,12 +57,7 @@ fn in_congestion_avoidance_at(w: u64, start: u64) -> HighSpeed {
     let flight = ((w * MSS) as f64 / keep).ceil() as u64;
     cc.on_congestion_event(CongestionEvent::FastRetransmit, 0, flight);
     cc.on_recovery_exit(0);
-    assert!(
-        cc.cwnd_bytes().abs_diff(w * MSS) <= 1,
-        "{} vs {}",
-        cc.cwnd_bytes(),
-        w * MSS
-    );
+    assert!(cc.cwnd_bytes().abs_diff(w * MSS) <= 1, "{} vs {}", cc.cwnd_bytes(), w * MSS);
     cc
 }
 
@@ -82,10 +70,7 @@ fn increase_per_rtt_and_decrease_factor_match_the_rfc_table() {
         let b = 1.0 - cc.ssthresh_bytes() as f64 / (w * MSS) as f64;
         assert_eq!(cc.cwnd_bytes(), cc.ssthresh_bytes());
         // The table rounds b to two decimals.
-        assert!(
-            (b - b_table).abs() <= 0.005 + 1e-6,
-            "w = {w}: b = {b:.4}, table {b_table}"
-        );
+        assert!((b - b_table).abs() <= 0.005 + 1e-6, "w = {w}: b = {b:.4}, table {b_table}");
         // Increase: one RTT of ACKs in congestion avoidance at window w adds a(w)
         // segments (less a hair: the window grows during the RTT); the table rounds a.
         let mut cc = in_congestion_avoidance_at(w, w);
@@ -132,11 +117,7 @@ fn reno_up_to_low_window() {
     let mut prev = 15 * MSS;
     for (k, (h, r)) in hs_trace[2..10].iter().zip(&reno_trace[2..10]).enumerate() {
         assert_eq!(*r, (16 + k as u64) * MSS, "NewReno: +1 segment per RTT");
-        assert!(
-            (MSS * 9 / 10..=MSS).contains(&(h - prev)),
-            "RTT {k}: highspeed grew {} bytes",
-            h - prev
-        );
+        assert!((MSS * 9 / 10..=MSS).contains(&(h - prev)), "RTT {k}: highspeed grew {} bytes", h - prev);
         prev = *h;
     }
 }

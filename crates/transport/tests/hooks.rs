@@ -154,7 +154,8 @@ fn a_receive_window_cap_bounds_the_senders_flight() {
         let mut h = h.recording();
         assert!(h.run_to_completion(60_000 * MS));
         let max_flight = h.server_log().iter().map(|s| s.stats.bytes_in_flight).max().unwrap();
-        let max_window = h.sent().iter().filter(|s| s.from == Side::Client).skip(1).map(|s| s.packet.tcp_header().unwrap().window).max().unwrap();
+        let max_window =
+            h.sent().iter().filter(|s| s.from == Side::Client).skip(1).map(|s| s.packet.tcp_header().unwrap().window).max().unwrap();
         (max_flight, max_window as u64)
     };
     let (uncapped_flight, _) = run(None);

@@ -173,11 +173,17 @@ struct Run {
 fn run(cfg: MptcpConfig, paths: [PathSpec; PATHS], checkpoints_ns: &[u64], fail_at: Option<usize>) -> Run {
     let mut syns = Vec::new();
     let addrs: Vec<_> = (0..PATHS).map(|k| (client_addr(k), server_addr(k))).collect();
-    let mut client_conn = MptcpConnection::connect(MptcpConfig { seed: cfg.seed + 1, ..cfg.clone() }, &addrs, 0, &mut syns)
-        .expect("valid configuration");
+    let mut client_conn =
+        MptcpConnection::connect(MptcpConfig { seed: cfg.seed + 1, ..cfg.clone() }, &addrs, 0, &mut syns).expect("valid configuration");
     client_conn.send(0, TOTAL_BYTES, &mut syns);
     client_conn.close(0, &mut syns);
-    let endpoint = |conn, local_ips, close_after_peer| Endpoint { conn, local_ips, check: DataCheck::default(), scratch: Vec::new(), close_after_peer };
+    let endpoint = |conn, local_ips, close_after_peer| Endpoint {
+        conn,
+        local_ips,
+        check: DataCheck::default(),
+        scratch: Vec::new(),
+        close_after_peer,
+    };
     let mut client = endpoint(client_conn, [*client_addr(0).ip(), *client_addr(1).ip()], false);
     let server_conn = MptcpConnection::listen(cfg).expect("valid configuration");
     let mut server = endpoint(server_conn, [*server_addr(0).ip(), *server_addr(1).ip()], true);
@@ -564,7 +570,12 @@ const EXCHANGE_BYTES: u64 = 300_000;
 fn a_join_whose_syn_ack_hmac_is_wrong_is_refused_and_carries_nothing() {
     let bad_syn_ack = |o| match o {
         MptcpOption::MpJoin(MpJoin::SynAck { backup, address_id, sender_truncated_hmac, sender_random_number }) => {
-            Some(MptcpOption::MpJoin(MpJoin::SynAck { backup, address_id, sender_truncated_hmac: sender_truncated_hmac ^ 1, sender_random_number }))
+            Some(MptcpOption::MpJoin(MpJoin::SynAck {
+                backup,
+                address_id,
+                sender_truncated_hmac: sender_truncated_hmac ^ 1,
+                sender_random_number,
+            }))
         }
         _ => None,
     };

@@ -31,10 +31,7 @@ fn run_until_acked(h: &mut Harness) {
 
 fn retransmitted_offsets(h: &Harness) -> Vec<u64> {
     let mut seen = std::collections::HashSet::new();
-    h.server_data()
-        .filter(|s| !seen.insert(h.offset_of(&s.packet)))
-        .map(|s| h.offset_of(&s.packet) / MSS)
-        .collect()
+    h.server_data().filter(|s| !seen.insert(h.offset_of(&s.packet))).map(|s| h.offset_of(&s.packet) / MSS).collect()
 }
 
 #[test]
@@ -138,19 +135,10 @@ fn partial_acks(variant: NewRenoVariant) -> (Harness, Vec<ServerSnapshot>) {
     assert!(h.run_to_completion(60_000 * MS));
     let s = h.server.stats();
     assert_eq!((s.fast_retransmits, s.rtos), (1, 0), "{variant:?}");
-    assert_eq!(
-        retransmitted_offsets(&h),
-        vec![0, 3, 6],
-        "{variant:?}: each partial ACK retransmits the next hole"
-    );
+    assert_eq!(retransmitted_offsets(&h), vec![0, 3, 6], "{variant:?}: each partial ACK retransmits the next hole");
     let iss = h.server_iss;
-    let first_ack_of = |k: u64| {
-        h.server_log()
-            .iter()
-            .find(|e| e.ack == Some(iss.wrapping_add(1 + (k * MSS) as u32)))
-            .cloned()
-            .expect("partial ACK seen")
-    };
+    let first_ack_of =
+        |k: u64| h.server_log().iter().find(|e| e.ack == Some(iss.wrapping_add(1 + (k * MSS) as u32))).cloned().expect("partial ACK seen");
     let partial = vec![first_ack_of(3), first_ack_of(6)];
     (h, partial)
 }
@@ -174,11 +162,7 @@ fn impatient_rearms_the_rto_on_the_first_partial_ack_only() {
 
 /// Times at which the server retransmitted the segment at stream offset `offset`.
 fn retransmission_times(h: &Harness, offset: u64) -> Vec<u64> {
-    h.server_data()
-        .filter(|s| h.offset_of(&s.packet) == offset)
-        .map(|s| s.time_ns)
-        .skip(1)
-        .collect()
+    h.server_data().filter(|s| h.offset_of(&s.packet) == offset).map(|s| s.time_ns).skip(1).collect()
 }
 
 fn blackhole(min_rto_ns: u64, max_rto_ns: u64, from_ns: u64, until_ns: u64) -> Harness {
@@ -186,10 +170,7 @@ fn blackhole(min_rto_ns: u64, max_rto_ns: u64, from_ns: u64, until_ns: u64) -> H
     server_cfg.min_rto_ns = min_rto_ns;
     server_cfg.max_rto_ns = max_rto_ns;
     // A 1 MB receive buffer bounds the window of this bulk transfer.
-    let client_cfg = TcpConfig {
-        rcv_buf_bytes: 1 << 20,
-        ..cfg("newreno", true)
-    };
+    let client_cfg = TcpConfig { rcv_buf_bytes: 1 << 20, ..cfg("newreno", true) };
     let filter: Filter = Box::new(move |now, pkt| !(now >= from_ns && now < until_ns && pkt.payload_bytes > 0));
     // No bottleneck: the RTT stays 20 ms, so the base RTO is the minimum.
     let down = Link::new(10 * MS).with_filter(filter);
@@ -206,25 +187,16 @@ fn blackhole(min_rto_ns: u64, max_rto_ns: u64, from_ns: u64, until_ns: u64) -> H
 
 #[test]
 fn rto_doubles_on_back_to_back_timeouts_within_min_and_max() {
-    for (min_rto, max_rto, expected_gaps) in [
-        (200 * MS, 1_600 * MS, vec![400, 800, 1_600, 1_600, 1_600]),
-        (1_000 * MS, 4_000 * MS, vec![2_000, 4_000, 4_000]),
-    ] {
+    for (min_rto, max_rto, expected_gaps) in
+        [(200 * MS, 1_600 * MS, vec![400, 800, 1_600, 1_600, 1_600]), (1_000 * MS, 4_000 * MS, vec![2_000, 4_000, 4_000])]
+    {
         let outage_end = 300 * MS + expected_gaps.iter().sum::<u64>() * MS + min_rto + 50 * MS;
         let h = blackhole(min_rto, max_rto, 300 * MS, outage_end);
         // The first segment sent into the outage is the one the timeouts retransmit.
-        let first_lost = h
-            .server_data()
-            .find(|s| s.time_ns >= 300 * MS)
-            .map(|s| h.offset_of(&s.packet))
-            .expect("data in the outage");
+        let first_lost = h.server_data().find(|s| s.time_ns >= 300 * MS).map(|s| h.offset_of(&s.packet)).expect("data in the outage");
         let times = retransmission_times(&h, first_lost);
         let gaps: Vec<u64> = times.windows(2).map(|w| (w[1] - w[0]) / MS).collect();
-        assert_eq!(
-            gaps[..expected_gaps.len()],
-            expected_gaps[..],
-            "min {min_rto} max {max_rto}: retransmission gaps {gaps:?}"
-        );
+        assert_eq!(gaps[..expected_gaps.len()], expected_gaps[..], "min {min_rto} max {max_rto}: retransmission gaps {gaps:?}");
         let s = h.server.stats();
         assert!(s.rtos as usize > expected_gaps.len(), "one timeout per retransmission");
         assert_eq!(s.rto_ns, min_rto, "backoff is reset once new data is acknowledged");

@@ -31,8 +31,7 @@ fn transfer(cc: &str, loss: Loss, sack: bool, delayed_ack: bool, iss: u32, seed:
     assert!(h.run_to_completion(600_000 * MS), "{label}: delivered {} of {FILE_BYTES}", h.delivered_bytes());
     // The stream ends: the client sees the FIN, and the server's FIN is acknowledged.
     assert!(
-        h.run_until(700_000 * MS, |h| h.client.state() == TcpState::CloseWait
-            && h.server.state() == TcpState::FinWait2),
+        h.run_until(700_000 * MS, |h| h.client.state() == TcpState::CloseWait && h.server.state() == TcpState::FinWait2),
         "{label}: teardown"
     );
     let s = h.server.stats();
@@ -75,14 +74,7 @@ fn sequence_numbers_wrap_during_the_transfer() {
 #[test]
 fn clean_path_fills_the_bottleneck_and_tears_down() {
     let down = Link::new(10 * MS).with_rate(20_000_000, 100_000);
-    let mut h = Harness::new(
-        config("cubic", true, true),
-        config("cubic", true, true),
-        down,
-        Link::new(10 * MS),
-        5_000_000,
-        true,
-    );
+    let mut h = Harness::new(config("cubic", true, true), config("cubic", true, true), down, Link::new(10 * MS), 5_000_000, true);
     assert!(h.run_to_completion(60_000 * MS));
     let s = h.server.stats().clone();
     assert_eq!((s.retransmitted_segments, s.rtos), (0, 0));

@@ -17,10 +17,7 @@ fn all_algorithms_deliver_the_stream_over_a_switching_bottleneck() {
     let names: Vec<&str> = REGISTRY.iter().map(|entry| entry.0).collect();
     assert_eq!(names, ["newreno", "cubic", "highspeed", "bbr", "lia", "olia", "balia"]);
     for name in names {
-        let cfg = TcpConfig {
-            cc: name.into(),
-            ..TcpConfig::default()
-        };
+        let cfg = TcpConfig { cc: name.into(), ..TcpConfig::default() };
         // 100 packets of buffer: about 3 BDPs at R, 30 at R/10 (20 ms RTT).
         let down = Link::new(10 * MS).with_rate(RATE_BPS, 100);
         let mut h = Harness::new(cfg, TcpConfig::default(), down, Link::new(10 * MS), FILE_BYTES, true);
@@ -40,9 +37,6 @@ fn all_algorithms_deliver_the_stream_over_a_switching_bottleneck() {
             s.rtos
         );
         assert_eq!(h.delivered_bytes(), FILE_BYTES, "{name}: the whole stream, in order");
-        assert!(
-            h.down().dropped_by_queue > 0 || name == "bbr",
-            "{name}: the rate drops cost losses"
-        );
+        assert!(h.down().dropped_by_queue > 0 || name == "bbr", "{name}: the rate drops cost losses");
     }
 }

@@ -82,11 +82,7 @@ pub fn update_u16(checksum: u16, old: u16, new: u16) -> u16 {
 /// treated as its two 16-bit words.
 #[inline]
 pub fn update_u32(checksum: u16, old: u32, new: u32) -> u16 {
-    let sum = (!checksum) as u64
-        + (!(old >> 16) as u16) as u64
-        + (!(old as u16)) as u64
-        + (new >> 16) as u64
-        + (new as u16) as u64;
+    let sum = (!checksum) as u64 + (!(old >> 16) as u16) as u64 + (!(old as u16)) as u64 + (new >> 16) as u64 + (new as u16) as u64;
     !fold(sum)
 }
 
@@ -205,10 +201,8 @@ mod tests {
 
     #[test]
     fn checksum_over_data_with_its_checksum_verifies() {
-        let mut data = vec![
-            0x45, 0x00, 0x00, 0x3c, 0x1c, 0x46, 0x40, 0x00, 0x40, 0x06, 0, 0, 0xac, 0x10, 0x0a, 0x63, 0xac, 0x10, 0x0a,
-            0x0c,
-        ];
+        let mut data =
+            vec![0x45, 0x00, 0x00, 0x3c, 0x1c, 0x46, 0x40, 0x00, 0x40, 0x06, 0, 0, 0xac, 0x10, 0x0a, 0x63, 0xac, 0x10, 0x0a, 0x0c];
         let c = internet_checksum(&data);
         // A textbook IPv4 header whose checksum is known to be b1e6.
         assert_eq!(c, 0xb1e6);

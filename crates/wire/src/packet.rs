@@ -72,16 +72,7 @@ pub struct Packet {
 impl Packet {
     /// A packet with default IP fields (TTL 64, no ECN) and no simulator metadata.
     pub fn new(src: Ipv4Addr, dst: Ipv4Addr, transport: Transport, payload_bytes: u32) -> Packet {
-        Packet {
-            src,
-            dst,
-            ip_id: 0,
-            ttl: 64,
-            ecn: 0,
-            transport,
-            payload_bytes,
-            meta: Meta { flow: u32::MAX, ..Meta::default() },
-        }
+        Packet { src, dst, ip_id: 0, ttl: 64, ecn: 0, transport, payload_bytes, meta: Meta { flow: u32::MAX, ..Meta::default() } }
     }
 
     pub fn tcp(src: Ipv4Addr, dst: Ipv4Addr, header: TcpHeader, payload_bytes: u32) -> Packet {

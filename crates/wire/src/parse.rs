@@ -6,9 +6,7 @@
 use std::net::Ipv4Addr;
 
 use crate::checksum::{self, Checksum};
-use crate::emit::{
-    IPPROTO_TCP, IPPROTO_UDP, OPT_EOL, OPT_MSS, OPT_NOP, OPT_SACK, OPT_SACK_PERMITTED, OPT_TIMESTAMPS, OPT_WSCALE,
-};
+use crate::emit::{IPPROTO_TCP, IPPROTO_UDP, OPT_EOL, OPT_MSS, OPT_NOP, OPT_SACK, OPT_SACK_PERMITTED, OPT_TIMESTAMPS, OPT_WSCALE};
 use crate::packet::{Packet, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::tcp::{SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps, TCP_HEADER_BYTES};
 
@@ -278,9 +276,7 @@ fn parse_options(bytes: &[u8]) -> Result<TcpOptions, ParseError> {
                 }
             }
             (OPT_MSS | OPT_WSCALE | OPT_SACK_PERMITTED | OPT_TIMESTAMPS | OPT_SACK, _) => return Err(malformed),
-            _ => opts
-                .push_raw(&bytes[at..at + len])
-                .map_err(|_| ParseError::UnknownTcpOptionsTooLong { offset: TCP_HDR + at, kind })?,
+            _ => opts.push_raw(&bytes[at..at + len]).map_err(|_| ParseError::UnknownTcpOptionsTooLong { offset: TCP_HDR + at, kind })?,
         }
         at += len;
     }

@@ -4,8 +4,8 @@
 use std::net::Ipv4Addr;
 
 use millinet_wire::mptcp::{
-    AddAddr, CapableFlags, CapableForm, DataSeq, Dss, DssMapping, MpCapable, MpFail, MpFastclose, MpJoin, MpPrio,
-    MpTcpRst, MptcpError, MptcpOption, RemoveAddr, Subtype, MAX_REMOVE_ADDR_IDS,
+    AddAddr, CapableFlags, CapableForm, DataSeq, Dss, DssMapping, MpCapable, MpFail, MpFastclose, MpJoin, MpPrio, MpTcpRst, MptcpError,
+    MptcpOption, RemoveAddr, Subtype, MAX_REMOVE_ADDR_IDS,
 };
 
 const KEY_A: u64 = 0x0102_0304_0506_0708;
@@ -22,13 +22,7 @@ fn capable(flags: CapableFlags, form: CapableForm) -> MptcpOption {
 }
 
 fn mapping(dsn: DataSeq, checksum: Option<u16>, data_fin: bool) -> DssMapping {
-    DssMapping {
-        data_sequence_number: dsn,
-        subflow_sequence_number: 0x0a0b_0c0d,
-        data_level_length: 1400,
-        checksum,
-        data_fin,
-    }
+    DssMapping { data_sequence_number: dsn, subflow_sequence_number: 0x0a0b_0c0d, data_level_length: 1400, checksum, data_fin }
 }
 
 #[test]
@@ -60,8 +54,7 @@ fn mp_capable_bytes_follow_figure_4() {
         0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, // Option Receiver's Key
         0x03, 0xe8,                                     // Data-Level Length 1000
     ]);
-    let data =
-        CapableForm::Data { sender_key: KEY_A, receiver_key: KEY_B, data_level_length: 1000, checksum: Some(0xbeef) };
+    let data = CapableForm::Data { sender_key: KEY_A, receiver_key: KEY_B, data_level_length: 1000, checksum: Some(0xbeef) };
     #[rustfmt::skip]
     check(capable(CapableFlags::A | sha256, data), &[
         30, 24, 0x01, 0x81,
@@ -74,8 +67,7 @@ fn mp_capable_bytes_follow_figure_4() {
 
 #[test]
 fn mp_join_bytes_follow_figures_5_to_7() {
-    let syn =
-        MpJoin::Syn { backup: true, address_id: 3, receiver_token: 0xa1b2_c3d4, sender_random_number: 0x0102_0304 };
+    let syn = MpJoin::Syn { backup: true, address_id: 3, receiver_token: 0xa1b2_c3d4, sender_random_number: 0x0102_0304 };
     #[rustfmt::skip]
     check(MptcpOption::MpJoin(syn), &[
         30, 12,
@@ -84,12 +76,8 @@ fn mp_join_bytes_follow_figures_5_to_7() {
         0xa1, 0xb2, 0xc3, 0xd4, // Receiver's Token
         0x01, 0x02, 0x03, 0x04, // Sender's Random Number
     ]);
-    let syn_ack = MpJoin::SynAck {
-        backup: false,
-        address_id: 0,
-        sender_truncated_hmac: 0xfedc_ba98_7654_3210,
-        sender_random_number: 0x0506_0708,
-    };
+    let syn_ack =
+        MpJoin::SynAck { backup: false, address_id: 0, sender_truncated_hmac: 0xfedc_ba98_7654_3210, sender_random_number: 0x0506_0708 };
     #[rustfmt::skip]
     check(MptcpOption::MpJoin(syn_ack), &[
         30, 16,
@@ -156,12 +144,8 @@ fn dss_bytes_follow_figure_9() {
 
 #[test]
 fn path_management_bytes_follow_figures_11_to_13() {
-    let announce = AddAddr {
-        address_id: 4,
-        address: Ipv4Addr::new(10, 45, 0, 3),
-        port: Some(8080),
-        truncated_hmac: Some(0x0102_0304_0506_0708),
-    };
+    let announce =
+        AddAddr { address_id: 4, address: Ipv4Addr::new(10, 45, 0, 3), port: Some(8080), truncated_hmac: Some(0x0102_0304_0506_0708) };
     #[rustfmt::skip]
     check(MptcpOption::AddAddr(announce), &[
         30, 18,
@@ -223,30 +207,12 @@ fn every_form() -> Vec<MptcpOption> {
             CapableFlags::A | CapableFlags::H,
             CapableForm::Data { sender_key: KEY_A, receiver_key: KEY_B, data_level_length: 0, checksum: Some(0) },
         ),
-        capable(
-            CapableFlags::H,
-            CapableForm::Data { sender_key: 0, receiver_key: 0, data_level_length: u16::MAX, checksum: None },
-        ),
+        capable(CapableFlags::H, CapableForm::Data { sender_key: 0, receiver_key: 0, data_level_length: u16::MAX, checksum: None }),
         MptcpOption::MpJoin(MpJoin::Syn { backup: false, address_id: 255, receiver_token: 1, sender_random_number: 2 }),
-        MptcpOption::MpJoin(MpJoin::SynAck {
-            backup: true,
-            address_id: 1,
-            sender_truncated_hmac: 3,
-            sender_random_number: 4,
-        }),
+        MptcpOption::MpJoin(MpJoin::SynAck { backup: true, address_id: 1, sender_truncated_hmac: 3, sender_random_number: 4 }),
         MptcpOption::MpJoin(MpJoin::Ack { sender_hmac: [0xab; 20] }),
-        MptcpOption::AddAddr(AddAddr {
-            address_id: 0,
-            address: Ipv4Addr::BROADCAST,
-            port: Some(0),
-            truncated_hmac: Some(u64::MAX),
-        }),
-        MptcpOption::AddAddr(AddAddr {
-            address_id: 9,
-            address: Ipv4Addr::UNSPECIFIED,
-            port: None,
-            truncated_hmac: None,
-        }),
+        MptcpOption::AddAddr(AddAddr { address_id: 0, address: Ipv4Addr::BROADCAST, port: Some(0), truncated_hmac: Some(u64::MAX) }),
+        MptcpOption::AddAddr(AddAddr { address_id: 9, address: Ipv4Addr::UNSPECIFIED, port: None, truncated_hmac: None }),
         MptcpOption::RemoveAddr(RemoveAddr::new(&[7]).unwrap()),
         MptcpOption::RemoveAddr(RemoveAddr::new(&[3; MAX_REMOVE_ADDR_IDS]).unwrap()),
         MptcpOption::MpPrio(MpPrio { backup: true }),
@@ -271,8 +237,7 @@ fn every_form() -> Vec<MptcpOption> {
 /// The length RFC 8684 gives a DSS: 4, the DATA_ACK, then the mapping (§3.3, Figure 9).
 fn dss_length(dss: &Dss) -> usize {
     let seq = |s: DataSeq| if matches!(s, DataSeq::U64(_)) { 8 } else { 4 };
-    4 + dss.data_ack.map_or(0, seq)
-        + dss.mapping.map_or(0, |m| seq(m.data_sequence_number) + 6 + m.checksum.map_or(0, |_| 2))
+    4 + dss.data_ack.map_or(0, seq) + dss.mapping.map_or(0, |m| seq(m.data_sequence_number) + 6 + m.checksum.map_or(0, |_| 2))
 }
 
 #[test]

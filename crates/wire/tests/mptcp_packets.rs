@@ -4,12 +4,9 @@
 use std::net::Ipv4Addr;
 
 use millinet_wire::mptcp::{
-    AddAddr, CapableFlags, CapableForm, DataSeq, Dss, DssMapping, MpCapable, MpJoin, MpPrio, MpTcpRst, MptcpError,
-    MptcpOption, RemoveAddr,
+    AddAddr, CapableFlags, CapableForm, DataSeq, Dss, DssMapping, MpCapable, MpJoin, MpPrio, MpTcpRst, MptcpError, MptcpOption, RemoveAddr,
 };
-use millinet_wire::{
-    emit, parse, Packet, ParseError, RawOptionError, SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps,
-};
+use millinet_wire::{emit, parse, Packet, ParseError, RawOptionError, SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps};
 
 const CLIENT: Ipv4Addr = Ipv4Addr::new(10, 45, 0, 2);
 const SERVER: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);
@@ -23,13 +20,7 @@ fn ts_only() -> TcpOptions {
 }
 
 fn syn_options() -> TcpOptions {
-    TcpOptions {
-        mss: Some(1460),
-        window_scale: Some(7),
-        sack_permitted: true,
-        timestamps: ts(),
-        ..TcpOptions::default()
-    }
+    TcpOptions { mss: Some(1460), window_scale: Some(7), sack_permitted: true, timestamps: ts(), ..TcpOptions::default() }
 }
 
 fn with_mptcp(mut options: TcpOptions, mptcp: &[MptcpOption]) -> TcpOptions {
@@ -88,15 +79,9 @@ fn handshake_and_data_options_survive_emit_and_parse() {
     let flags = CapableFlags::A | CapableFlags::H;
     let capable = |form| MptcpOption::MpCapable(MpCapable { flags, form });
     let keys = capable(CapableForm::Ack { sender_key: KEY_A, receiver_key: KEY_B });
-    let first_data = capable(CapableForm::Data {
-        sender_key: KEY_A,
-        receiver_key: KEY_B,
-        data_level_length: 100,
-        checksum: Some(1),
-    });
+    let first_data = capable(CapableForm::Data { sender_key: KEY_A, receiver_key: KEY_B, data_level_length: 100, checksum: Some(1) });
     let join_syn = MpJoin::Syn { backup: true, address_id: 2, receiver_token: 0xa1b2_c3d4, sender_random_number: 5 };
-    let join_syn_ack =
-        MpJoin::SynAck { backup: false, address_id: 0, sender_truncated_hmac: 6, sender_random_number: 7 };
+    let join_syn_ack = MpJoin::SynAck { backup: false, address_id: 0, sender_truncated_hmac: 6, sender_random_number: 7 };
     let join_ack = MpJoin::Ack { sender_hmac: [9; 20] };
     let (syn, syn_ack, ack) = (TcpFlags::SYN, TcpFlags::SYN | TcpFlags::ACK, TcpFlags::ACK);
     let cases = [
@@ -140,10 +125,7 @@ fn several_options_on_one_segment_read_back_in_order() {
     mixed.push_raw(&[30, 4, 0x90, 0]).unwrap();
     mixed.push_mptcp(&MptcpOption::MpPrio(MpPrio { backup: true })).unwrap();
     let read: Vec<_> = mixed.mptcp_options().collect();
-    assert_eq!(
-        read,
-        [Err(MptcpError::UnknownSubtype { subtype: 9 }), Ok(MptcpOption::MpPrio(MpPrio { backup: true }))]
-    );
+    assert_eq!(read, [Err(MptcpError::UnknownSubtype { subtype: 9 }), Ok(MptcpOption::MpPrio(MpPrio { backup: true }))]);
     assert_eq!(TcpOptions::default().mptcp_options().count(), 0);
 }
 
@@ -228,8 +210,5 @@ fn a_long_dss_beside_a_sack_block_is_refused_by_parse_with_a_typed_error() {
     let total_length = buf.len() as u16;
     buf[2..4].copy_from_slice(&total_length.to_be_bytes());
     buf[32] = 0xf0; // data offset: 15 words
-    assert_eq!(
-        parse(&buf, false).map(|_| ()),
-        Err(ParseError::UnknownTcpOptionsTooLong { offset: 20 + 28 + 2, kind: 5 })
-    );
+    assert_eq!(parse(&buf, false).map(|_| ()), Err(ParseError::UnknownTcpOptionsTooLong { offset: 20 + 28 + 2, kind: 5 }));
 }

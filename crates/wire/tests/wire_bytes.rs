@@ -4,8 +4,8 @@ use std::net::Ipv4Addr;
 
 use millinet_wire::checksum::{internet_checksum, Checksum};
 use millinet_wire::{
-    emit, emit_headers, header_bytes, parse, rewrite_tcp_window, EmitError, Packet, ParseError, SackBlock, TcpFlags,
-    TcpHeader, TcpOptions, Timestamps, UdpHeader, MAX_HEADER_BYTES,
+    emit, emit_headers, header_bytes, parse, rewrite_tcp_window, EmitError, Packet, ParseError, SackBlock, TcpFlags, TcpHeader, TcpOptions,
+    Timestamps, UdpHeader, MAX_HEADER_BYTES,
 };
 
 /// xorshift64*: a tiny seeded generator so failures reproduce.
@@ -43,8 +43,7 @@ fn options(mss: bool, ws: bool, sack_permitted: bool, ts: bool, sack_count: u8) 
 }
 
 fn tcp_packet(opts: TcpOptions, payload_bytes: u32) -> Packet {
-    let h =
-        TcpHeader { src_port: 443, dst_port: 50000, seq: 1, ack: 2, flags: TcpFlags::ACK, window: 512, options: opts };
+    let h = TcpHeader { src_port: 443, dst_port: 50000, seq: 1, ack: 2, flags: TcpFlags::ACK, window: 512, options: opts };
     Packet::tcp(A, B, h, payload_bytes)
 }
 

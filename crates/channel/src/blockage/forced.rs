@@ -30,21 +30,14 @@ pub struct ForcedEvents {
 
 impl ForcedEvents {
     pub fn new(events: &[ForcedEvent]) -> Self {
-        let mut cuts: Vec<u64> = events
-            .iter()
-            .filter(|e| e.duration_ns > 0)
-            .flat_map(|e| [e.start_ns, e.start_ns.saturating_add(e.duration_ns)])
-            .collect();
+        let mut cuts: Vec<u64> =
+            events.iter().filter(|e| e.duration_ns > 0).flat_map(|e| [e.start_ns, e.start_ns.saturating_add(e.duration_ns)]).collect();
         cuts.sort_unstable();
         cuts.dedup();
         let mut spans: Vec<(u64, u64, ForcedKind)> = Vec::new();
         for w in cuts.windows(2) {
             let (a, b) = (w[0], w[1]);
-            let kind = events
-                .iter()
-                .filter(|e| e.start_ns <= a && a < e.start_ns.saturating_add(e.duration_ns))
-                .map(|e| e.kind)
-                .max();
+            let kind = events.iter().filter(|e| e.start_ns <= a && a < e.start_ns.saturating_add(e.duration_ns)).map(|e| e.kind).max();
             match (kind, spans.last_mut()) {
                 (Some(k), Some(last)) if last.1 == a && last.2 == k => last.1 = b,
                 (Some(k), _) => spans.push((a, b, k)),
@@ -56,22 +49,14 @@ impl ForcedEvents {
 
     /// The event in force at `now_ns`, if any.
     pub fn active(&mut self, now_ns: u64) -> Option<ForcedKind> {
-        if self.cursor > 0
-            && self
-                .spans
-                .get(self.cursor - 1)
-                .is_some_and(|s| now_ns < s.1)
-        {
+        if self.cursor > 0 && self.spans.get(self.cursor - 1).is_some_and(|s| now_ns < s.1) {
             // Time went back: find the position again.
             self.cursor = self.spans.partition_point(|s| s.1 <= now_ns);
         }
         while self.spans.get(self.cursor).is_some_and(|s| s.1 <= now_ns) {
             self.cursor += 1;
         }
-        self.spans
-            .get(self.cursor)
-            .filter(|s| s.0 <= now_ns)
-            .map(|s| s.2)
+        self.spans.get(self.cursor).filter(|s| s.0 <= now_ns).map(|s| s.2)
     }
 
     /// Whether any event includes an NLOS period (not meaningful on a trace).
@@ -87,20 +72,12 @@ mod tests {
     const MS: u64 = 1_000_000;
 
     fn ev(start_ms: u64, dur_ms: u64, kind: ForcedKind) -> ForcedEvent {
-        ForcedEvent {
-            start_ns: start_ms * MS,
-            duration_ns: dur_ms * MS,
-            kind,
-        }
+        ForcedEvent { start_ns: start_ms * MS, duration_ns: dur_ms * MS, kind }
     }
 
     #[test]
     fn outage_wins_over_nlos_and_ends_are_exclusive() {
-        let mut f = ForcedEvents::new(&[
-            ev(100, 400, ForcedKind::Nlos),
-            ev(200, 100, ForcedKind::Outage),
-            ev(1000, 0, ForcedKind::Outage),
-        ]);
+        let mut f = ForcedEvents::new(&[ev(100, 400, ForcedKind::Nlos), ev(200, 100, ForcedKind::Outage), ev(1000, 0, ForcedKind::Outage)]);
         let at = |f: &mut ForcedEvents, ms: u64| f.active(ms * MS);
         assert_eq!(at(&mut f, 99), None);
         assert_eq!(at(&mut f, 100), Some(ForcedKind::Nlos));
@@ -115,10 +92,7 @@ mod tests {
 
     #[test]
     fn adjacent_events_of_one_kind_merge() {
-        let f = ForcedEvents::new(&[
-            ev(0, 10, ForcedKind::Outage),
-            ev(10, 10, ForcedKind::Outage),
-        ]);
+        let f = ForcedEvents::new(&[ev(0, 10, ForcedKind::Outage), ev(10, 10, ForcedKind::Outage)]);
         assert_eq!(f.spans, vec![(0, 20 * MS, ForcedKind::Outage)]);
     }
 }

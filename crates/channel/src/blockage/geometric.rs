@@ -15,13 +15,7 @@ pub struct GeometricBlockage {
 
 impl GeometricBlockage {
     pub fn new(obstacles: &[Rect], area: &Rect) -> Self {
-        GeometricBlockage {
-            obstacles: obstacles
-                .iter()
-                .filter(|o| o.overlaps(area))
-                .copied()
-                .collect(),
-        }
+        GeometricBlockage { obstacles: obstacles.iter().filter(|o| o.overlaps(area)).copied().collect() }
     }
 }
 
@@ -45,14 +39,8 @@ mod tests {
         let mut g = GeometricBlockage::new(&[near, far], &area);
         assert_eq!(g.obstacles, vec![near]);
         let geo = |x| LinkGeometry {
-            cell: Antenna {
-                pos: Point2::new(25.0, 100.0),
-                height_m: 10.0,
-            },
-            ue: Antenna {
-                pos: Point2::new(x, 0.0),
-                height_m: 1.5,
-            },
+            cell: Antenna { pos: Point2::new(25.0, 100.0), height_m: 10.0 },
+            ue: Antenna { pos: Point2::new(x, 0.0), height_m: 1.5 },
             d2d_m: 100.0,
         };
         assert!(!g.is_los(0, &geo(25.0)));

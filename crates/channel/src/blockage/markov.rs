@@ -26,19 +26,8 @@ pub struct MarkovBlockage {
 }
 
 impl MarkovBlockage {
-    pub fn new(
-        lambda_per_s: f64,
-        scenario: Scenario,
-        h_ut_m: f64,
-        rng: Xoshiro256PlusPlus,
-    ) -> Self {
-        MarkovBlockage {
-            lambda_per_s,
-            scenario,
-            h_ut_m,
-            rng,
-            state: None,
-        }
+    pub fn new(lambda_per_s: f64, scenario: Scenario, h_ut_m: f64, rng: Xoshiro256PlusPlus) -> Self {
+        MarkovBlockage { lambda_per_s, scenario, h_ut_m, rng, state: None }
     }
 
     /// Length of a sojourn in `los` starting now. The rate uses the UE's d2D
@@ -47,11 +36,7 @@ impl MarkovBlockage {
     /// matters for very fast UEs. P_LOS = 1 (d2D ≤ 18 m) gives μ = ∞: NLOS
     /// sojourns of zero length, i.e. always LOS.
     fn sojourn_ns(&mut self, los: bool, p_los: f64) -> u64 {
-        let rate = if los {
-            self.lambda_per_s
-        } else {
-            self.lambda_per_s * p_los / (1.0 - p_los)
-        };
+        let rate = if los { self.lambda_per_s } else { self.lambda_per_s * p_los / (1.0 - p_los) };
         let e: f64 = Exp1.sample(&mut self.rng);
         // `as` saturates: an infinite sojourn becomes u64::MAX (never ends).
         (e / rate * NS_PER_S) as u64
@@ -86,29 +71,15 @@ mod tests {
     use rand_core::SeedableRng;
 
     fn geo(d2d_m: f64) -> LinkGeometry {
-        let a = Antenna {
-            pos: Point2::new(0.0, 0.0),
-            height_m: 10.0,
-        };
-        LinkGeometry {
-            cell: a,
-            ue: a,
-            d2d_m,
-        }
+        let a = Antenna { pos: Point2::new(0.0, 0.0), height_m: 10.0 };
+        LinkGeometry { cell: a, ue: a, d2d_m }
     }
 
     /// Fraction of 10 ms samples in LOS over `secs` seconds.
     fn los_fraction(lambda: f64, d2d: f64, secs: u64, seed: u64) -> f64 {
-        let mut m = MarkovBlockage::new(
-            lambda,
-            Scenario::UmiStreetCanyon,
-            1.5,
-            Xoshiro256PlusPlus::seed_from_u64(seed),
-        );
+        let mut m = MarkovBlockage::new(lambda, Scenario::UmiStreetCanyon, 1.5, Xoshiro256PlusPlus::seed_from_u64(seed));
         let steps = secs * 100;
-        let los = (0..steps)
-            .filter(|i| m.is_los(i * 10_000_000, &geo(d2d)))
-            .count();
+        let los = (0..steps).filter(|i| m.is_los(i * 10_000_000, &geo(d2d))).count();
         los as f64 / steps as f64
     }
 
@@ -125,12 +96,7 @@ mod tests {
 
     #[test]
     fn mean_los_sojourn_is_one_over_lambda() {
-        let mut m = MarkovBlockage::new(
-            0.5,
-            Scenario::UmiStreetCanyon,
-            1.5,
-            Xoshiro256PlusPlus::seed_from_u64(2),
-        );
+        let mut m = MarkovBlockage::new(0.5, Scenario::UmiStreetCanyon, 1.5, Xoshiro256PlusPlus::seed_from_u64(2));
         let (mut prev, mut exits) = (m.is_los(0, &geo(60.0)), 0u32);
         let mut los_ms = 0u64;
         for ms in 1..20_000_000u64 {

@@ -55,9 +55,7 @@ pub enum BlockageConfig {
 
 impl Default for BlockageConfig {
     fn default() -> Self {
-        BlockageConfig::Geometric {
-            obstacles: Arc::from(Vec::new()),
-        }
+        BlockageConfig::Geometric { obstacles: Arc::from(Vec::new()) }
     }
 }
 
@@ -75,17 +73,10 @@ impl BlockageConfig {
         rng: Xoshiro256PlusPlus,
     ) -> Result<Option<Box<dyn BlockageModel>>, ConfigError> {
         Ok(match self {
-            BlockageConfig::Geometric { obstacles } => {
-                Some(Box::new(GeometricBlockage::new(obstacles, area)))
-            }
+            BlockageConfig::Geometric { obstacles } => Some(Box::new(GeometricBlockage::new(obstacles, area))),
             BlockageConfig::Markov { lambda_per_s } => {
                 check_positive("blockage.lambda_per_s", *lambda_per_s)?;
-                Some(Box::new(MarkovBlockage::new(
-                    *lambda_per_s,
-                    scenario,
-                    h_ut_m,
-                    rng,
-                )))
+                Some(Box::new(MarkovBlockage::new(*lambda_per_s, scenario, h_ut_m, rng)))
             }
             BlockageConfig::SinrTrace(_) | BlockageConfig::CapacityTrace(_) => None,
         })

@@ -25,56 +25,29 @@ impl CapacitySeries {
     /// times, finite rates ≥ 0.
     pub fn from_points(points: &[(f64, f64)]) -> Result<Self, ConfigError> {
         if points.is_empty() {
-            return Err(ConfigError::new(
-                "capacity_series",
-                points,
-                "at least one point",
-            ));
+            return Err(ConfigError::new("capacity_series", points, "at least one point"));
         }
         let mut prev = f64::NEG_INFINITY;
         for (i, &(t, r)) in points.iter().enumerate() {
             if !(t.is_finite() && t >= prev.max(0.0)) {
-                return Err(ConfigError::new(
-                    format!("capacity_series[{i}].time_s"),
-                    t,
-                    "a finite time ≥ 0 and ≥ the previous one",
-                ));
+                return Err(ConfigError::new(format!("capacity_series[{i}].time_s"), t, "a finite time ≥ 0 and ≥ the previous one"));
             }
             if !(r.is_finite() && r >= 0.0) {
-                return Err(ConfigError::new(
-                    format!("capacity_series[{i}].rate_bps"),
-                    r,
-                    "a finite rate ≥ 0",
-                ));
+                return Err(ConfigError::new(format!("capacity_series[{i}].rate_bps"), r, "a finite rate ≥ 0"));
             }
             prev = t;
         }
-        Ok(Self::from_valid(
-            points.iter().map(|p| p.0).collect(),
-            points.iter().map(|p| p.1).collect(),
-            None,
-        ))
+        Ok(Self::from_valid(points.iter().map(|p| p.0).collect(), points.iter().map(|p| p.1).collect(), None))
     }
 
     /// Build from already validated columns.
-    pub(crate) fn from_valid(
-        times_s: Vec<f64>,
-        rates_bps: Vec<f64>,
-        period_s: Option<f64>,
-    ) -> Self {
-        CapacitySeries {
-            times_s,
-            rates_bps,
-            period_s,
-        }
+    pub(crate) fn from_valid(times_s: Vec<f64>, rates_bps: Vec<f64>, period_s: Option<f64>) -> Self {
+        CapacitySeries { times_s, rates_bps, period_s }
     }
 
     /// The rows as (time_s, rate_bps).
     pub fn points(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
-        self.times_s
-            .iter()
-            .copied()
-            .zip(self.rates_bps.iter().copied())
+        self.times_s.iter().copied().zip(self.rates_bps.iter().copied())
     }
 
     /// The repetition period of a Mahimahi-derived series.
@@ -142,34 +115,15 @@ impl CapacitySeries {
 
 /// Parse a capacity CSV: times ≥ 0 and non-decreasing, rates ≥ 0.
 pub fn parse_capacity_csv(text: &str, file: &str) -> Result<CapacitySeries, TraceError> {
-    let (_, data) = rows(text, file, "\"time_s,rate_bps\"", |h| {
-        h == ["time_s", "rate_bps"]
-    })?;
-    let (mut times, mut rates) = (
-        Vec::with_capacity(data.len()),
-        Vec::with_capacity(data.len()),
-    );
+    let (_, data) = rows(text, file, "\"time_s,rate_bps\"", |h| h == ["time_s", "rate_bps"])?;
+    let (mut times, mut rates) = (Vec::with_capacity(data.len()), Vec::with_capacity(data.len()));
     for r in &data {
         let t = match times.last() {
             None => number(file, r.line, "time_s", r.fields[0], 0.0, "≥ 0")?,
-            Some(&prev) => number(
-                file,
-                r.line,
-                "time_s",
-                r.fields[0],
-                prev,
-                &format!("≥ the previous time {prev}"),
-            )?,
+            Some(&prev) => number(file, r.line, "time_s", r.fields[0], prev, &format!("≥ the previous time {prev}"))?,
         };
         times.push(t);
-        rates.push(number(
-            file,
-            r.line,
-            "rate_bps",
-            r.fields[1],
-            0.0,
-            "≥ 0 (bit/s)",
-        )?);
+        rates.push(number(file, r.line, "rate_bps", r.fields[1], 0.0, "≥ 0 (bit/s)")?);
     }
     Ok(CapacitySeries::from_valid(times, rates, None))
 }
@@ -205,37 +159,25 @@ mod tests {
         assert_eq!(c.rate_bps_at(1.75, &mut h), 30.0);
         assert_eq!(c.rate_bps_at(2.1, &mut h), 10.0);
         let segs: Vec<_> = c.segments().take(3).collect();
-        assert_eq!(
-            segs,
-            vec![(0.0, 0.5, 10.0), (0.5, 1.0, 30.0), (1.0, 1.5, 10.0)]
-        );
+        assert_eq!(segs, vec![(0.0, 0.5, 10.0), (0.5, 1.0, 30.0), (1.0, 1.5, 10.0)]);
         assert!((c.mean_rate_bps(10.0) - 20.0).abs() < 1e-9);
     }
 
     #[test]
     fn bad_inputs() {
         let err = |text: &str| parse_capacity_csv(text, "cap.csv").unwrap_err().to_string();
-        assert_eq!(
-            err("time_s,rate_bps\n0,5\n1,-3\n"),
-            "cap.csv: line 3: rate_bps = \"-3\": expected a number ≥ 0 (bit/s)"
-        );
-        assert_eq!(
-            err("time_s,rate_bps\n0,5\n1,x\n"),
-            "cap.csv: line 3: rate_bps = \"x\": expected a number ≥ 0 (bit/s)"
-        );
+        assert_eq!(err("time_s,rate_bps\n0,5\n1,-3\n"), "cap.csv: line 3: rate_bps = \"-3\": expected a number ≥ 0 (bit/s)");
+        assert_eq!(err("time_s,rate_bps\n0,5\n1,x\n"), "cap.csv: line 3: rate_bps = \"x\": expected a number ≥ 0 (bit/s)");
         assert_eq!(
             err("time_s,rate_bps\n3,5\n# note\n\n1,4\n"),
             "cap.csv: line 5: time_s = \"1\": expected a number ≥ the previous time 3"
         );
+        assert_eq!(err("time_s\n0\n"), "cap.csv: line 1: header = \"time_s\": expected \"time_s,rate_bps\"");
         assert_eq!(
-            err("time_s\n0\n"),
-            "cap.csv: line 1: header = \"time_s\": expected \"time_s,rate_bps\""
+            err("time_s,rate_bps\n0,1,2\n"),
+            "cap.csv: line 2: row = \"0,1,2\": expected 2 comma-separated columns (time_s,rate_bps)"
         );
-        assert_eq!(err("time_s,rate_bps\n0,1,2\n"), "cap.csv: line 2: row = \"0,1,2\": expected 2 comma-separated columns (time_s,rate_bps)");
-        assert_eq!(
-            err("\n\n"),
-            "cap.csv: line 1: header = \"\": expected \"time_s,rate_bps\" (the file is empty)"
-        );
+        assert_eq!(err("\n\n"), "cap.csv: line 1: header = \"\": expected \"time_s,rate_bps\" (the file is empty)");
         assert!(CapacitySeries::from_points(&[(0.0, -1.0)]).is_err());
         assert!(CapacitySeries::from_points(&[(0.0, 1.0), (2.0, 0.0)]).is_ok());
     }

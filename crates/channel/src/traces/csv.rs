@@ -21,29 +21,13 @@ pub(crate) fn rows<'a>(
 ) -> Result<(Vec<&'a str>, Vec<Row<'a>>), TraceError> {
     // Spreadsheet exports often start with a byte-order mark.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'));
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty() && !l.starts_with('#'));
     let Some((hline, header)) = lines.next() else {
-        return Err(TraceError::bad(
-            file,
-            1,
-            "header",
-            "",
-            format!("{expected_header} (the file is empty)"),
-        ));
+        return Err(TraceError::bad(file, 1, "header", "", format!("{expected_header} (the file is empty)")));
     };
     let header_fields = split(header);
     if !header_ok(&header_fields) {
-        return Err(TraceError::bad(
-            file,
-            hline,
-            "header",
-            header,
-            expected_header.to_string(),
-        ));
+        return Err(TraceError::bad(file, hline, "header", header, expected_header.to_string()));
     }
     let mut out = Vec::new();
     for (line, l) in lines {
@@ -54,23 +38,13 @@ pub(crate) fn rows<'a>(
                 line,
                 "row",
                 l,
-                format!(
-                    "{} comma-separated columns ({})",
-                    header_fields.len(),
-                    header_fields.join(",")
-                ),
+                format!("{} comma-separated columns ({})", header_fields.len(), header_fields.join(",")),
             ));
         }
         out.push(Row { line, fields });
     }
     if out.is_empty() {
-        return Err(TraceError::bad(
-            file,
-            hline + 1,
-            "row",
-            "",
-            "at least one data row after the header",
-        ));
+        return Err(TraceError::bad(file, hline + 1, "row", "", "at least one data row after the header"));
     }
     Ok((header_fields, out))
 }
@@ -81,22 +55,9 @@ fn split(line: &str) -> Vec<&str> {
 
 /// A finite number ≥ `min` in column `field`; `what` describes the bound
 /// for the message (e.g. "≥ 0", "≥ the previous time 1.5").
-pub(crate) fn number(
-    file: &str,
-    line: usize,
-    field: &str,
-    value: &str,
-    min: f64,
-    what: &str,
-) -> Result<f64, TraceError> {
+pub(crate) fn number(file: &str, line: usize, field: &str, value: &str, min: f64, what: &str) -> Result<f64, TraceError> {
     match value.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= min => Ok(v),
-        _ => Err(TraceError::bad(
-            file,
-            line,
-            field,
-            value,
-            format!("a number {what}"),
-        )),
+        _ => Err(TraceError::bad(file, line, field, value, format!("a number {what}"))),
     }
 }

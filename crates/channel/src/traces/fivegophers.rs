@@ -56,17 +56,10 @@ const MAX_GAP_S: u64 = 86_400;
 /// Convert the `carrier` column of a 5Gophers CSV to a capacity series.
 /// `seq_num` must be an integer ≥ 0 increasing from row to row; throughputs
 /// must be numbers ≥ 0.
-pub fn parse_5gophers(
-    text: &str,
-    file: &str,
-    carrier: Carrier,
-    gaps: GapFill,
-) -> Result<CapacitySeries, TraceError> {
+pub fn parse_5gophers(text: &str, file: &str, carrier: Carrier, gaps: GapFill) -> Result<CapacitySeries, TraceError> {
     let col = carrier.column();
     let expected = format!("a CSV header with columns seq_num and {col}");
-    let (header, data) = rows(text, file, &expected, |h| {
-        h.contains(&"seq_num") && h.contains(&col)
-    })?;
+    let (header, data) = rows(text, file, &expected, |h| h.contains(&"seq_num") && h.contains(&col))?;
     let seq_i = header.iter().position(|&h| h == "seq_num").unwrap_or(0);
     let rate_i = header.iter().position(|&h| h == col).unwrap_or(0);
     let (mut times, mut rates): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
@@ -82,20 +75,10 @@ pub fn parse_5gophers(
                     r.line,
                     "seq_num",
                     raw,
-                    format!(
-                    "an integer > the previous seq_num {prev} and at most {MAX_GAP_S} s after it"
-                ),
+                    format!("an integer > the previous seq_num {prev} and at most {MAX_GAP_S} s after it"),
                 ))
             }
-            (Err(_), None) => {
-                return Err(TraceError::bad(
-                    file,
-                    r.line,
-                    "seq_num",
-                    raw,
-                    "an integer ≥ 0",
-                ))
-            }
+            (Err(_), None) => return Err(TraceError::bad(file, r.line, "seq_num", raw, "an integer ≥ 0")),
         };
         let rate = number(file, r.line, col, r.fields[rate_i], 0.0, "≥ 0 (Mbit/s)")? * 1e6;
         let k0 = first_prev.map_or(k, |(k0, _, _)| k0);
@@ -111,8 +94,7 @@ pub fn parse_5gophers(
                 GapFill::Interpolate => {
                     for j in 1..=missing {
                         times.push((prev + j - k0) as f64);
-                        rates
-                            .push(prev_rate + (rate - prev_rate) * j as f64 / (missing + 1) as f64);
+                        rates.push(prev_rate + (rate - prev_rate) * j as f64 / (missing + 1) as f64);
                     }
                 }
             }
@@ -125,11 +107,7 @@ pub fn parse_5gophers(
 }
 
 /// Read and convert a 5Gophers CSV file.
-pub fn load_5gophers(
-    path: &Path,
-    carrier: Carrier,
-    gaps: GapFill,
-) -> Result<CapacitySeries, TraceError> {
+pub fn load_5gophers(path: &Path, carrier: Carrier, gaps: GapFill) -> Result<CapacitySeries, TraceError> {
     parse_5gophers(&read(path)?, &path.display().to_string(), carrier, gaps)
 }
 
@@ -145,39 +123,17 @@ mod tests {
 
     #[test]
     fn gap_policies() {
-        let pts = |g| {
-            parse_5gophers(&sample(), "g.csv", Carrier::Verizon, g)
-                .unwrap()
-                .points()
-                .collect::<Vec<_>>()
-        };
+        let pts = |g| parse_5gophers(&sample(), "g.csv", Carrier::Verizon, g).unwrap().points().collect::<Vec<_>>();
         assert_eq!(pts(GapFill::Hold), vec![(0.0, 1e8), (1.0, 2e8), (5.0, 6e8)]);
-        assert_eq!(
-            pts(GapFill::Zero),
-            vec![(0.0, 1e8), (1.0, 2e8), (2.0, 0.0), (5.0, 6e8)]
-        );
-        assert_eq!(
-            pts(GapFill::Interpolate),
-            vec![
-                (0.0, 1e8),
-                (1.0, 2e8),
-                (2.0, 3e8),
-                (3.0, 4e8),
-                (4.0, 5e8),
-                (5.0, 6e8)
-            ]
-        );
+        assert_eq!(pts(GapFill::Zero), vec![(0.0, 1e8), (1.0, 2e8), (2.0, 0.0), (5.0, 6e8)]);
+        assert_eq!(pts(GapFill::Interpolate), vec![(0.0, 1e8), (1.0, 2e8), (2.0, 3e8), (3.0, 4e8), (4.0, 5e8), (5.0, 6e8)]);
         let sprint = parse_5gophers(&sample(), "g.csv", Carrier::Sprint, GapFill::Hold).unwrap();
         assert_eq!(sprint.rate_bps_at(0.5, &mut 0), 1e6);
     }
 
     #[test]
     fn bad_inputs() {
-        let err = |t: &str| {
-            parse_5gophers(t, "g.csv", Carrier::Verizon, GapFill::default())
-                .unwrap_err()
-                .to_string()
-        };
+        let err = |t: &str| parse_5gophers(t, "g.csv", Carrier::Verizon, GapFill::default()).unwrap_err().to_string();
         assert_eq!(
             err("seq_num,Sprint_throughput_mbps\n0,1\n"),
             "g.csv: line 1: header = \"seq_num,Sprint_throughput_mbps\": expected a CSV header with columns seq_num and Verizon_throughput_mbps"
@@ -186,20 +142,8 @@ mod tests {
             err(&format!("{HEAD}TCP,8,3,1,2,100\nTCP,8,3,1,2,100\n")),
             "g.csv: line 3: seq_num = \"3\": expected an integer > the previous seq_num 3 and at most 86400 s after it"
         );
-        assert_eq!(
-            err(&format!("{HEAD}TCP,8,3,1,2,\n")),
-            "g.csv: line 2: Verizon_throughput_mbps = \"\": expected a number ≥ 0 (Mbit/s)"
-        );
-        assert_eq!(
-            err(&format!("{HEAD}TCP,8,3,1,2\n"))
-                .split(": expected")
-                .next()
-                .unwrap(),
-            "g.csv: line 2: row = \"TCP,8,3,1,2\""
-        );
-        assert_eq!(
-            err(&format!("{HEAD}TCP,8,1.5,1,2,3\n")),
-            "g.csv: line 2: seq_num = \"1.5\": expected an integer ≥ 0"
-        );
+        assert_eq!(err(&format!("{HEAD}TCP,8,3,1,2,\n")), "g.csv: line 2: Verizon_throughput_mbps = \"\": expected a number ≥ 0 (Mbit/s)");
+        assert_eq!(err(&format!("{HEAD}TCP,8,3,1,2\n")).split(": expected").next().unwrap(), "g.csv: line 2: row = \"TCP,8,3,1,2\"");
+        assert_eq!(err(&format!("{HEAD}TCP,8,1.5,1,2,3\n")), "g.csv: line 2: seq_num = \"1.5\": expected an integer ≥ 0");
     }
 }

@@ -25,11 +25,7 @@ pub const MAX_MAHIMAHI_LINES: f64 = 64e6;
 /// counts in the first bin. The mean rate is exactly lines × 12 000 bit /
 /// period whatever the bin; a smaller bin keeps more of the burst structure.
 /// Empty bins are runs of rate 0, so memory grows with the lines, not the period.
-pub fn parse_mahimahi(
-    text: &str,
-    file: &str,
-    bin_ms: NonZeroU32,
-) -> Result<CapacitySeries, TraceError> {
+pub fn parse_mahimahi(text: &str, file: &str, bin_ms: NonZeroU32) -> Result<CapacitySeries, TraceError> {
     let mut ms: Vec<u64> = Vec::new();
     let mut last_line = 0;
     for (i, l) in text.lines().enumerate() {
@@ -49,36 +45,16 @@ pub fn parse_mahimahi(
                     format!("an integer number of milliseconds ≥ the previous line ({prev})"),
                 ))
             }
-            (Err(_), None) => {
-                return Err(TraceError::bad(
-                    file,
-                    i + 1,
-                    "ms",
-                    l,
-                    "an integer number of milliseconds ≥ 0",
-                ))
-            }
+            (Err(_), None) => return Err(TraceError::bad(file, i + 1, "ms", l, "an integer number of milliseconds ≥ 0")),
         };
         ms.push(v);
         last_line = i + 1;
     }
     let Some(&period) = ms.last() else {
-        return Err(TraceError::bad(
-            file,
-            1,
-            "ms",
-            "",
-            "one integer per line (the file is empty)",
-        ));
+        return Err(TraceError::bad(file, 1, "ms", "", "one integer per line (the file is empty)"));
     };
     if period == 0 {
-        return Err(TraceError::bad(
-            file,
-            last_line,
-            "ms",
-            "0",
-            "a last line > 0 (it is the period of the trace)",
-        ));
+        return Err(TraceError::bad(file, last_line, "ms", "0", "a last line > 0 (it is the period of the trace)"));
     }
     let bin = u64::from(bin_ms.get());
     // Occupied bins with their counts, in increasing bin order: the lines are
@@ -106,11 +82,7 @@ pub fn parse_mahimahi(
             rates.push(0.0);
         }
     }
-    Ok(CapacitySeries::from_valid(
-        times,
-        rates,
-        Some(period as f64 / 1e3),
-    ))
+    Ok(CapacitySeries::from_valid(times, rates, Some(period as f64 / 1e3)))
 }
 
 /// Read and parse a Mahimahi trace file.
@@ -139,10 +111,7 @@ pub fn to_mahimahi(series: &CapacitySeries, duration_ms: u64) -> Result<String, 
     }
     let mut out = String::new();
     let (mut carried_bits, mut k, mut last_ms) = (0.0f64, 1u64, 0u64);
-    for (start, end, rate) in series
-        .segments()
-        .take_while(|&(start, _, _)| start < duration_s)
-    {
+    for (start, end, rate) in series.segments().take_while(|&(start, _, _)| start < duration_s) {
         let end = end.min(duration_s);
         let seg_bits = rate * (end - start);
         while (k as f64) * MAHIMAHI_PACKET_BITS <= carried_bits + seg_bits {
@@ -183,10 +152,7 @@ mod tests {
         // Period 4 ms; the line "4" wraps to t = 0.
         let c = parse_mahimahi("1\n1\n3\n4\n", "m.txt", bin(1)).unwrap();
         let pts: Vec<_> = c.points().collect();
-        assert_eq!(
-            pts,
-            vec![(0.0, 12e6), (0.001, 24e6), (0.002, 0.0), (0.003, 12e6)]
-        );
+        assert_eq!(pts, vec![(0.0, 12e6), (0.001, 24e6), (0.002, 0.0), (0.003, 12e6)]);
         assert_eq!(c.period_s(), Some(0.004));
         assert!((c.mean_rate_bps(0.004) - 4.0 * 12_000.0 / 0.004).abs() < 1e-6);
         // Bins of 3 ms: [0,3) holds 3 packets, [3,4) holds 1 (a 1 ms bin).
@@ -207,24 +173,14 @@ mod tests {
 
     #[test]
     fn export_then_import_keeps_the_mean_rate() {
-        let s = CapacitySeries::from_points(&[
-            (0.0, 1e8),
-            (1.3, 2.5e9),
-            (2.0, 0.0),
-            (2.2, 7.77e6),
-            (5.0, 4.4e8),
-        ])
-        .unwrap();
+        let s = CapacitySeries::from_points(&[(0.0, 1e8), (1.3, 2.5e9), (2.0, 0.0), (2.2, 7.77e6), (5.0, 4.4e8)]).unwrap();
         for duration_ms in [10_000u64, 3_333] {
             let text = to_mahimahi(&s, duration_ms).unwrap();
             let back = parse_mahimahi(&text, "rt.txt", bin(10)).unwrap();
             let d = duration_ms as f64 / 1e3;
             assert_eq!(back.period_s(), Some(d));
             let (orig, rt) = (s.mean_rate_bps(d), back.mean_rate_bps(d));
-            assert!(
-                rt <= orig * (1.0 + 1e-12) && orig - rt < MAHIMAHI_PACKET_BITS / d,
-                "{orig} vs {rt}"
-            );
+            assert!(rt <= orig * (1.0 + 1e-12) && orig - rt < MAHIMAHI_PACKET_BITS / d, "{orig} vs {rt}");
             assert!(text.ends_with(&format!("\n{duration_ms}\n")));
         }
     }
@@ -241,20 +197,11 @@ mod tests {
     #[test]
     fn bad_inputs() {
         let err = |t: &str| parse_mahimahi(t, "m.txt", bin(1)).unwrap_err().to_string();
-        assert_eq!(
-            err(""),
-            "m.txt: line 1: ms = \"\": expected one integer per line (the file is empty)"
-        );
+        assert_eq!(err(""), "m.txt: line 1: ms = \"\": expected one integer per line (the file is empty)");
         assert_eq!(err("1\n2\nx\n"), "m.txt: line 3: ms = \"x\": expected an integer number of milliseconds ≥ the previous line (2)");
         assert_eq!(err("5\n3\n"), "m.txt: line 2: ms = \"3\": expected an integer number of milliseconds ≥ the previous line (5)");
-        assert_eq!(
-            err("-1\n"),
-            "m.txt: line 1: ms = \"-1\": expected an integer number of milliseconds ≥ 0"
-        );
-        assert_eq!(
-            err("0\n0\n\n"),
-            "m.txt: line 2: ms = \"0\": expected a last line > 0 (it is the period of the trace)"
-        );
+        assert_eq!(err("-1\n"), "m.txt: line 1: ms = \"-1\": expected an integer number of milliseconds ≥ 0");
+        assert_eq!(err("0\n0\n\n"), "m.txt: line 2: ms = \"0\": expected a last line > 0 (it is the period of the trace)");
         // A huge period costs nothing.
         let c = parse_mahimahi("1\n18446744073709551\n", "m.txt", bin(1)).unwrap();
         assert_eq!(c.points().count(), 3);

@@ -22,34 +22,19 @@ impl SinrSeries {
     /// times and SINRs that are finite or −∞.
     pub fn from_points(points: &[(f64, f64)]) -> Result<Self, ConfigError> {
         if points.is_empty() {
-            return Err(ConfigError::new(
-                "sinr_series",
-                points,
-                "at least one point",
-            ));
+            return Err(ConfigError::new("sinr_series", points, "at least one point"));
         }
         let mut prev = f64::NEG_INFINITY;
         for (i, &(t, v)) in points.iter().enumerate() {
             if !(t.is_finite() && t >= prev.max(0.0)) {
-                return Err(ConfigError::new(
-                    format!("sinr_series[{i}].time_s"),
-                    t,
-                    "a finite time ≥ 0 and ≥ the previous one",
-                ));
+                return Err(ConfigError::new(format!("sinr_series[{i}].time_s"), t, "a finite time ≥ 0 and ≥ the previous one"));
             }
             if v.is_nan() || v == f64::INFINITY {
-                return Err(ConfigError::new(
-                    format!("sinr_series[{i}].sinr_db"),
-                    v,
-                    "a finite number or -inf",
-                ));
+                return Err(ConfigError::new(format!("sinr_series[{i}].sinr_db"), v, "a finite number or -inf"));
             }
             prev = t;
         }
-        Ok(SinrSeries {
-            times_s: points.iter().map(|p| p.0).collect(),
-            sinr_db: points.iter().map(|p| p.1).collect(),
-        })
+        Ok(SinrSeries { times_s: points.iter().map(|p| p.0).collect(), sinr_db: points.iter().map(|p| p.1).collect() })
     }
 
     /// SINR at `t_s`. Keep one `hint` per reader (start at 0): for
@@ -98,22 +83,14 @@ const HEADER: &str = "\"time_s,sinr_db\" or \"time_s,sinr_db,cell\"";
 
 /// Parse an SINR CSV. Times must be ≥ 0 and non-decreasing within each cell.
 pub fn parse_sinr_csv(text: &str, file: &str) -> Result<SinrTrace, TraceError> {
-    let (header, data) = rows(text, file, HEADER, |h| {
-        h == ["time_s", "sinr_db"] || h == ["time_s", "sinr_db", "cell"]
-    })?;
+    let (header, data) = rows(text, file, HEADER, |h| h == ["time_s", "sinr_db"] || h == ["time_s", "sinr_db", "cell"])?;
     let with_cell = header.len() == 3;
     // (cell, times, values), in order of first appearance.
     let mut cells: Vec<(String, Vec<f64>, Vec<f64>)> = Vec::new();
     for r in &data {
         let cell = if with_cell { r.fields[2] } else { "" };
         if with_cell && cell.is_empty() {
-            return Err(TraceError::bad(
-                file,
-                r.line,
-                "cell",
-                cell,
-                "a non-empty cell name",
-            ));
+            return Err(TraceError::bad(file, r.line, "cell", cell, "a non-empty cell name"));
         }
         let idx = match cells.iter().position(|c| c.0 == cell) {
             Some(i) => i,
@@ -136,32 +113,13 @@ pub fn parse_sinr_csv(text: &str, file: &str) -> Result<SinrTrace, TraceError> {
         };
         let v = match r.fields[1] {
             "-inf" => f64::NEG_INFINITY,
-            s => number(
-                file,
-                r.line,
-                "sinr_db",
-                s,
-                f64::MIN,
-                "(dB, finite, or -inf for an outage)",
-            )?,
+            s => number(file, r.line, "sinr_db", s, f64::MIN, "(dB, finite, or -inf for an outage)")?,
         };
         times.push(t);
         values.push(v);
     }
-    let mut series = cells.into_iter().map(|(c, t, v)| {
-        (
-            c,
-            SinrSeries {
-                times_s: t,
-                sinr_db: v,
-            },
-        )
-    });
-    Ok(if with_cell {
-        SinrTrace::PerCell(series.collect())
-    } else {
-        SinrTrace::Single(series.next().expect("rows() returns ≥ 1 row").1)
-    })
+    let mut series = cells.into_iter().map(|(c, t, v)| (c, SinrSeries { times_s: t, sinr_db: v }));
+    Ok(if with_cell { SinrTrace::PerCell(series.collect()) } else { SinrTrace::Single(series.next().expect("rows() returns ≥ 1 row").1) })
 }
 
 /// Read and parse an SINR CSV file.
@@ -195,12 +153,8 @@ mod tests {
         assert_eq!(t.cell("a").unwrap().sinr_db_at(0.5, &mut 0), 2.0);
         assert_eq!(t.cell("b").unwrap().sinr_db_at(1.0, &mut 0), 6.0);
         assert!(t.cell("c").is_none() && t.single().is_none());
-        let e = parse_sinr_csv("time_s,sinr_db,cell\n0,1,a\n2,1,b\n1,1,a\n1,1,b\n", "c.csv")
-            .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "c.csv: line 5: time_s = \"1\": expected a number ≥ the previous time 2 of cell b"
-        );
+        let e = parse_sinr_csv("time_s,sinr_db,cell\n0,1,a\n2,1,b\n1,1,a\n1,1,b\n", "c.csv").unwrap_err();
+        assert_eq!(e.to_string(), "c.csv: line 5: time_s = \"1\": expected a number ≥ the previous time 2 of cell b");
     }
 
     #[test]
@@ -210,29 +164,20 @@ mod tests {
             err("time_s,sinr_db\n0,1\n1,2\n2,3\n3,4\n4,5\nabc,3\n"),
             "trace.csv: line 7: time_s = \"abc\": expected a number ≥ the previous time 4"
         );
-        assert_eq!(
-            err("time_s,sinr_db\n1,1\n0.5,1\n"),
-            "trace.csv: line 3: time_s = \"0.5\": expected a number ≥ the previous time 1"
-        );
+        assert_eq!(err("time_s,sinr_db\n1,1\n0.5,1\n"), "trace.csv: line 3: time_s = \"0.5\": expected a number ≥ the previous time 1");
         assert_eq!(err(""), "trace.csv: line 1: header = \"\": expected \"time_s,sinr_db\" or \"time_s,sinr_db,cell\" (the file is empty)");
-        assert_eq!(err("time,sinr\n0,1\n"), "trace.csv: line 1: header = \"time,sinr\": expected \"time_s,sinr_db\" or \"time_s,sinr_db,cell\"");
         assert_eq!(
-            err("time_s,sinr_db\n0,1\n2\n"),
-            "trace.csv: line 3: row = \"2\": expected 2 comma-separated columns (time_s,sinr_db)"
+            err("time,sinr\n0,1\n"),
+            "trace.csv: line 1: header = \"time,sinr\": expected \"time_s,sinr_db\" or \"time_s,sinr_db,cell\""
         );
-        assert_eq!(err("time_s,sinr_db\n0,nan\n"), "trace.csv: line 2: sinr_db = \"nan\": expected a number (dB, finite, or -inf for an outage)");
+        assert_eq!(err("time_s,sinr_db\n0,1\n2\n"), "trace.csv: line 3: row = \"2\": expected 2 comma-separated columns (time_s,sinr_db)");
         assert_eq!(
-            err("time_s,sinr_db\n-1,3\n"),
-            "trace.csv: line 2: time_s = \"-1\": expected a number ≥ 0"
+            err("time_s,sinr_db\n0,nan\n"),
+            "trace.csv: line 2: sinr_db = \"nan\": expected a number (dB, finite, or -inf for an outage)"
         );
-        assert_eq!(
-            err("time_s,sinr_db\n"),
-            "trace.csv: line 2: row = \"\": expected at least one data row after the header"
-        );
-        assert_eq!(
-            err("time_s,sinr_db,cell\n0,1,\n"),
-            "trace.csv: line 2: cell = \"\": expected a non-empty cell name"
-        );
+        assert_eq!(err("time_s,sinr_db\n-1,3\n"), "trace.csv: line 2: time_s = \"-1\": expected a number ≥ 0");
+        assert_eq!(err("time_s,sinr_db\n"), "trace.csv: line 2: row = \"\": expected at least one data row after the header");
+        assert_eq!(err("time_s,sinr_db,cell\n0,1,\n"), "trace.csv: line 2: cell = \"\": expected a non-empty cell name");
     }
 
     #[test]
@@ -245,12 +190,7 @@ mod tests {
 
     #[test]
     fn load_names_the_missing_path() {
-        let e = load_sinr_csv(Path::new("/nonexistent/x.csv"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("/nonexistent/x.csv: cannot read the trace: "),
-            "{e}"
-        );
+        let e = load_sinr_csv(Path::new("/nonexistent/x.csv")).unwrap_err().to_string();
+        assert!(e.starts_with("/nonexistent/x.csv: cannot read the trace: "), "{e}");
     }
 }

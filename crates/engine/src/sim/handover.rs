@@ -193,7 +193,9 @@ impl Simulation {
     /// An end marker reached `node`: the UE's serving cell counts it, any other node passes
     /// it on toward the UE.
     pub(super) fn end_marker(&mut self, node: u32, marker: Packet) {
-        let Some(k) = self.network.interface_of(marker.dst).and_then(|i| self.radio.ue_interfaces.iter().position(|&u| u == i)) else { return };
+        let Some(k) = self.network.interface_of(marker.dst).and_then(|i| self.radio.ue_interfaces.iter().position(|&u| u == i)) else {
+            return;
+        };
         let ue = UeId(k as u32);
         let serving = self.radio.cell_nodes[self.radio.ran.cells_of(ue)[0].0 as usize];
         if node != serving {

@@ -8,8 +8,8 @@ use millinet_proxy::{Direction as ProxyDirection, Middlebox};
 use millinet_ran::{CellId, RanOutput, UeId};
 use millinet_scenario::translate::{app_spec, link_params, mptcp_config, seconds_to_ns, switch_period_ns, tcp_config};
 use millinet_transport::app::{AppAction, FlowId};
-use millinet_transport::udp::{UdpSink, UdpSource, UdpSourceConfig};
 use millinet_transport::mptcp::MptcpConnection;
+use millinet_transport::udp::{UdpSink, UdpSource, UdpSourceConfig};
 use millinet_transport::{TcpConnection, TcpState, TcpStats};
 use millinet_wire::Packet;
 use rand_core::RngCore;
@@ -142,7 +142,7 @@ impl Simulation {
                     Error::config(format!("--pcap {name}: no such node; allowed: {}", known.join(", ")))
                 })
             })
-.collect::<Result<Vec<u32>, Error>>()?;
+            .collect::<Result<Vec<u32>, Error>>()?;
         let mut captures: Vec<Option<PcapWriter>> = (0..network.nodes.len()).map(|_| None).collect();
         for (&i, (_, path)) in capture_nodes.iter().zip(pcap) {
             captures[i as usize] = Some(PcapWriter::create(path).map_err(Error::Io)?);
@@ -192,7 +192,8 @@ impl Simulation {
             let (sender, receiver) = match spec.kind {
                 FlowKind::Tcp => {
                     let iss = rng::stream(scenario.seed, &format!("flow{i}/sender-iss")).next_u32();
-                    let listener = TcpConnection::listen(tcp_config(spec, iss), sender_addr).map_err(|e| Error::config(format!("flows.{i}: {e}")))?;
+                    let listener =
+                        TcpConnection::listen(tcp_config(spec, iss), sender_addr).map_err(|e| Error::config(format!("flows.{i}: {e}")))?;
                     // The receiver connects at the flow's start (Event::FlowStart).
                     sim.events.schedule(start_ns, Event::FlowStart(flow));
                     (sim.add_endpoint(src, flow, Role::Sender, Model::Tcp(listener)), u32::MAX)
@@ -292,7 +293,8 @@ impl Simulation {
         let link = (0..self.links.len() as u32)
             .find(|&l| self.link_from[l as usize] == from && self.links[l as usize].to_node == via)
             .ok_or_else(|| Error::config(format!("route change: no link from {node:?} to {next:?}")))?;
-        let change = self.network.plan(from, self.network.address(to), Hop::Link(link)).map_err(|e| Error::config(format!("route change: {e}")))?;
+        let change =
+            self.network.plan(from, self.network.address(to), Hop::Link(link)).map_err(|e| Error::config(format!("route change: {e}")))?;
         self.events.schedule(at_ns, Event::RouteChange(change));
         Ok(())
     }
@@ -312,7 +314,9 @@ impl Simulation {
         while let Some((now_ns, event)) = self.events.pop_until(self.end_ns) {
             self.now_ns = now_ns;
             match event {
-                Event::LinkTransmitted(l) => self.links[l as usize].on_transmitted(now_ns, &mut LinkEvents { queue: &mut self.events, link: l }),
+                Event::LinkTransmitted(l) => {
+                    self.links[l as usize].on_transmitted(now_ns, &mut LinkEvents { queue: &mut self.events, link: l })
+                }
                 Event::LinkArrival(l) => {
                     let link = &mut self.links[l as usize];
                     let packet = link.on_arrival(&mut LinkEvents { queue: &mut self.events, link: l });
@@ -382,10 +386,10 @@ impl Simulation {
         let model = if spec.kind == FlowKind::Mptcp {
             // A subflow per radio of the device, from each radio's address.
             let radios = self.radio.ue_nodes.iter().filter(|&&n| n == dst).count().max(1) as u32;
-            let paths: Vec<_> =
-                (0..radios).map(|r| (SocketAddrV4::new(self.receiver_address(dst, r), receiver_port(f)), remote)).collect();
+            let paths: Vec<_> = (0..radios).map(|r| (SocketAddrV4::new(self.receiver_address(dst, r), receiver_port(f)), remote)).collect();
             let cfg = mptcp_config(spec, rng::stream(self.scenario.seed, &format!("flow{i}/receiver-mptcp")).next_u64());
-            let conn = MptcpConnection::connect(cfg, &paths, self.now_ns, &mut out).expect("configuration validated when the listener was created");
+            let conn = MptcpConnection::connect(cfg, &paths, self.now_ns, &mut out)
+                .expect("configuration validated when the listener was created");
             Model::Mptcp { port: receiver_port(f), conn }
         } else {
             let iss = rng::stream(self.scenario.seed, &format!("flow{i}/receiver-iss")).next_u32();
@@ -462,7 +466,11 @@ impl Simulation {
         }
         let (src_port, dst_port) = packet.ports();
         // Few endpoints per node: a scan beats hashing.
-        let found = self.network.nodes[node as usize].endpoints.iter().copied().find(|&e| self.endpoints[e as usize].model.accepts(packet.src, src_port, dst_port));
+        let found = self.network.nodes[node as usize]
+            .endpoints
+            .iter()
+            .copied()
+            .find(|&e| self.endpoints[e as usize].model.accepts(packet.src, src_port, dst_port));
         if let Some(e) = found {
             let mut out = std::mem::take(&mut self.scratch);
             self.endpoints[e as usize].model.on_packet(self.now_ns, &packet, &mut out);
@@ -672,5 +680,4 @@ impl Simulation {
         }
         Ok(())
     }
-
 }

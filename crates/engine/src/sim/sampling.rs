@@ -98,5 +98,4 @@ impl Simulation {
         };
         self.series.take_chunk(goodput, mobility, has)
     }
-
 }

@@ -17,17 +17,7 @@ pub fn temp_path(name: &str) -> tempfile::TempPath {
 /// Runs tshark on `path` and returns one row of tab-separated fields per frame.
 pub fn tshark_fields(path: &Path, extra: &[&str], fields: &[&str]) -> Vec<Vec<String>> {
     let mut cmd = Command::new(tshark());
-    cmd.arg("-r").arg(path).args([
-        "-n",
-        "-T",
-        "fields",
-        "-E",
-        "separator=/t",
-        "-E",
-        "occurrence=a",
-        "-E",
-        "aggregator=,",
-    ]);
+    cmd.arg("-r").arg(path).args(["-n", "-T", "fields", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,"]);
     cmd.args(extra);
     for f in fields {
         cmd.args(["-e", f]);

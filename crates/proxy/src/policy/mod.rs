@@ -86,11 +86,7 @@ impl Params<'_> {
 type Constructor = fn(&Params) -> Result<Box<dyn FlowWindowPolicy>, PolicyError>;
 
 /// Every policy by name.
-pub const REGISTRY: &[(&str, Constructor)] = &[
-    ("bdp", bdp::build),
-    ("static", static_fw::build),
-    ("passthrough", passthrough::build),
-];
+pub const REGISTRY: &[(&str, Constructor)] = &[("bdp", bdp::build), ("static", static_fw::build), ("passthrough", passthrough::build)];
 
 #[cfg(test)]
 mod tests {

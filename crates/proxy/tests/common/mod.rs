@@ -28,7 +28,6 @@ pub use millinet_testkit::MS;
 pub const SERVER: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 1), 80);
 pub const UE: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(10, 9, 0, 2), 40_000);
 
-
 pub struct Setup<P = ProxyConfig> {
     pub proxy: P,
     pub server: TcpConfig,
@@ -161,7 +160,10 @@ impl<P: Middlebox> Checked<P> {
         let start = seq_no.wrapping_sub(self.server_isn.unwrap().wrapping_add(1)) as u64;
         let mut cursor = start;
         while cursor < start + len {
-            let seg = self.server_segments.get(&cursor).unwrap_or_else(|| panic!("segment at {start} (+{len}) does not follow server boundaries at {cursor}"));
+            let seg = self
+                .server_segments
+                .get(&cursor)
+                .unwrap_or_else(|| panic!("segment at {start} (+{len}) does not follow server boundaries at {cursor}"));
             cursor += seg;
         }
         assert_eq!(cursor, start + len, "segment at {start} cuts a server segment");
@@ -190,7 +192,13 @@ impl<P: Middlebox> Station for Checked<P> {
     /// proxy's own timer.
     fn on_deadline(&mut self, now_ns: u64, out: &mut Outbox<'_>) {
         if let Some(rate) = self.telemetry_rate_bps.filter(|_| self.next_telemetry_ns <= now_ns) {
-            let rec = Telemetry { t_ns: now_ns, rlc_bytes: out.queued_bytes(UE_SIDE), rate_bps: rate(now_ns) as f64, sinr_db: 20.0, outage: false };
+            let rec = Telemetry {
+                t_ns: now_ns,
+                rlc_bytes: out.queued_bytes(UE_SIDE),
+                rate_bps: rate(now_ns) as f64,
+                sinr_db: 20.0,
+                outage: false,
+            };
             self.inner.on_telemetry(now_ns, *UE.ip(), rec, &mut NoPayloads, &mut self.scratch);
             self.next_telemetry_ns += MS;
             self.route(out);

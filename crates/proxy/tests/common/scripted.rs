@@ -19,15 +19,39 @@ pub fn seg(from: SocketAddrV4, to: SocketAddrV4, seq: u32, ack: u32, flags: TcpF
 }
 
 pub fn syn_options(mss: u16) -> TcpOptions {
-    TcpOptions { mss: Some(mss), window_scale: Some(7), sack_permitted: true, timestamps: Some(Timestamps { tsval: 1, tsecr: 0 }), ..TcpOptions::default() }
+    TcpOptions {
+        mss: Some(mss),
+        window_scale: Some(7),
+        sack_permitted: true,
+        timestamps: Some(Timestamps { tsval: 1, tsecr: 0 }),
+        ..TcpOptions::default()
+    }
 }
 
 /// SYN from the UE at `port`, SYN-ACK from the server, ACK from the UE. Returns the outputs.
 pub fn handshake(proxy: &mut impl Middlebox, now: u64, port: u16) -> Vec<Packet> {
     let mut out = Vec::new();
-    proxy.on_packet(now, seg(ue(port), SERVER, 100, 0, TcpFlags::SYN, 0, syn_options(20_000)), Direction::FromUe, &mut NoPayloads, &mut out);
-    proxy.on_packet(now, seg(SERVER, ue(port), SERVER_ISN, 101, TcpFlags::SYN | TcpFlags::ACK, 0, syn_options(1400)), Direction::FromServer, &mut NoPayloads, &mut out);
-    proxy.on_packet(now, seg(ue(port), SERVER, 101, SERVER_ISN + 1, TcpFlags::ACK, 0, TcpOptions::default()), Direction::FromUe, &mut NoPayloads, &mut out);
+    proxy.on_packet(
+        now,
+        seg(ue(port), SERVER, 100, 0, TcpFlags::SYN, 0, syn_options(20_000)),
+        Direction::FromUe,
+        &mut NoPayloads,
+        &mut out,
+    );
+    proxy.on_packet(
+        now,
+        seg(SERVER, ue(port), SERVER_ISN, 101, TcpFlags::SYN | TcpFlags::ACK, 0, syn_options(1400)),
+        Direction::FromServer,
+        &mut NoPayloads,
+        &mut out,
+    );
+    proxy.on_packet(
+        now,
+        seg(ue(port), SERVER, 101, SERVER_ISN + 1, TcpFlags::ACK, 0, TcpOptions::default()),
+        Direction::FromUe,
+        &mut NoPayloads,
+        &mut out,
+    );
     out
 }
 

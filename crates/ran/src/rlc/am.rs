@@ -37,14 +37,7 @@ pub(crate) struct Nacked {
 
 impl AmArq {
     pub fn new(t_reassembly_ns: u64, t_status_prohibit_ns: u64) -> Self {
-        AmArq {
-            t_reassembly_ns,
-            t_status_prohibit_ns,
-            lost: VecDeque::new(),
-            retx: VecDeque::new(),
-            retx_bytes: 0,
-            prohibit_until_ns: 0,
-        }
+        AmArq { t_reassembly_ns, t_status_prohibit_ns, lost: VecDeque::new(), retx: VecDeque::new(), retx_bytes: 0, prohibit_until_ns: 0 }
     }
 
     /// Bytes waiting in the retransmission queue (part of B).
@@ -85,9 +78,7 @@ impl AmArq {
             nacked.bytes += u64::from(segment.len);
         }
         // Rare (once per report): restore SN order across old and new NACKs.
-        self.retx
-            .make_contiguous()
-            .sort_unstable_by_key(|s| (s.sn, s.offset));
+        self.retx.make_contiguous().sort_unstable_by_key(|s| (s.sn, s.offset));
         self.prohibit_until_ns = now_ns + self.t_status_prohibit_ns;
         nacked
     }

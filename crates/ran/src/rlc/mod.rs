@@ -66,27 +66,16 @@ impl RlcEntity {
     pub fn new(cfg: &UeConfig, limit_bytes: u64) -> Self {
         let arq = match cfg.rlc_mode {
             RlcMode::Am => Arq::Am(AmArq::new(cfg.t_reassembly_ns, cfg.t_status_prohibit_ns)),
-            RlcMode::Um => Arq::Um {
-                t_reordering_ns: cfg.t_reordering_ns,
-            },
+            RlcMode::Um => Arq::Um { t_reordering_ns: cfg.t_reordering_ns },
         };
-        RlcEntity {
-            limit_bytes,
-            pending: TxBuffer::default(),
-            window: VecDeque::new(),
-            base_sn: 0,
-            arq,
-        }
+        RlcEntity { limit_bytes, pending: TxBuffer::default(), window: VecDeque::new(), base_sn: 0, arq }
     }
 
     /// Occupancy B: bytes waiting for a first transmission plus the
     /// retransmission queue (ran.md §4). Bytes inside HARQ are not counted.
     #[inline]
     pub fn queued_bytes(&self) -> u64 {
-        let tail = self
-            .window
-            .back()
-            .map_or(0, |w| u64::from(w.sdu.bytes - w.sent));
+        let tail = self.window.back().map_or(0, |w| u64::from(w.sdu.bytes - w.sent));
         let retx = match &self.arq {
             Arq::Am(am) => am.retx_bytes(),
             Arq::Um { .. } => 0,
@@ -143,11 +132,7 @@ impl RlcEntity {
                 let unsent = back.sdu.bytes - back.sent;
                 if unsent > 0 {
                     let len = unsent.min(left);
-                    tb.push(Segment {
-                        sn: sn - 1,
-                        offset: back.sent,
-                        len,
-                    });
+                    tb.push(Segment { sn: sn - 1, offset: back.sent, len });
                     back.sent += len;
                     left -= len;
                 }
@@ -165,12 +150,7 @@ impl RlcEntity {
             let sn = self.base_sn + self.window.len() as u64;
             let len = sdu.bytes.min(left);
             tb.push(Segment { sn, offset: 0, len });
-            self.window.push_back(WindowSdu {
-                sdu,
-                sent: len,
-                received: 0,
-                release_ns: u64::MAX,
-            });
+            self.window.push_back(WindowSdu { sdu, sent: len, received: 0, release_ns: u64::MAX });
             left -= len;
         }
         budget - left
@@ -293,30 +273,12 @@ mod tests {
     }
 
     pub(super) fn sdu(count: u64, bytes: u32) -> Sdu {
-        let p = Packet::udp(
-            Ipv4Addr::LOCALHOST,
-            Ipv4Addr::LOCALHOST,
-            UdpHeader {
-                src_port: 1,
-                dst_port: 2,
-            },
-            bytes - 28,
-        );
-        Sdu {
-            packet: p,
-            count,
-            bytes,
-        }
+        let p = Packet::udp(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, UdpHeader { src_port: 1, dst_port: 2 }, bytes - 28);
+        Sdu { packet: p, count, bytes }
     }
 
     fn entity(mode: RlcMode, sdus: &[u32]) -> RlcEntity {
-        let mut e = RlcEntity::new(
-            &UeConfig {
-                rlc_mode: mode,
-                ..UeConfig::default()
-            },
-            1 << 20,
-        );
+        let mut e = RlcEntity::new(&UeConfig { rlc_mode: mode, ..UeConfig::default() }, 1 << 20);
         for (i, &b) in sdus.iter().enumerate() {
             assert!(e.enqueue(sdu(i as u64, b)));
         }
@@ -331,38 +293,10 @@ mod tests {
         let mut sink = Collect::default();
         let (mut a, mut b) = (Vec::new(), Vec::new());
         assert_eq!(e.build_tb(0, 1500, None, &mut a, &mut sink), 1500);
-        assert_eq!(
-            a,
-            [
-                Segment {
-                    sn: 0,
-                    offset: 0,
-                    len: 1000
-                },
-                Segment {
-                    sn: 1,
-                    offset: 0,
-                    len: 500
-                }
-            ]
-        );
+        assert_eq!(a, [Segment { sn: 0, offset: 0, len: 1000 }, Segment { sn: 1, offset: 0, len: 500 }]);
         assert_eq!(e.queued_bytes(), 1500);
         assert_eq!(e.build_tb(0, 4000, None, &mut b, &mut sink), 1500);
-        assert_eq!(
-            b,
-            [
-                Segment {
-                    sn: 1,
-                    offset: 500,
-                    len: 500
-                },
-                Segment {
-                    sn: 2,
-                    offset: 0,
-                    len: 1000
-                }
-            ]
-        );
+        assert_eq!(b, [Segment { sn: 1, offset: 500, len: 500 }, Segment { sn: 2, offset: 0, len: 1000 }]);
         // The second TB arrives first: nothing can go to PDCP before SDU 0.
         e.on_received(MS, &b, &mut sink);
         assert!(sink.delivered.is_empty());
@@ -381,18 +315,8 @@ mod tests {
         }
         e.on_lost(MS, &tbs[0]);
         e.on_received(MS, &tbs[2], &mut sink);
-        assert_eq!(
-            e.on_timers(MS + MS / 2, &mut sink),
-            Nacked::default(),
-            "t-Reassembly running"
-        );
-        assert_eq!(
-            e.on_timers(2 * MS, &mut sink),
-            Nacked {
-                segments: 1,
-                bytes: 1000
-            }
-        );
+        assert_eq!(e.on_timers(MS + MS / 2, &mut sink), Nacked::default(), "t-Reassembly running");
+        assert_eq!(e.on_timers(2 * MS, &mut sink), Nacked { segments: 1, bytes: 1000 });
         assert_eq!(e.queued_bytes(), 1000, "the retransmission counts in B");
         e.on_lost(2 * MS + MS / 2, &tbs[1]);
         // t-Reassembly runs out at 3.5 ms but t-StatusProhibit holds until 4 ms.
@@ -400,11 +324,7 @@ mod tests {
         assert_eq!(e.on_timers(4 * MS, &mut sink).segments, 1);
         let mut retx = Vec::new();
         assert_eq!(e.build_tb(4 * MS, 5000, None, &mut retx, &mut sink), 2000);
-        assert_eq!(
-            retx.iter().map(|s| s.sn).collect::<Vec<_>>(),
-            [0, 1],
-            "SN order"
-        );
+        assert_eq!(retx.iter().map(|s| s.sn).collect::<Vec<_>>(), [0, 1], "SN order");
         e.on_received(5 * MS, &retx, &mut sink);
         assert_eq!(sink.delivered, [0, 1, 2]);
     }
@@ -419,10 +339,7 @@ mod tests {
         e.on_lost(MS, &a);
         e.on_received(MS, &b, &mut sink);
         e.on_timers(MS + MS / 2, &mut sink);
-        assert!(
-            sink.delivered.is_empty() && sink.dropped.is_empty(),
-            "t-Reordering running"
-        );
+        assert!(sink.delivered.is_empty() && sink.dropped.is_empty(), "t-Reordering running");
         e.on_timers(2 * MS, &mut sink);
         assert_eq!(sink.dropped, [(0, DropReason::UmLoss)]);
         assert_eq!(sink.delivered, [1]);

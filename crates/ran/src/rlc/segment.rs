@@ -19,11 +19,7 @@ impl Segment {
     #[inline]
     pub fn split_front(&mut self, bytes: u32) -> Segment {
         debug_assert!(bytes > 0 && bytes < self.len);
-        let front = Segment {
-            sn: self.sn,
-            offset: self.offset,
-            len: bytes,
-        };
+        let front = Segment { sn: self.sn, offset: self.offset, len: bytes };
         self.offset += bytes;
         self.len -= bytes;
         front

@@ -52,13 +52,7 @@ pub trait Scheduler: Send {
     /// Split `share` (≤ 1) of the slot starting at `now_ns` among
     /// `candidates` (in UE order, never empty) by pushing grants whose shares
     /// sum to at most `share`.
-    fn allocate(
-        &mut self,
-        now_ns: u64,
-        share: f64,
-        candidates: &[Candidate],
-        grants: &mut Vec<Grant>,
-    );
+    fn allocate(&mut self, now_ns: u64, share: f64, candidates: &[Candidate], grants: &mut Vec<Grant>);
 
     /// The slot `[now_ns, now_ns + slot_ns)` is over; `served` lists the UEs
     /// that were sent something. Slots the engine skipped (idle cell) are
@@ -72,20 +66,13 @@ pub type Constructor = fn() -> Box<dyn Scheduler>;
 /// Name → constructor. Adding a scheduler is adding a file and a line here.
 pub static REGISTRY: &[(&str, Constructor)] = &[
     ("round_robin", || Box::new(RoundRobin::default())),
-    ("proportional_fair", || {
-        Box::new(ProportionalFair::new(
-            proportional_fair::DEFAULT_TIME_CONSTANT_NS,
-        ))
-    }),
+    ("proportional_fair", || Box::new(ProportionalFair::new(proportional_fair::DEFAULT_TIME_CONSTANT_NS))),
     ("tdma", || Box::new(Tdma::default())),
 ];
 
 /// The scheduler registered under `name`.
 pub fn by_name(name: &str) -> Option<Box<dyn Scheduler>> {
-    REGISTRY
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, make)| make())
+    REGISTRY.iter().find(|(n, _)| *n == name).map(|(_, make)| make())
 }
 
 /// Registered names, for error messages and documentation.

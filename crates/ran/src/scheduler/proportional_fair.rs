@@ -25,12 +25,7 @@ pub struct ProportionalFair {
 
 impl ProportionalFair {
     pub fn new(time_constant_ns: u64) -> Self {
-        ProportionalFair {
-            time_constant_ns,
-            avg_bps: Vec::new(),
-            averaged_to_ns: 0,
-            ranked: Vec::new(),
-        }
+        ProportionalFair { time_constant_ns, avg_bps: Vec::new(), averaged_to_ns: 0, ranked: Vec::new() }
     }
 }
 
@@ -43,31 +38,20 @@ impl Scheduler for ProportionalFair {
         self.avg_bps.remove(position);
     }
 
-    fn allocate(
-        &mut self,
-        _now_ns: u64,
-        share: f64,
-        candidates: &[Candidate],
-        grants: &mut Vec<Grant>,
-    ) {
+    fn allocate(&mut self, _now_ns: u64, share: f64, candidates: &[Candidate], grants: &mut Vec<Grant>) {
         self.ranked.clear();
         for (i, c) in candidates.iter().enumerate() {
-            self.ranked
-                .push((c.rate_bps / self.avg_bps[c.ue].max(MIN_AVG_BPS), i));
+            self.ranked.push((c.rate_bps / self.avg_bps[c.ue].max(MIN_AVG_BPS), i));
         }
         // Best metric first; ties (e.g. at start) go to the lower UE id.
-        self.ranked
-            .sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        self.ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let mut left = share;
         for &(_, i) in &self.ranked {
             if left <= crate::SHARE_EPS {
                 break;
             }
             let s = candidates[i].need_share.min(left);
-            grants.push(Grant {
-                ue: candidates[i].ue,
-                share: s,
-            });
+            grants.push(Grant { ue: candidates[i].ue, share: s });
             left -= s;
         }
     }
@@ -93,11 +77,7 @@ mod tests {
     use super::*;
 
     fn candidate(ue: usize) -> Candidate {
-        Candidate {
-            ue,
-            rate_bps: 1e9,
-            need_share: 1.0,
-        }
+        Candidate { ue, rate_bps: 1e9, need_share: 1.0 }
     }
 
     #[test]
@@ -105,14 +85,7 @@ mod tests {
         let mut pf = ProportionalFair::new(DEFAULT_TIME_CONSTANT_NS);
         (0..3).for_each(|_| pf.add_ue());
         // Position 1 has been served, 2 has not.
-        pf.end_slot(
-            0,
-            125_000,
-            &[Served {
-                ue: 1,
-                bits: 1_000_000,
-            }],
-        );
+        pf.end_slot(0, 125_000, &[Served { ue: 1, bits: 1_000_000 }]);
         pf.remove_ue(0);
         let mut grants = Vec::new();
         pf.allocate(125_000, 1.0, &[candidate(0), candidate(1)], &mut grants);

@@ -12,21 +12,11 @@ pub struct RoundRobin {
 }
 
 impl Scheduler for RoundRobin {
-    fn allocate(
-        &mut self,
-        _now_ns: u64,
-        share: f64,
-        candidates: &[Candidate],
-        grants: &mut Vec<Grant>,
-    ) {
+    fn allocate(&mut self, _now_ns: u64, share: f64, candidates: &[Candidate], grants: &mut Vec<Grant>) {
         self.order.clear();
         self.order.extend(0..candidates.len());
         // Smallest needs first; the sort is stable, so ties stay in UE order.
-        self.order.sort_by(|&a, &b| {
-            candidates[a]
-                .need_share
-                .total_cmp(&candidates[b].need_share)
-        });
+        self.order.sort_by(|&a, &b| candidates[a].need_share.total_cmp(&candidates[b].need_share));
         let mut left = share;
         let n = self.order.len();
         for (k, &i) in self.order.iter().enumerate() {

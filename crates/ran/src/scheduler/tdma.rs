@@ -10,18 +10,9 @@ pub struct Tdma {
 }
 
 impl Scheduler for Tdma {
-    fn allocate(
-        &mut self,
-        _now_ns: u64,
-        share: f64,
-        candidates: &[Candidate],
-        grants: &mut Vec<Grant>,
-    ) {
+    fn allocate(&mut self, _now_ns: u64, share: f64, candidates: &[Candidate], grants: &mut Vec<Grant>) {
         let next = match self.last {
-            Some(last) => candidates
-                .iter()
-                .find(|c| c.ue > last)
-                .unwrap_or(&candidates[0]),
+            Some(last) => candidates.iter().find(|c| c.ue > last).unwrap_or(&candidates[0]),
             None => &candidates[0],
         };
         self.last = Some(next.ue);
@@ -30,12 +21,6 @@ impl Scheduler for Tdma {
 
     fn remove_ue(&mut self, position: usize) {
         // Keep the turn: whoever came after the last served UE still comes next.
-        self.last = self.last.and_then(|l| {
-            if l >= position {
-                l.checked_sub(1)
-            } else {
-                Some(l)
-            }
-        });
+        self.last = self.last.and_then(|l| if l >= position { l.checked_sub(1) } else { Some(l) });
     }
 }

@@ -15,15 +15,7 @@ pub const SLOT_NS: u64 = 125_000;
 
 /// A UDP packet of `wire` bytes on the wire, tagged with `uid`.
 pub fn packet(uid: u64, wire: u32) -> Packet {
-    let mut p = Packet::udp(
-        Ipv4Addr::new(10, 0, 0, 1),
-        Ipv4Addr::new(10, 0, 0, 2),
-        UdpHeader {
-            src_port: 1,
-            dst_port: 2,
-        },
-        wire - 28,
-    );
+    let mut p = Packet::udp(Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2), UdpHeader { src_port: 1, dst_port: 2 }, wire - 28);
     p.meta.uid = uid;
     p
 }
@@ -33,10 +25,7 @@ pub fn rng(seed: u64) -> Xoshiro256PlusPlus {
 }
 
 pub fn radio(reported_db: f64, actual_db: f64) -> UeRadio {
-    UeRadio {
-        reported_sinr_db: reported_db,
-        sinr_db: actual_db,
-    }
+    UeRadio { reported_sinr_db: reported_db, sinr_db: actual_db }
 }
 
 /// What one slot produced, and when it takes effect.
@@ -71,48 +60,26 @@ impl Sim {
             cell.attach(UeId(i as u32), *u).unwrap();
         }
         let radio = vec![radio(20.0, 20.0); ues.len()];
-        Sim {
-            cell,
-            bearers: ues.iter().map(|_| Bearer::new()).collect(),
-            out: RanOutput::default(),
-            rng: rng(seed),
-            now_ns: 0,
-            radio,
-        }
+        Sim { cell, bearers: ues.iter().map(|_| Bearer::new()).collect(), out: RanOutput::default(), rng: rng(seed), now_ns: 0, radio }
     }
 
     /// Run one slot and advance the clock.
     pub fn step(&mut self) -> Step<'_> {
         self.out.clear();
-        let direction = self.cell.on_slot(
-            self.now_ns,
-            &self.radio,
-            &mut self.bearers,
-            &mut self.rng,
-            &mut self.out,
-        );
+        let direction = self.cell.on_slot(self.now_ns, &self.radio, &mut self.bearers, &mut self.rng, &mut self.out);
         self.now_ns += self.cell.config().slot_ns;
         for d in self.out.downlink.iter().chain(&self.out.uplink) {
-            assert_eq!(
-                d.at_ns, self.now_ns,
-                "a slot's deliveries take effect at its end"
-            );
+            assert_eq!(d.at_ns, self.now_ns, "a slot's deliveries take effect at its end");
         }
-        Step {
-            at_ns: self.now_ns,
-            direction,
-            out: &self.out,
-        }
+        Step { at_ns: self.now_ns, direction, out: &self.out }
     }
 
     pub fn enqueue_downlink(&mut self, now_ns: u64, ue: UeId, packet: Packet) -> bool {
-        self.cell
-            .enqueue_downlink(now_ns, &mut self.bearers, ue, packet)
+        self.cell.enqueue_downlink(now_ns, &mut self.bearers, ue, packet)
     }
 
     pub fn enqueue_uplink(&mut self, now_ns: u64, ue: UeId, packet: Packet) -> bool {
-        self.cell
-            .enqueue_uplink(now_ns, &mut self.bearers, ue, packet)
+        self.cell.enqueue_uplink(now_ns, &mut self.bearers, ue, packet)
     }
 
     pub fn ue(i: u32) -> UeId {

@@ -5,11 +5,13 @@ use std::sync::Arc;
 
 use millinet_channel::traces::{load_capacity_csv, load_sinr_csv, SinrTrace};
 use millinet_channel::{
-    BlockageConfig, BlockedEffect, CqiConfig, FadingConfig, ForcedEvent, ForcedKind, LinkConfig, MobilityConfig, ObstacleDraw, Point2, Rect,
-    Scenario as PathLossScenario,
+    BlockageConfig, BlockedEffect, CqiConfig, FadingConfig, ForcedEvent, ForcedKind, LinkConfig, MobilityConfig, ObstacleDraw, Point2,
+    Rect, Scenario as PathLossScenario,
 };
 use millinet_channel::{CqiReporter, LinkChannel, LinkRngs};
-use millinet_ran::{CellConfig, CellId, HandoverConfig, HarqConfig, HarqMode, LegRadio, Ran, RlcMode, ServingCellControl, TddConfig, UeConfig};
+use millinet_ran::{
+    CellConfig, CellId, HandoverConfig, HarqConfig, HarqMode, LegRadio, Ran, RlcMode, ServingCellControl, TddConfig, UeConfig,
+};
 use rand_core::RngCore;
 
 use super::seconds_to_ns;
@@ -108,7 +110,14 @@ pub fn obstacles(s: &Scenario, rng: &mut impl RngCore) -> Result<Arc<[Rect]>, Co
 
 /// The radio link between UE `u` (scenario UE `i`) and cell `c`: each link its own LOS
 /// test, path loss, shadowing and fading (channel.md §1–4).
-pub fn link_config(i: usize, u: &UeSpec, c: &CellSpec, outage_threshold_db: f64, obstacles: &Arc<[Rect]>, base_dir: &Path) -> Result<LinkConfig, ConfigError> {
+pub fn link_config(
+    i: usize,
+    u: &UeSpec,
+    c: &CellSpec,
+    outage_threshold_db: f64,
+    obstacles: &Arc<[Rect]>,
+    base_dir: &Path,
+) -> Result<LinkConfig, ConfigError> {
     let err = |e: &dyn std::fmt::Display| ConfigError::new(format!("ues.{i}: {e}"));
     let trace_path = || base_dir.join(&u.trace);
     let blockage = match u.blockage {
@@ -119,9 +128,9 @@ pub fn link_config(i: usize, u: &UeSpec, c: &CellSpec, outage_threshold_db: f64,
             SinrTrace::Single(series) => BlockageConfig::SinrTrace(Arc::new(series)),
             SinrTrace::PerCell(mut cells) => {
                 let series = cells.iter().position(|(name, _)| name == &c.node).map(|k| cells.swap_remove(k).1);
-                BlockageConfig::SinrTrace(Arc::new(series.ok_or_else(|| {
-                    ConfigError::new(format!("ues.{i}.trace: {}: no rows for cell {:?}", u.trace, c.node))
-                })?))
+                BlockageConfig::SinrTrace(Arc::new(
+                    series.ok_or_else(|| ConfigError::new(format!("ues.{i}.trace: {}: no rows for cell {:?}", u.trace, c.node)))?,
+                ))
             }
         },
         BlockageSpec::CapacityTrace => BlockageConfig::CapacityTrace(Arc::new(load_capacity_csv(&trace_path()).map_err(|e| err(&e))?)),

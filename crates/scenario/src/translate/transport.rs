@@ -1,13 +1,13 @@
 //! Flows and queues as transport configurations.
 
-use millinet_transport::aqm::Codel;
 use millinet_transport::app::AppSpec;
+use millinet_transport::aqm::Codel;
 use millinet_transport::link::LinkParams;
 use millinet_transport::mptcp::{MptcpConfig, Scheduler};
 use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig};
 
 use super::seconds_to_ns;
-use crate::{Aqm, App, CwndGrowthSpec, FlowSpec, LinkSpec, MptcpSchedulerSpec, NewRenoVariantSpec};
+use crate::{App, Aqm, CwndGrowthSpec, FlowSpec, LinkSpec, MptcpSchedulerSpec, NewRenoVariantSpec};
 
 /// The MTU CoDel is told: it does not drop while no more than one such packet is queued
 /// (RFC 8289 §4.4, `maxpacket`).

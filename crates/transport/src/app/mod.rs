@@ -90,11 +90,17 @@ pub trait Application {
 pub enum AppSpec {
     Bulk,
     /// One download of this size, then close.
-    File { size_bytes: u64 },
+    File {
+        size_bytes: u64,
+    },
     /// Downloads of these sizes one after the other, then close.
-    Repeated { sizes_bytes: Vec<u64> },
+    Repeated {
+        sizes_bytes: Vec<u64>,
+    },
     /// Writes at this rate from the connection's start.
-    Rate { rate_bps: f64 },
+    Rate {
+        rate_bps: f64,
+    },
 }
 
 impl AppSpec {

@@ -73,22 +73,13 @@ struct MaxFilter {
 impl MaxFilter {
     fn update(&mut self, round: u64, value: u64) {
         let slot = &mut self.slots[(round % BTL_BW_FILTER_ROUNDS) as usize];
-        *slot = if slot.0 == round {
-            (round, slot.1.max(value))
-        } else {
-            (round, value)
-        };
+        *slot = if slot.0 == round { (round, slot.1.max(value)) } else { (round, value) };
         self.latest_round = round;
     }
 
     fn max(&self) -> u64 {
         let latest = self.latest_round;
-        self.slots
-            .iter()
-            .filter(|s| s.0 + BTL_BW_FILTER_ROUNDS > latest)
-            .map(|s| s.1)
-            .max()
-            .unwrap_or(0)
+        self.slots.iter().filter(|s| s.0 + BTL_BW_FILTER_ROUNDS > latest).map(|s| s.1).max().unwrap_or(0)
     }
 }
 
@@ -242,9 +233,7 @@ impl Bbr {
             self.round_count += 1;
             self.round_start = true;
         }
-        let sent_in_probe_rtt = self
-            .probe_rtt_limited
-            .is_some_and(|(start, end)| (start..=end).contains(&rs.prior_delivered_bytes));
+        let sent_in_probe_rtt = self.probe_rtt_limited.is_some_and(|(start, end)| (start..=end).contains(&rs.prior_delivered_bytes));
         let app_limited = rs.is_app_limited || sent_in_probe_rtt;
         let bw_bps = rate_bps(rs.delivered_bytes, rs.interval_ns);
         // Application-limited samples only count when they exceed the estimate.
@@ -381,11 +370,8 @@ impl Bbr {
     /// Draft §4.2.3.4 BBRSaveCwnd: the cwnd to restore after loss recovery or PROBE_RTT
     /// (the larger one when they overlap).
     fn save_cwnd(&mut self) {
-        self.prior_cwnd_bytes = if self.in_recovery || self.mode == Mode::ProbeRtt {
-            self.prior_cwnd_bytes.max(self.cwnd_bytes)
-        } else {
-            self.cwnd_bytes
-        };
+        self.prior_cwnd_bytes =
+            if self.in_recovery || self.mode == Mode::ProbeRtt { self.prior_cwnd_bytes.max(self.cwnd_bytes) } else { self.cwnd_bytes };
     }
 
     /// Draft §4.2.3.4 BBRModulateCwndForRecovery, with BBROnEnterFastRecovery on the ACK
@@ -443,9 +429,7 @@ impl Bbr {
 impl CongestionControl for Bbr {
     /// Draft §4.1 / §4.2: update the model and the state machine, then the controls.
     fn on_ack(&mut self, ack: &AckSample) {
-        let delivered_bytes = ack
-            .delivered_total_bytes
-            .saturating_sub(self.last_delivered_total_bytes);
+        let delivered_bytes = ack.delivered_total_bytes.saturating_sub(self.last_delivered_total_bytes);
         self.last_delivered_total_bytes = ack.delivered_total_bytes;
         if !self.has_seen_rtt && ack.srtt_ns > 0 {
             // Linux `bbr_init_pacing_rate_from_rtt` once the first RTT is known.

@@ -23,10 +23,7 @@ pub struct CubicOptions {
 
 impl Default for CubicOptions {
     fn default() -> Self {
-        CubicOptions {
-            fast_convergence: true,
-            reno_friendly: true,
-        }
+        CubicOptions { fast_convergence: true, reno_friendly: true }
     }
 }
 
@@ -82,12 +79,7 @@ impl Cubic {
         // Like Linux: when the window already exceeds W_max, the plateau is the current
         // window and K = 0 (pure convex probing).
         let origin = self.w_max_segments.max(cwnd);
-        Epoch {
-            start_ns: now_ns,
-            k_s: Cubic::k_seconds(origin, cwnd),
-            origin_segments: origin,
-            w_est_segments: cwnd,
-        }
+        Epoch { start_ns: now_ns, k_s: Cubic::k_seconds(origin, cwnd), origin_segments: origin, w_est_segments: cwnd }
     }
 
     fn congestion_avoidance(&mut self, ack: &AckSample) {
@@ -103,10 +95,7 @@ impl Cubic {
         // RFC 9438 §4.3: W_est grows by α per window; α becomes 1 once W_est reaches W_max.
         let alpha = if w_est < self.w_max_segments { ALPHA_RENO_FRIENDLY } else { 1.0 };
         w_est += alpha * acked / cwnd;
-        self.epoch = Some(Epoch {
-            w_est_segments: w_est,
-            ..epoch
-        });
+        self.epoch = Some(Epoch { w_est_segments: w_est, ..epoch });
         // RFC 9438 §4.4/§4.5: aim at W_cubic one RTT ahead, bounded to [cwnd, 1.5·cwnd],
         // spreading the increase over the ACKs of one window. Without a W_max (after a
         // timeout) grow at least 5% per RTT, as Linux does by capping its ACK count per
@@ -139,11 +128,7 @@ impl CongestionControl for Cubic {
         let mss = self.mss_bytes as f64;
         let cwnd = self.cwnd_bytes / mss;
         // RFC 9438 §4.7: fast convergence lowers W_max when the window keeps shrinking.
-        self.w_max_segments = if self.options.fast_convergence && cwnd < self.w_max_segments {
-            cwnd * (1.0 + BETA) / 2.0
-        } else {
-            cwnd
-        };
+        self.w_max_segments = if self.options.fast_convergence && cwnd < self.w_max_segments { cwnd * (1.0 + BETA) / 2.0 } else { cwnd };
         self.epoch = None;
         // RFC 9438 §4.6 computes ssthresh from cwnd (as Linux does; the RFC notes both forms).
         self.ssthresh_bytes = ((self.cwnd_bytes * BETA) as u64).max(2 * self.mss_bytes);
@@ -171,7 +156,6 @@ impl CongestionControl for Cubic {
     fn ssthresh_bytes(&self) -> u64 {
         self.ssthresh_bytes
     }
-
 }
 
 #[cfg(test)]
@@ -202,13 +186,7 @@ mod tests {
         let acks = cc.cwnd_bytes() / MSS;
         for _ in 0..acks {
             *now_ns += rtt_ns / acks;
-            cc.on_ack(&AckSample {
-                now_ns: *now_ns,
-                acked_bytes: MSS,
-                srtt_ns: rtt_ns,
-                cwnd_limited: true,
-                ..AckSample::default()
-            });
+            cc.on_ack(&AckSample { now_ns: *now_ns, acked_bytes: MSS, srtt_ns: rtt_ns, cwnd_limited: true, ..AckSample::default() });
         }
     }
 
@@ -216,17 +194,8 @@ mod tests {
     /// both the concave (t < K) and the convex (t > K) region.
     #[test]
     fn window_follows_the_cubic_curve_after_a_loss() {
-        let init = CcInit {
-            mss_bytes: MSS,
-            initial_cwnd_bytes: 1000 * MSS,
-        };
-        let mut cc = Cubic::new(
-            &init,
-            CubicOptions {
-                fast_convergence: true,
-                reno_friendly: false,
-            },
-        );
+        let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 1000 * MSS };
+        let mut cc = Cubic::new(&init, CubicOptions { fast_convergence: true, reno_friendly: false });
         let loss_ns = 1_000_000_000;
         cc.on_congestion_event(CongestionEvent::FastRetransmit, loss_ns, 1000 * MSS);
         cc.on_recovery_exit(loss_ns);
@@ -245,10 +214,7 @@ mod tests {
             // Written out independently of the implementation's helpers.
             let expected = 0.4 * (t - k).powi(3) + w_max;
             let actual = cc.cwnd_bytes() as f64 / MSS as f64;
-            assert!(
-                (actual - expected).abs() / expected < 0.01,
-                "t = {t:.3} s: cwnd {actual:.1} vs W(t) {expected:.1}"
-            );
+            assert!((actual - expected).abs() / expected < 0.01, "t = {t:.3} s: cwnd {actual:.1} vs W(t) {expected:.1}");
             checked += 1;
         }
         assert_eq!(checked, 7);
@@ -256,10 +222,7 @@ mod tests {
 
     #[test]
     fn fast_convergence_and_reno_friendly_region() {
-        let init = CcInit {
-            mss_bytes: MSS,
-            initial_cwnd_bytes: 100 * MSS,
-        };
+        let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 100 * MSS };
         let mut cc = Cubic::new(&init, CubicOptions::default());
         cc.on_congestion_event(CongestionEvent::FastRetransmit, 0, 100 * MSS);
         assert_eq!(cc.w_max_segments, 100.0);
@@ -269,13 +232,7 @@ mod tests {
         assert_eq!(cc.cwnd_bytes(), 49 * MSS);
         // Small W_max (K ≈ 2 s) and a long RTT: Reno-friendly growth (α ≈ 0.53 segment per
         // RTT, then 1) outpaces the flat start of the cubic curve.
-        let mut cc = Cubic::new(
-            &CcInit {
-                mss_bytes: MSS,
-                initial_cwnd_bytes: 10 * MSS,
-            },
-            CubicOptions::default(),
-        );
+        let mut cc = Cubic::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS }, CubicOptions::default());
         cc.on_congestion_event(CongestionEvent::FastRetransmit, 0, 10 * MSS);
         let mut now = 0;
         for _ in 0..10 {
@@ -288,10 +245,7 @@ mod tests {
 
     #[test]
     fn timeout_collapses_to_one_segment_with_cubic_ssthresh() {
-        let init = CcInit {
-            mss_bytes: MSS,
-            initial_cwnd_bytes: 100 * MSS,
-        };
+        let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 100 * MSS };
         let mut cc = Cubic::new(&init, CubicOptions::default());
         cc.on_congestion_event(CongestionEvent::Rto, 0, 100 * MSS);
         assert_eq!((cc.cwnd_bytes(), cc.ssthresh_bytes()), (MSS, 70 * MSS));

@@ -104,5 +104,4 @@ impl CongestionControl for HighSpeed {
     fn ssthresh_bytes(&self) -> u64 {
         self.ssthresh_bytes
     }
-
 }

@@ -151,10 +151,8 @@ mod tests {
         let MpJoin::SynAck { sender_truncated_hmac, .. } = join_syn_ack(1, KEY_B, KEY_A, R_B, R_A) else { unreachable!() };
         assert_eq!(sender_truncated_hmac, 0x7b44_2328_4683_1be8);
         let MpJoin::Ack { sender_hmac } = join_ack(KEY_A, KEY_B, R_A, R_B) else { unreachable!() };
-        let expected = [
-            0x52, 0x6c, 0x04, 0x7c, 0xf1, 0xe4, 0x5b, 0x87, 0x04, 0x62, 0x25, 0xb1, 0x59, 0xd3, 0x50, 0x1e, 0x01, 0x75,
-            0x53, 0xb1,
-        ];
+        let expected =
+            [0x52, 0x6c, 0x04, 0x7c, 0xf1, 0xe4, 0x5b, 0x87, 0x04, 0x62, 0x25, 0xb1, 0x59, 0xd3, 0x50, 0x1e, 0x01, 0x75, 0x53, 0xb1];
         assert_eq!(sender_hmac, expected);
         assert!(syn_ack_hmac_valid(sender_truncated_hmac, KEY_A, KEY_B, R_A, R_B));
         assert!(!syn_ack_hmac_valid(sender_truncated_hmac ^ 1, KEY_A, KEY_B, R_A, R_B));

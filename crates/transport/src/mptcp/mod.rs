@@ -33,8 +33,8 @@ use crate::{ConnectionParts, TcpConfig, TcpConnection, TcpError, TcpState};
 pub use handshake::{idsn, token};
 use handshake::{key_from_seed, subflow_value};
 use resend::Resend;
-pub use scheduler::Scheduler;
 use scheduler::Candidate;
+pub use scheduler::Scheduler;
 use subflow::{Opening, PathState, Shared, SubflowHooks};
 
 /// The longest mapping: its length is 16 bits on the wire (RFC 8684 §3.3, Figure 9).
@@ -67,7 +67,9 @@ pub enum MptcpError {
     /// `connect` needs at least one path.
     NoPaths,
     /// MP_JOIN numbers subflows with an 8-bit address ID (RFC 8684 §3.2).
-    TooManyPaths { paths: usize },
+    TooManyPaths {
+        paths: usize,
+    },
     Tcp(TcpError),
 }
 
@@ -466,8 +468,8 @@ impl MptcpConnection {
         if self.shared.borrow().fallback {
             self.joins_pending.clear();
         }
-        let ready = self.slots.first().is_some_and(|s| s.conn.state() == TcpState::Established)
-            && self.shared.borrow().remote_key.is_some();
+        let ready =
+            self.slots.first().is_some_and(|s| s.conn.state() == TcpState::Established) && self.shared.borrow().remote_key.is_some();
         if !ready {
             return;
         }

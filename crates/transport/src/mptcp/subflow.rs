@@ -12,8 +12,7 @@ use millinet_wire::mptcp::{CapableForm, DataSeq, Dss, DssMapping, MpJoin, MptcpO
 use millinet_wire::{TcpFlags, TcpHeader};
 
 use super::handshake::{
-    ack_hmac_valid, capable_ack, capable_data, capable_syn, capable_syn_ack, idsn, join_ack, join_syn, join_syn_ack,
-    syn_ack_hmac_valid,
+    ack_hmac_valid, capable_ack, capable_data, capable_syn, capable_syn_ack, idsn, join_ack, join_syn, join_syn_ack, syn_ack_hmac_valid,
 };
 use super::receiver::{DataReceiver, SubflowRx};
 use super::sender::{DataSender, SubflowTx};
@@ -275,9 +274,7 @@ impl SubflowHooks {
     fn on_capable(&self, s: &mut Shared, form: CapableForm) {
         let (sender_key, receiver_key, first_mapping_bytes) = match form {
             CapableForm::Ack { sender_key, receiver_key } => (sender_key, receiver_key, 0),
-            CapableForm::Data { sender_key, receiver_key, data_level_length, .. } => {
-                (sender_key, receiver_key, data_level_length)
-            }
+            CapableForm::Data { sender_key, receiver_key, data_level_length, .. } => (sender_key, receiver_key, data_level_length),
             _ => return,
         };
         if s.paths[self.index].opening != Opening::CapablePassive || receiver_key != s.local_key {
@@ -290,8 +287,7 @@ impl SubflowHooks {
     /// The initiator's MP_JOIN third ACK: its HMAC admits the subflow, which the fourth ACK
     /// confirms to it (§3.2); a wrong one refuses the subflow for good.
     fn on_join_ack(&self, s: &mut Shared, sender_hmac: [u8; 20]) {
-        let (Opening::JoinPassive { nonce, peer_nonce }, Some(remote_key)) = (s.paths[self.index].opening, s.remote_key)
-        else {
+        let (Opening::JoinPassive { nonce, peer_nonce }, Some(remote_key)) = (s.paths[self.index].opening, s.remote_key) else {
             return;
         };
         let valid = ack_hmac_valid(sender_hmac, s.local_key, remote_key, nonce, peer_nonce);
@@ -364,9 +360,8 @@ impl ConnectionHooks for SubflowHooks {
                     Opening::JoinActive { nonce, .. },
                     MptcpOption::MpJoin(MpJoin::SynAck { sender_truncated_hmac, sender_random_number, .. }),
                 ) => {
-                    let valid = remote_key.is_some_and(|remote| {
-                        syn_ack_hmac_valid(sender_truncated_hmac, local_key, remote, nonce, sender_random_number)
-                    });
+                    let valid = remote_key
+                        .is_some_and(|remote| syn_ack_hmac_valid(sender_truncated_hmac, local_key, remote, nonce, sender_random_number));
                     if valid {
                         path.opening = Opening::JoinActive { nonce, peer_nonce: Some(sender_random_number) };
                         path.echo_third_ack = true;

@@ -14,12 +14,9 @@ pub enum TcpError {
 impl fmt::Display for TcpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TcpError::MssOutOfRange { mss_bytes } => write!(
-                f,
-                "mss_bytes = {mss_bytes}: out of range; allowed: {}..={}",
-                MSS_RANGE_BYTES.start(),
-                MSS_RANGE_BYTES.end()
-            ),
+            TcpError::MssOutOfRange { mss_bytes } => {
+                write!(f, "mss_bytes = {mss_bytes}: out of range; allowed: {}..={}", MSS_RANGE_BYTES.start(), MSS_RANGE_BYTES.end())
+            }
             TcpError::UnknownCc(e) => e.fmt(f),
         }
     }

@@ -214,13 +214,7 @@ impl TcpConnection {
             snd: Sender::new(&cfg, parts.cc),
             hooks: parts.hooks,
             rcv: Receiver::new(cfg.rcv_buf_bytes, cfg.app_paced_reads, cfg.delayed_ack, cfg.delayed_ack_timeout_ns),
-            negotiated: Negotiated {
-                mss_bytes: cfg.mss_bytes as u64,
-                snd_wscale: 0,
-                rcv_wscale: 0,
-                sack: false,
-                timestamps: false,
-            },
+            negotiated: Negotiated { mss_bytes: cfg.mss_bytes as u64, snd_wscale: 0, rcv_wscale: 0, sack: false, timestamps: false },
             cfg,
             local,
             remote,
@@ -240,7 +234,13 @@ impl TcpConnection {
     }
 
     /// Active open: returns the connection and emits the SYN into `out`.
-    pub fn connect(cfg: TcpConfig, local: SocketAddrV4, remote: SocketAddrV4, now_ns: u64, out: &mut Vec<Packet>) -> Result<TcpConnection, TcpError> {
+    pub fn connect(
+        cfg: TcpConfig,
+        local: SocketAddrV4,
+        remote: SocketAddrV4,
+        now_ns: u64,
+        out: &mut Vec<Packet>,
+    ) -> Result<TcpConnection, TcpError> {
         let parts = ConnectionParts::from_config(&cfg)?;
         TcpConnection::connect_with(cfg, parts, local, remote, now_ns, out)
     }
@@ -494,10 +494,7 @@ impl TcpConnection {
         let remote = self.remote.expect("synchronized connections know their peer");
         let mut options = TcpOptions::default();
         if self.negotiated.timestamps {
-            options.timestamps = Some(Timestamps {
-                tsval: ts_now_ms(now_ns) as u32,
-                tsecr: self.rcv.ts_recent(),
-            });
+            options.timestamps = Some(Timestamps { tsval: ts_now_ms(now_ns) as u32, tsecr: self.rcv.ts_recent() });
         }
         if self.negotiated.sack {
             self.rcv.fill_sack_blocks(&mut options);

@@ -40,10 +40,8 @@ pub(crate) fn syn_options(cfg: &TcpConfig, now_ms: u32, peer_syn: Option<&TcpOpt
         mss: Some(cfg.mss_bytes as u16),
         window_scale: offered(cfg.window_scaling, |p| p.window_scale.is_some()).then(|| window_shift_for(cfg.rcv_buf_bytes)),
         sack_permitted: offered(cfg.sack, |p| p.sack_permitted),
-        timestamps: offered(cfg.timestamps, |p| p.timestamps.is_some()).then(|| Timestamps {
-            tsval: now_ms,
-            tsecr: peer_syn.and_then(|p| p.timestamps).map_or(0, |t| t.tsval),
-        }),
+        timestamps: offered(cfg.timestamps, |p| p.timestamps.is_some())
+            .then(|| Timestamps { tsval: now_ms, tsecr: peer_syn.and_then(|p| p.timestamps).map_or(0, |t| t.tsval) }),
         ..TcpOptions::default()
     }
 }
@@ -76,23 +74,10 @@ mod tests {
     #[test]
     fn syn_ack_offers_only_what_the_syn_offered() {
         let cfg = TcpConfig::default();
-        let syn = TcpOptions {
-            mss: Some(1000),
-            sack_permitted: true,
-            ..TcpOptions::default()
-        };
+        let syn = TcpOptions { mss: Some(1000), sack_permitted: true, ..TcpOptions::default() };
         let reply = syn_options(&cfg, 7, Some(&syn));
         assert_eq!((reply.window_scale, reply.sack_permitted, reply.timestamps), (None, true, None));
         let n = negotiate(&cfg, &syn);
-        assert_eq!(
-            n,
-            Negotiated {
-                mss_bytes: 1000,
-                snd_wscale: 0,
-                rcv_wscale: 0,
-                sack: true,
-                timestamps: false
-            }
-        );
+        assert_eq!(n, Negotiated { mss_bytes: 1000, snd_wscale: 0, rcv_wscale: 0, sack: true, timestamps: false });
     }
 }

@@ -244,10 +244,7 @@ impl Receiver {
             if emitted[..count].contains(&span.start) {
                 continue;
             }
-            let block = millinet_wire::SackBlock {
-                left: span.start as u32,
-                right: span.end as u32,
-            };
+            let block = millinet_wire::SackBlock { left: span.start as u32, right: span.end as u32 };
             if !opts.push_sack(block) {
                 break;
             }

@@ -105,11 +105,7 @@ pub(crate) struct Scoreboard {
 impl Scoreboard {
     /// An empty scoreboard whose first segment will start at `start`.
     pub fn new(start: u64) -> Scoreboard {
-        Scoreboard {
-            loss_marker: start,
-            high_rxt: start,
-            ..Scoreboard::default()
-        }
+        Scoreboard { loss_marker: start, high_rxt: start, ..Scoreboard::default() }
     }
 
     pub fn pipe_bytes(&self) -> u64 {
@@ -336,7 +332,8 @@ impl Scoreboard {
             }
             self.rtx_in_flight.pop_front();
             let i = self.index_of(rtx.start);
-            let still_in_flight = self.segs.get(i).is_some_and(|s| s.start == rtx.start && s.rtx_in_pipe && !s.sacked && s.tx.sent_ns == rtx.sent_ns);
+            let still_in_flight =
+                self.segs.get(i).is_some_and(|s| s.start == rtx.start && s.rtx_in_pipe && !s.sacked && s.tx.sent_ns == rtx.sent_ns);
             if still_in_flight {
                 self.update(i, |s| {
                     s.lost = true;

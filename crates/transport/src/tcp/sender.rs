@@ -18,8 +18,8 @@ use std::net::Ipv4Addr;
 
 use millinet_wire::{seq, Packet, TcpFlags, TcpHeader};
 
-use crate::deadline::earliest_ns;
 use crate::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent};
+use crate::deadline::earliest_ns;
 
 use super::options::Negotiated;
 use super::rate::DeliveryRate;
@@ -39,11 +39,7 @@ pub(crate) struct Template {
 
 impl Template {
     pub fn packet(&self, seq: u64, flags: TcpFlags, payload_bytes: u32) -> Packet {
-        let header = TcpHeader {
-            seq: seq as u32,
-            flags: self.header.flags | flags,
-            ..self.header
-        };
+        let header = TcpHeader { seq: seq as u32, flags: self.header.flags | flags, ..self.header };
         Packet::tcp(self.src, self.dst, header, payload_bytes)
     }
 }
@@ -115,10 +111,7 @@ impl Sender {
         let mss_bytes = cfg.mss_bytes as u64;
         let initial_window_segments = cfg.initial_window_segments.max(1) as u64;
         Sender {
-            cc: cc_factory.build(&CcInit {
-                mss_bytes,
-                initial_cwnd_bytes: initial_window_segments * mss_bytes,
-            }),
+            cc: cc_factory.build(&CcInit { mss_bytes, initial_cwnd_bytes: initial_window_segments * mss_bytes }),
             cc_factory,
             initial_window_segments,
             variant: cfg.newreno_variant,
@@ -170,10 +163,8 @@ impl Sender {
         self.sack = neg.sack;
         self.timestamps = neg.timestamps;
         self.snd_wscale = neg.snd_wscale;
-        self.cc = self.cc_factory.build(&CcInit {
-            mss_bytes: self.mss_bytes,
-            initial_cwnd_bytes: self.initial_window_segments * self.mss_bytes,
-        });
+        self.cc =
+            self.cc_factory.build(&CcInit { mss_bytes: self.mss_bytes, initial_cwnd_bytes: self.initial_window_segments * self.mss_bytes });
         self.snd_wnd = peer_window as u64;
         self.max_snd_wnd = self.snd_wnd;
         self.last_adv_wnd = self.snd_wnd;
@@ -368,8 +359,7 @@ impl Sender {
         if sent_ns < self.window_reduced_ns {
             return;
         }
-        self.cc
-            .on_congestion_event(CongestionEvent::FastRetransmit, now_ns, self.reduction_flight_size());
+        self.cc.on_congestion_event(CongestionEvent::FastRetransmit, now_ns, self.reduction_flight_size());
         self.window_reduced_ns = now_ns;
         self.recovery_point = self.snd_nxt;
     }
@@ -421,8 +411,7 @@ impl Sender {
 
     /// RFC 6675 §5 step (4) / RFC 6582 §3.2 step 2: once per window of data.
     fn enter_recovery(&mut self, now_ns: u64) {
-        self.cc
-            .on_congestion_event(CongestionEvent::FastRetransmit, now_ns, self.reduction_flight_size());
+        self.cc.on_congestion_event(CongestionEvent::FastRetransmit, now_ns, self.reduction_flight_size());
         self.in_recovery = true;
         self.recovery_point = self.snd_nxt;
         self.window_reduced_ns = now_ns;
@@ -571,16 +560,7 @@ impl Sender {
         let tx = self.rate.on_send(now_ns, self.sb.pipe_bytes());
         let start = self.snd_nxt;
         let len = payload_bytes + fin as u32;
-        self.sb.push(Segment {
-            start,
-            len,
-            fin,
-            sacked: false,
-            lost: false,
-            rtx_in_pipe: false,
-            retransmitted: false,
-            tx,
-        });
+        self.sb.push(Segment { start, len, fin, sacked: false, lost: false, rtx_in_pipe: false, retransmitted: false, tx });
         self.snd_nxt += len as u64;
         tmpl.packet(start, if fin { TcpFlags::FIN } else { TcpFlags(0) }, payload_bytes)
     }
@@ -702,22 +682,13 @@ mod tests {
     #[test]
     fn pacing_releases_segments_on_schedule_and_sets_the_timer() {
         let mut s = Sender::new(&TcpConfig::default(), CcFactory::new(Constructor::Uncoupled(paced)));
-        let neg = Negotiated {
-            mss_bytes: 1000,
-            snd_wscale: 0,
-            rcv_wscale: 0,
-            sack: false,
-            timestamps: false,
-        };
+        let neg = Negotiated { mss_bytes: 1000, snd_wscale: 0, rcv_wscale: 0, sack: false, timestamps: false };
         s.establish(&neg, u16::MAX, 0);
         s.send(10_000);
         let tmpl = Template {
             src: Ipv4Addr::LOCALHOST,
             dst: Ipv4Addr::LOCALHOST,
-            header: TcpHeader {
-                flags: TcpFlags::ACK,
-                ..TcpHeader::default()
-            },
+            header: TcpHeader { flags: TcpFlags::ACK, ..TcpHeader::default() },
         };
         let mut out = Vec::new();
         assert_eq!(s.transmit(0, &tmpl, &mut out), 1, "one segment, then wait for the pacing release");

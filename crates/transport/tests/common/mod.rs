@@ -257,7 +257,13 @@ impl Harness {
                 acks_received: 0,
                 scratch: Vec::new(),
             },
-            client: Client { conn: client, stream: StreamCheck::new(), written_bytes: app_bytes, delivered_at_ns: None, scratch: Vec::new() },
+            client: Client {
+                conn: client,
+                stream: StreamCheck::new(),
+                written_bytes: app_bytes,
+                delivered_at_ns: None,
+                scratch: Vec::new(),
+            },
             server_iss,
             net,
             down,
@@ -354,10 +360,5 @@ impl Harness {
 
 /// A configuration with the given congestion control and feature switches.
 pub fn config(cc: &str, sack: bool, delayed_ack: bool) -> TcpConfig {
-    TcpConfig {
-        cc: cc.to_string(),
-        sack,
-        delayed_ack,
-        ..TcpConfig::default()
-    }
+    TcpConfig { cc: cc.to_string(), sack, delayed_ack, ..TcpConfig::default() }
 }

@@ -122,12 +122,7 @@ impl MpJoin {
         let mut r = Reader::new(option, HEADER_BYTES);
         Ok(match option.len() {
             12 => MpJoin::Syn { backup, address_id: r.u8(), receiver_token: r.u32(), sender_random_number: r.u32() },
-            16 => MpJoin::SynAck {
-                backup,
-                address_id: r.u8(),
-                sender_truncated_hmac: r.u64(),
-                sender_random_number: r.u32(),
-            },
+            16 => MpJoin::SynAck { backup, address_id: r.u8(), sender_truncated_hmac: r.u64(), sender_random_number: r.u32() },
             24 => {
                 r.u8(); // reserved
                 MpJoin::Ack { sender_hmac: r.array() }
