@@ -86,6 +86,7 @@ def run(scenario: str, seed: int | None, overrides: tuple[str, ...], out: Path |
 @click.option("--out", type=click.Path(path_type=Path), help="Run directory [default: runs/<scenario>-<seed>-emulated].")
 @click.option("--pcap", default="", metavar="NODES", help="Comma-separated flow endpoints (e.g. server,ue) to capture into the run directory.")
 @click.option("--client", type=click.Choice(["own", "iperf3"]), default="own", help="The endpoints: millinet's own (TCP_INFO every step) or iperf3.")
+@click.option("--telemetry", type=click.Path(path_type=Path), help="Unix datagram socket to send the UE's telemetry to (docs/telemetry.md).")
 @click.option("--cleanup", is_flag=True, help="Only remove what killed emulations left behind.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def emulate(
@@ -95,6 +96,7 @@ def emulate(
     out: Path | None,
     pcap: str,
     client: str,
+    telemetry: Path | None,
     cleanup: bool,
     quiet: bool,
 ) -> None:
@@ -117,6 +119,7 @@ def emulate(
             out=out,
             pcap=[node.strip() for node in pcap.split(",") if node.strip()],
             client=client,
+            telemetry=telemetry,
             progress=lambda elapsed_s, total_s: bar.update(task, completed=elapsed_s, total=total_s),
         )
     Console().print(summary_table(result.summary))

@@ -19,14 +19,16 @@ def emulate(
     out: str | Path | None = None,
     pcap: Iterable[str] | None = None,
     client: str = "own",
+    telemetry: str | Path | None = None,
     progress: Callable[[float, float], None] | None = None,
 ) -> RunResult:
     """Emulates `scenario` (a shipped name or a path to a TOML file) in real time, as root.
 
     Arguments and result as `millinet.run` (`pcap` names the flow's endpoints to capture at,
     with tcpdump on their interface; `client="iperf3"` runs iperf3 at both ends instead of the
-    project's endpoints: goodput and the sender's cwnd/RTT per 0.1 s, no RTO count); the
-    summary has an `emulator` section saying how
+    project's endpoints: goodput and the sender's cwnd/RTT per 0.1 s, no RTO count;
+    `telemetry` is a Unix datagram socket the UE's telemetry is sent to every
+    `proxy.t_info_s`, `proxy.d_info_s` after sampling, docs/telemetry.md); the summary has an `emulator` section saying how
     late the link ever was. A scenario the emulator cannot host raises ScenarioError naming
     the field; Ctrl-C stops the emulation, removes the testbed and raises KeyboardInterrupt.
     """
@@ -37,7 +39,10 @@ def emulate(
 
     def execute(writer):
         raw = _core.emulate(
-            path, seed=seed, overrides=overrides, pcap_dir=out if pcap_nodes else None, pcap_nodes=pcap_nodes, client=client, progress=progress
+            path, seed=seed, overrides=overrides, pcap_dir=out if pcap_nodes else None, pcap_nodes=pcap_nodes,
+            client=client,
+            telemetry_socket=telemetry,
+            progress=progress,
         )
         writer.write(raw["series"])
         return raw

@@ -7,12 +7,18 @@ use std::time::Instant;
 
 pub struct RunClock {
     start: Instant,
+    /// CLOCK_MONOTONIC at `start`, for what leaves the process stamped with the host's clock.
+    pub monotonic_start_ns: u64,
     stopped: AtomicBool,
 }
 
 impl RunClock {
     pub fn start() -> RunClock {
-        RunClock { start: Instant::now(), stopped: AtomicBool::new(false) }
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime writes the timespec it is given.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        let monotonic_start_ns = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+        RunClock { start: Instant::now(), monotonic_start_ns, stopped: AtomicBool::new(false) }
     }
 
     pub fn now_ns(&self) -> u64 {

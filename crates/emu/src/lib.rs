@@ -15,6 +15,7 @@ pub mod plan;
 mod run;
 mod summary;
 pub mod tcp_info;
+pub mod telemetry;
 pub mod testbed;
 pub mod tun;
 

@@ -19,6 +19,7 @@ use millinet_wire::{Packet, PayloadId};
 use crate::error::EmuError;
 use crate::frames::Frames;
 use crate::hop::Hop;
+use crate::telemetry::TelemetryPublisher;
 use crate::tun::Tun;
 
 /// Frames read from one device before the loop attends to the rest.
@@ -78,6 +79,9 @@ pub struct LinkReport {
     pub ran_dropped_frames: u64,
     /// Frames a TUN device refused.
     pub write_failures: u64,
+    /// Telemetry datagrams sent, and those no one received.
+    pub telemetry_sent: u64,
+    pub telemetry_unsent: u64,
 }
 
 pub struct Link {
@@ -101,6 +105,8 @@ pub struct Link {
     sample_step_ns: u64,
     next_sample_ns: u64,
     step_latency: (u64, u64),
+    /// The UE's telemetry for a proxy, when asked for.
+    pub telemetry: Option<TelemetryPublisher>,
     pub report: LinkReport,
 }
 
@@ -122,6 +128,7 @@ impl Link {
             sample_step_ns,
             next_sample_ns: 0,
             step_latency: (0, 0),
+            telemetry: None,
             report: LinkReport::default(),
         }
     }
@@ -192,6 +199,9 @@ impl Link {
             for dropped in self.ran_out.dropped.drain(..) {
                 self.report.ran_dropped_frames += 1;
                 self.frames.release(dropped.packet.meta.payload);
+            }
+            if let Some(telemetry) = &mut self.telemetry {
+                telemetry.step(now, &radio.ran, radio.ue);
             }
         }
         while let Some(&(at, packet)) = self.air_down.front().filter(|(at, _)| *at <= now) {
@@ -382,6 +392,9 @@ impl Link {
         let mut due = self.next_sample_ns;
         if let Some(radio) = &self.radio {
             due = due.min(radio.ran.next_slot_ns(radio.cell));
+        }
+        if let Some(telemetry) = &self.telemetry {
+            due = due.min(telemetry.next_due_ns());
         }
         for hop in self.down.iter().chain(&self.up) {
             if let Some(at) = hop.next_due_ns() {

@@ -17,6 +17,7 @@ use crate::iperf::Iperf3Server;
 use crate::link::{Link, LinkReport, Radio};
 use crate::netns::Namespaces;
 use crate::plan::Plan;
+use crate::telemetry::TelemetryPublisher;
 use crate::testbed::{self, in_namespace};
 
 #[derive(Clone, Debug, Default)]
@@ -27,6 +28,9 @@ pub struct EmulateOptions {
     pub pcap_dir: Option<PathBuf>,
     pub pcap_nodes: Vec<String>,
     pub client: Client,
+    /// A Unix datagram socket to publish the UE's telemetry to (docs/telemetry.md), every
+    /// `proxy.t_info_s`, delivered `proxy.d_info_s` after sampling.
+    pub telemetry_socket: Option<PathBuf>,
 }
 
 /// Which endpoints carry the flow.
@@ -93,6 +97,13 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     let duration_s = end_ns as f64 / 1e9;
 
     let clock = RunClock::start();
+    if let Some(to) = &opts.telemetry_socket {
+        if link.radio().is_none() {
+            return Err(EmuError::unsupported("telemetry", "a wired path has no RAN to report on"));
+        }
+        let (period, delay) = (seconds_ns(s.proxy.t_info_s), seconds_ns(s.proxy.d_info_s));
+        link.telemetry = Some(TelemetryPublisher::new(to.clone(), crate::plan::UE_IP, period, delay, clock.monotonic_start_ns)?);
+    }
     let now = || clock.now_ns();
     let (served, received, linked, realtime) = std::thread::scope(|scope| {
         let link_thread = scope.spawn(|| {
@@ -142,6 +153,9 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         flow.samples = samples;
         flow.last_info = last_info;
     }
+    if let Some(t) = &link.telemetry {
+        (link.report.telemetry_sent, link.report.telemetry_unsent) = (t.sent, t.unsent);
+    }
     let queues = queue_summaries(&link);
     let ue_stats = link.radio().map(|r| r.ran.ue_stats(r.ue));
     let summary = crate::summary::summary(&loaded.name, s, &plan, opts.client, &flow, &link.report, &queues, ue_stats.as_ref(), realtime);
@@ -152,6 +166,10 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         sample_step_ns: plan.flow.sample_step_ns,
         goodput_bin_ns: plan.flow.goodput_bin_ns,
     })
+}
+
+fn seconds_ns(s: f64) -> u64 {
+    (s * 1e9).round() as u64
 }
 
 fn queue_summaries(link: &Link) -> Vec<QueueSummary> {

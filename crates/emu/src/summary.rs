@@ -125,6 +125,8 @@ pub(crate) fn summary(
             "unparsed_frames": link.unparsed_frames,
             "ran_dropped_frames": link.ran_dropped_frames,
             "write_failures": link.write_failures,
+            "telemetry_sent": link.telemetry_sent,
+            "telemetry_unsent": link.telemetry_unsent,
             "kernel": std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim(),
         },
     })

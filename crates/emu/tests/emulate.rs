@@ -129,3 +129,47 @@ fn the_ran_latency_of_an_idle_path_is_the_simulators() {
     assert!((emu - sim).abs() < 0.25, "RAN latency p50: emulated {emu} ms, simulated {sim} ms");
     assert!(emulated.summary["flows"][0]["download_time_s"].as_f64().is_some(), "the download completed");
 }
+
+#[test]
+fn the_link_publishes_the_ues_telemetry_every_t_info_d_info_late() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = radio_route(&dir, "0,1e9\n", 10_000_000, 1.0);
+    let socket_path = dir.path().join("telemetry.sock");
+    let socket = std::os::unix::net::UnixDatagram::bind(&socket_path).unwrap();
+    socket.set_read_timeout(Some(std::time::Duration::from_millis(200))).unwrap();
+    let monotonic_ns = || {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime writes the timespec it is given.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    };
+    let received = std::thread::scope(|scope| {
+        let listener = scope.spawn(|| {
+            let mut records = Vec::new();
+            let mut buf = [0u8; 128];
+            while let Ok(n) = socket.recv(&mut buf) {
+                records.push((monotonic_ns(), millinet_wire::Telemetry::decode(&buf[..n]).unwrap()));
+            }
+            records
+        });
+        let overrides = vec!["proxy.t_info_s=0.005".to_string(), "proxy.d_info_s=0.02".to_string()];
+        let opts = EmulateOptions { overrides, telemetry_socket: Some(socket_path.clone()), ..Default::default() };
+        let run = emulate_file(&path, &opts, &mut |_, _| true).unwrap();
+        assert_eq!(run.summary["emulator"]["telemetry_unsent"], 0);
+        listener.join().unwrap()
+    });
+    // 1 s every 5 ms, the last 20 ms still on their way when the run ends.
+    assert!((190..=200).contains(&received.len()), "{} records", received.len());
+    // One record every T_info: sampled at the link's first step after each 5 ms boundary.
+    let spacing_ms: Vec<f64> = received.windows(2).map(|p| (p[1].1 .1.t_ns - p[0].1 .1.t_ns) as f64 / 1e6).collect();
+    let span_ms = spacing_ms.iter().sum::<f64>();
+    assert!((span_ms - 5.0 * spacing_ms.len() as f64).abs() < 2.0, "{span_ms} ms for {} periods", spacing_ms.len());
+    assert!(spacing_ms.iter().all(|&d| (2.5..7.5).contains(&d)), "spacings {spacing_ms:?}");
+    for (arrived_ns, (ue, record)) in &received {
+        assert_eq!(*ue, std::net::Ipv4Addr::new(10, 77, 2, 1));
+        // The capacity trace is the UE's achievable rate once it has reported.
+        assert!((record.rate_bps - 1e9).abs() < 1.0 || record.rate_bps == 0.0, "rate {}", record.rate_bps);
+        let age_ms = (arrived_ns - record.t_ns) as f64 / 1e6;
+        assert!((20.0..25.0).contains(&age_ms), "delivered {age_ms} ms after sampling, D_info 20 ms");
+    }
+}

@@ -81,12 +81,13 @@ fn tables(e: &Emulation) -> Vec<Table> {
     tables
 }
 
-/// Emulates a scenario file with the `client` endpoints ("own" or "iperf3"), capturing `<node>.pcap` into `pcap_dir` for each of `pcap_nodes`.
+/// Emulates a scenario file with the `client` endpoints ("own" or "iperf3"), publishing the
+/// UE's telemetry to the Unix datagram socket `telemetry_socket` if given, capturing `<node>.pcap` into `pcap_dir` for each of `pcap_nodes`.
 /// Returns {"summary_json": str, "series": chunk} (the chunk as
 /// `run` streams them). `progress(elapsed_s, duration_s)` is called every 100 ms; a pending
 /// KeyboardInterrupt stops the emulation, which cleans up and raises it.
 #[pyfunction]
-#[pyo3(signature = (path, seed=None, overrides=Vec::new(), pcap_dir=None, pcap_nodes=Vec::new(), client="own", progress=None))]
+#[pyo3(signature = (path, seed=None, overrides=Vec::new(), pcap_dir=None, pcap_nodes=Vec::new(), client="own", telemetry_socket=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn emulate<'py>(
     py: Python<'py>,
@@ -96,6 +97,7 @@ pub fn emulate<'py>(
     pcap_dir: Option<PathBuf>,
     pcap_nodes: Vec<String>,
     client: &str,
+    telemetry_socket: Option<PathBuf>,
     progress: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let client = match client {
@@ -103,7 +105,7 @@ pub fn emulate<'py>(
         "iperf3" => Client::Iperf3,
         other => return Err(ScenarioError::new_err(format!("client `{other}`: expected `own` or `iperf3`"))),
     };
-    let opts = EmulateOptions { seed, overrides, pcap_dir, pcap_nodes, client };
+    let opts = EmulateOptions { seed, overrides, pcap_dir, pcap_nodes, client, telemetry_socket };
     let mut callback_error: Option<PyErr> = None;
     let mut report = |elapsed_s: f64, total_s: f64| {
         let outcome = py.check_signals().and_then(|()| match &progress {

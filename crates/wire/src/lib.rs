@@ -21,7 +21,7 @@ pub use tcp::{
     OptionArea, RawOptionError, RawOptions, SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps, MAX_SACK_BLOCKS, MAX_TCP_OPTION_BYTES,
     OPTION_AREA_BYTES, TCP_HEADER_BYTES,
 };
-pub use telemetry::Telemetry;
+pub use telemetry::{Telemetry, TelemetryDecodeError, TELEMETRY_DATAGRAM_BYTES};
 
 /// Sequence-number arithmetic modulo 2^32 (RFC 9293 §3.4).
 pub mod seq {

@@ -1,0 +1,71 @@
+//! The link's telemetry for a proxy (milliproxy.md §3, emulation.md §1): every T_info the
+//! RAN's record of the UE, sent D_info later as one datagram (docs/telemetry.md) to a local
+//! Unix datagram socket. `t_ns` is the host's CLOCK_MONOTONIC at sampling, so a consumer in
+//! any namespace of the host can tell how old a record is.
+
+use std::collections::VecDeque;
+use std::net::Ipv4Addr;
+use std::os::unix::net::UnixDatagram;
+use std::path::PathBuf;
+
+use millinet_ran::{Ran, UeId};
+use millinet_scenario::rng::Stream;
+use millinet_wire::TELEMETRY_DATAGRAM_BYTES;
+
+use crate::error::EmuError;
+
+pub struct TelemetryPublisher {
+    socket: UnixDatagram,
+    to: PathBuf,
+    ue_ip: Ipv4Addr,
+    period_ns: u64,
+    delay_ns: u64,
+    /// CLOCK_MONOTONIC at the run's time 0.
+    monotonic_start_ns: u64,
+    next_sample_ns: u64,
+    /// Sampled, waiting for their delivery time.
+    pending: VecDeque<(u64, [u8; TELEMETRY_DATAGRAM_BYTES])>,
+    pub sent: u64,
+    /// Records no one received (no socket bound at `to`, or its queue full).
+    pub unsent: u64,
+}
+
+impl TelemetryPublisher {
+    pub fn new(to: PathBuf, ue_ip: Ipv4Addr, period_ns: u64, delay_ns: u64, monotonic_start_ns: u64) -> Result<Self, EmuError> {
+        let socket = UnixDatagram::unbound().map_err(|e| EmuError::System(format!("telemetry socket: {e}")))?;
+        socket.set_nonblocking(true).map_err(|e| EmuError::System(format!("telemetry socket: {e}")))?;
+        Ok(TelemetryPublisher {
+            socket,
+            to,
+            ue_ip,
+            period_ns: period_ns.max(1),
+            delay_ns,
+            monotonic_start_ns,
+            next_sample_ns: 0,
+            pending: VecDeque::new(),
+            sent: 0,
+            unsent: 0,
+        })
+    }
+
+    /// Samples when a period is due and sends what is due by `now_ns`.
+    pub fn step(&mut self, now_ns: u64, ran: &Ran<Stream>, ue: UeId) {
+        if now_ns >= self.next_sample_ns {
+            let mut record = ran.telemetry(now_ns, ue);
+            record.t_ns = self.monotonic_start_ns + now_ns;
+            self.pending.push_back((now_ns + self.delay_ns, record.encode(self.ue_ip)));
+            self.next_sample_ns = (now_ns / self.period_ns + 1) * self.period_ns;
+        }
+        while let Some((_, datagram)) = self.pending.front().filter(|(due, _)| *due <= now_ns) {
+            match self.socket.send_to(datagram, &self.to) {
+                Ok(_) => self.sent += 1,
+                Err(_) => self.unsent += 1,
+            }
+            self.pending.pop_front();
+        }
+    }
+
+    pub fn next_due_ns(&self) -> u64 {
+        self.pending.front().map_or(self.next_sample_ns, |&(due, _)| due.min(self.next_sample_ns))
+    }
+}
