@@ -136,7 +136,8 @@ fn the_link_publishes_the_ues_telemetry_every_t_info_d_info_late() {
     let path = radio_route(&dir, "0,1e9\n", 10_000_000, 1.0);
     let socket_path = dir.path().join("telemetry.sock");
     let socket = std::os::unix::net::UnixDatagram::bind(&socket_path).unwrap();
-    socket.set_read_timeout(Some(std::time::Duration::from_millis(200))).unwrap();
+    // Long enough for the testbed to come up before the first record (namespaces, veths).
+    socket.set_read_timeout(Some(std::time::Duration::from_secs(3))).unwrap();
     let monotonic_ns = || {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: clock_gettime writes the timespec it is given.
