@@ -41,6 +41,12 @@ CASES = [
     ("unknown key", "dumbbell", ["flows.0.bogus=1"], ["flows.0.bogus"]),
     ("wrong type", "dumbbell", ["duration_s=abc"], ["duration_s", "abc"]),
     ("out of range", "dumbbell", ["flows.0.mss_bytes=50"], ["flows.0.mss_bytes", "50", "100"]),
+    (
+        "telemetry max age below its own delivery",
+        "milliproxy",
+        ["proxy.d_info_s=0.003", "proxy.telemetry_max_age_s=0.002"],
+        ["proxy.telemetry_max_age_s", "0.002", "proxy.d_info_s + proxy.t_info_s"],
+    ),
     ("unknown cc", "dumbbell", ["flows.0.cc=vegas"], ["flows.0.cc", "vegas", "cubic"]),
     ("override without =", "dumbbell", ["duration_s"], ["duration_s", "KEY=VALUE"]),
     ("unknown scenario name", "no-such-scenario", [], ["no-such-scenario", "dumbbell", ".toml"]),

@@ -44,6 +44,10 @@ pub struct ProxyConfig {
     pub local_rto_ns: Option<u64>,
     /// Do not relay duplicate ACKs while a local repair is under way (off by default).
     pub suppress_dup_acks_while_repairing: bool,
+    /// A UE's telemetry record older than this (now − its sampling time `t_ns`) is no longer
+    /// used: its flows fall back to passthrough until a fresh one arrives (milliproxy.md §3
+    /// says nothing of a record that stops coming; a stale R_e or B would steer FW forever).
+    pub telemetry_max_age_ns: u64,
 }
 
 impl Default for ProxyConfig {
@@ -61,6 +65,7 @@ impl Default for ProxyConfig {
             policy_by_server_port: Vec::new(),
             local_rto_ns: None,
             suppress_dup_acks_while_repairing: false,
+            telemetry_max_age_ns: 100_000_000,
         }
     }
 }
@@ -82,6 +87,9 @@ impl ProxyConfig {
         }
         if self.local_rto_ns == Some(0) {
             return Err(ProxyConfigError::ZeroLocalRto);
+        }
+        if self.telemetry_max_age_ns == 0 {
+            return Err(ProxyConfigError::ZeroTelemetryMaxAge);
         }
         self.policy.build()?;
         for (_, spec) in &self.policy_by_server_port {
@@ -115,6 +123,7 @@ mod tests {
         assert_eq!(cfg(|c| c.idle_timeout_ns = 0), ProxyConfigError::ZeroIdleTimeout);
         assert_eq!(cfg(|c| c.rtt_min_window_ns = 0), ProxyConfigError::ZeroRttMinWindow);
         assert_eq!(cfg(|c| c.local_rto_ns = Some(0)).to_string(), "local_rto_ns = 0: must be > 0 (None turns it off)");
+        assert_eq!(cfg(|c| c.telemetry_max_age_ns = 0).to_string(), "telemetry_max_age_ns = 0: must be > 0");
         let e = cfg(|c| c.policy_by_server_port = vec![(443, PolicySpec::new("nope"))]);
         assert_eq!(e, ProxyConfigError::Policy(PolicyError::UnknownPolicy { policy: "nope".into() }));
         assert_eq!(e.to_string(), "flow-window policy 'nope': unknown; allowed: bdp, static, passthrough");

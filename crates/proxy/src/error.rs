@@ -64,6 +64,7 @@ pub enum ProxyConfigError {
     ZeroRttMinWindow,
     /// `Some(0)`: the timer is turned off with `None`.
     ZeroLocalRto,
+    ZeroTelemetryMaxAge,
     Policy(PolicyError),
 }
 
@@ -77,6 +78,7 @@ impl fmt::Display for ProxyConfigError {
             ProxyConfigError::ZeroIdleTimeout => f.write_str("idle_timeout_ns = 0: must be > 0"),
             ProxyConfigError::ZeroRttMinWindow => f.write_str("rtt_min_window_ns = 0: must be > 0"),
             ProxyConfigError::ZeroLocalRto => f.write_str("local_rto_ns = 0: must be > 0 (None turns it off)"),
+            ProxyConfigError::ZeroTelemetryMaxAge => f.write_str("telemetry_max_age_ns = 0: must be > 0"),
             ProxyConfigError::Policy(e) => e.fmt(f),
         }
     }

@@ -19,6 +19,33 @@ use crate::stats::ProxyStats;
 /// Idle flows are looked for at most this often (removal happens within this of the timeout).
 const IDLE_SWEEP_MIN_INTERVAL_NS: u64 = 1_000_000_000;
 
+/// A UE's latest telemetry record.
+struct InForce {
+    record: Telemetry,
+    /// Its expiry has been counted (`ProxyStats::telemetry_expired`).
+    expired: bool,
+}
+
+/// The UE's record if it is fresh (milliproxy.md §3 records are at most
+/// `telemetry_max_age_ns` old when used); counts the moment one turns stale.
+fn fresh<'a>(
+    table: &'a mut BTreeMap<Ipv4Addr, InForce>,
+    stats: &mut ProxyStats,
+    cfg: &ProxyConfig,
+    now_ns: u64,
+    ue: &Ipv4Addr,
+) -> Option<&'a Telemetry> {
+    let in_force = table.get_mut(ue)?;
+    if now_ns.saturating_sub(in_force.record.t_ns) <= cfg.telemetry_max_age_ns {
+        return Some(&in_force.record);
+    }
+    if !in_force.expired {
+        in_force.expired = true;
+        stats.telemetry_expired += 1;
+    }
+    None
+}
+
 struct Slot<S: PayloadStore> {
     instance: Instance<S>,
     /// The local-RTO deadline registered in `Proxy::rto_deadlines`.
@@ -28,8 +55,8 @@ struct Slot<S: PayloadStore> {
 pub struct Proxy<S: PayloadStore = LengthOnly> {
     cfg: ProxyConfig,
     flows: BTreeMap<FlowKey, Slot<S>>,
-    /// The record in force per UE.
-    telemetry: BTreeMap<Ipv4Addr, Telemetry>,
+    /// The latest record per UE; at most `max_flows` UEs with a fresh one.
+    telemetry: BTreeMap<Ipv4Addr, InForce>,
     stats: ProxyStats,
     rto_deadlines: Deadlines,
     next_idle_sweep_ns: Option<u64>,
@@ -111,6 +138,31 @@ impl<S: PayloadStore> Proxy<S> {
         deadlines.rearm(key, &mut slot.armed_rto_ns, slot.instance.rto_deadline_ns(cfg));
     }
 
+    /// Puts `record` in force for `ue` unless it is late or the table is full of fresh
+    /// records of other UEs (then a stale one, if any, makes room).
+    fn admit_telemetry(&mut self, now_ns: u64, ue: Ipv4Addr, record: Telemetry) -> bool {
+        let max_age = self.cfg.telemetry_max_age_ns;
+        let in_force_t = self.telemetry.get(&ue).map(|t| t.record.t_ns);
+        if now_ns.saturating_sub(record.t_ns) > max_age || in_force_t.is_some_and(|t| record.t_ns < t) {
+            self.stats.telemetry_late += 1;
+            return false;
+        }
+        if in_force_t.is_none() && self.telemetry.len() >= self.cfg.max_flows {
+            let oldest = self.telemetry.iter().min_by_key(|(_, t)| t.record.t_ns).map(|(&ue, t)| (ue, t.record.t_ns));
+            match oldest {
+                Some((stale, t_ns)) if now_ns.saturating_sub(t_ns) > max_age => {
+                    self.telemetry.remove(&stale);
+                }
+                _ => {
+                    self.stats.telemetry_refused_limit += 1;
+                    return false;
+                }
+            }
+        }
+        self.telemetry.insert(ue, InForce { record, expired: false });
+        true
+    }
+
     /// Removes flows idle for `idle_timeout_ns` (O(flows), at most once per second).
     fn sweep_idle(&mut self, now_ns: u64) {
         let idle = self.cfg.idle_timeout_ns;
@@ -139,7 +191,8 @@ impl<S: PayloadStore> Middlebox for Proxy<S> {
             return;
         }
         let Some(slot) = self.flows.get_mut(&key) else { return };
-        let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry: self.telemetry.get(key.ue.ip()), pool };
+        let telemetry = fresh(&mut self.telemetry, &mut self.stats, &self.cfg, now_ns, key.ue.ip());
+        let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry, pool };
         match direction {
             Direction::FromServer => slot.instance.on_server_packet(now_ns, packet, &hdr, &mut ctx, out),
             Direction::FromUe => slot.instance.on_ue_packet(now_ns, packet, &hdr, &mut ctx, out),
@@ -153,10 +206,13 @@ impl<S: PayloadStore> Middlebox for Proxy<S> {
     }
 
     /// Every flow of the UE recomputes FW at once and forwards what it allows.
+    /// A record already too old, or older than the one in force, is refused (counted).
     fn on_telemetry(&mut self, now_ns: u64, ue: Ipv4Addr, record: Telemetry, pool: &mut dyn PayloadPool, out: &mut Vec<Packet>) {
+        if !self.admit_telemetry(now_ns, ue, record) {
+            return;
+        }
         self.stats.telemetry_applied += 1;
-        self.telemetry.insert(ue, record);
-        let telemetry = self.telemetry.get(&ue);
+        let telemetry = self.telemetry.get(&ue).map(|t| &t.record);
         for (&key, slot) in self.flows.range_mut(FlowKey::range_of_ue(ue)) {
             let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry, pool: &mut *pool };
             slot.instance.on_tick(now_ns, &mut ctx, out);
@@ -168,7 +224,8 @@ impl<S: PayloadStore> Middlebox for Proxy<S> {
         while let Some(key) = self.rto_deadlines.pop_due(now_ns) {
             if let Some(slot) = self.flows.get_mut(&key) {
                 slot.armed_rto_ns = None;
-                let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry: self.telemetry.get(key.ue.ip()), pool: &mut *pool };
+                let telemetry = fresh(&mut self.telemetry, &mut self.stats, &self.cfg, now_ns, key.ue.ip());
+                let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry, pool: &mut *pool };
                 slot.instance.on_tick(now_ns, &mut ctx, out);
                 Self::arm_rto(&self.cfg, &mut self.rto_deadlines, key, slot);
             }
@@ -217,6 +274,9 @@ impl<S: PayloadStore> Middlebox for Proxy<S> {
                 ("local_retransmissions", st.local_retransmissions),
                 ("acks_relayed", st.acks_relayed),
                 ("dup_acks_suppressed", st.dup_acks_suppressed),
+                ("telemetry_late", st.telemetry_late),
+                ("telemetry_refused_limit", st.telemetry_refused_limit),
+                ("telemetry_expired", st.telemetry_expired),
             ],
         }
     }

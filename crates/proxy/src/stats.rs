@@ -21,6 +21,15 @@ pub struct ProxyStats {
     pub local_retransmissions: u64,
     pub acks_relayed: u64,
     pub dup_acks_suppressed: u64,
-    /// Telemetry records handed over (each takes effect at once).
+    /// Telemetry records handed over and put in force (each takes effect at once).
     pub telemetry_applied: u64,
+    /// Records refused because they were already older than `telemetry_max_age_ns`, or older
+    /// than the UE's record in force (reordered).
+    pub telemetry_late: u64,
+    /// Records of a new UE refused because `max_flows` UEs had a fresh record (the memory
+    /// bound of the per-UE table).
+    pub telemetry_refused_limit: u64,
+    /// Times a UE's record aged past `telemetry_max_age_ns` with no successor: from then on
+    /// its flows ran in passthrough until a fresh record came.
+    pub telemetry_expired: u64,
 }

@@ -80,18 +80,55 @@ fn telemetry_takes_effect_when_handed_over() {
     d.tcp_header_mut().unwrap().options = ts(2, 7);
     proxy.on_packet(31 * MS, d, Direction::FromServer, &mut NoPayloads, &mut out);
     assert_eq!(proxy.flow_stats(31 * MS, &key).unwrap().rtt.min_ns, Some(30 * MS));
-    assert_eq!(proxy.flow_stats(31 * MS, &key).unwrap().fw_bytes, 400_000_000, "no telemetry yet: start value");
+    // The UE advertised 1000 << 7 bytes.
+    let ue_window = 128_000;
+    assert_eq!(proxy.flow_stats(31 * MS, &key).unwrap().fw_bytes, ue_window, "an RTT but no telemetry yet: passthrough");
 
     // Another UE's record changes nothing here.
     let rec = Telemetry { t_ns: 37 * MS, rlc_bytes: 0, rate_bps: 80_000_000.0, sinr_db: 10.0, outage: false };
     proxy.on_telemetry(40 * MS, Ipv4Addr::new(10, 9, 0, 3), rec, &mut NoPayloads, &mut out);
-    assert_eq!(proxy.flow_stats(40 * MS, &key).unwrap().fw_bytes, 400_000_000);
+    assert_eq!(proxy.flow_stats(40 * MS, &key).unwrap().fw_bytes, ue_window);
     // The delay is the driver's: a record sampled at 37 ms applies when it is handed over.
     proxy.on_telemetry(40 * MS, UE_IP, rec, &mut NoPayloads, &mut out);
     // 30 ms · 80 Mbit/s / 8 = 300 000 bytes.
     assert_eq!(proxy.flow_stats(40 * MS, &key).unwrap().fw_bytes, 300_000);
     assert_eq!(proxy.stats().telemetry_applied, 2);
     assert_eq!(proxy.next_timeout_ns(), Some(60_000 * MS), "only the idle sweep: no telemetry is held");
+
+    // The record ages past telemetry_max_age_ns (100 ms) with no successor: the next packet
+    // finds it stale and the flow falls back to the UE's window, counted once.
+    for (i, t) in [138, 139].into_iter().enumerate() {
+        proxy.on_packet(t * MS, data(4000, 2800 + i as u32 * 1400, 1400), Direction::FromServer, &mut NoPayloads, &mut out);
+    }
+    assert_eq!(proxy.flow_stats(139 * MS, &key).unwrap().fw_bytes, ue_window, "stale telemetry: passthrough");
+    assert_eq!(proxy.stats().telemetry_expired, 1);
+    // A record that arrives already too old, or older than the one in force, is refused.
+    let old = Telemetry { t_ns: 38 * MS, ..rec };
+    proxy.on_telemetry(140 * MS, UE_IP, old, &mut NoPayloads, &mut out);
+    proxy.on_telemetry(140 * MS, UE_IP, Telemetry { t_ns: 36 * MS, ..rec }, &mut NoPayloads, &mut out);
+    assert_eq!(proxy.stats().telemetry_late, 2);
+    assert_eq!(proxy.flow_stats(140 * MS, &key).unwrap().fw_bytes, ue_window);
+    // A fresh one puts the flow back on the policy.
+    proxy.on_telemetry(141 * MS, UE_IP, Telemetry { t_ns: 140 * MS, ..rec }, &mut NoPayloads, &mut out);
+    assert_eq!(proxy.flow_stats(141 * MS, &key).unwrap().fw_bytes, 300_000);
+}
+
+#[test]
+fn the_telemetry_table_holds_at_most_max_flows_fresh_records() {
+    let cfg = ProxyConfig { max_flows: 2, ..ProxyConfig::default() };
+    let mut proxy: Proxy = Proxy::new(cfg).unwrap();
+    let mut out = Vec::new();
+    let rec = |t_ms: u64| Telemetry { t_ns: t_ms * MS, rlc_bytes: 0, rate_bps: 1e9, sinr_db: 10.0, outage: false };
+    let ue_n = |n: u8| Ipv4Addr::new(10, 9, 0, n);
+    proxy.on_telemetry(0, ue_n(1), rec(0), &mut NoPayloads, &mut out);
+    proxy.on_telemetry(50 * MS, ue_n(2), rec(50), &mut NoPayloads, &mut out);
+    // Both fresh: a third UE is refused, a known UE is not.
+    proxy.on_telemetry(60 * MS, ue_n(3), rec(60), &mut NoPayloads, &mut out);
+    proxy.on_telemetry(60 * MS, ue_n(2), rec(60), &mut NoPayloads, &mut out);
+    assert_eq!((proxy.stats().telemetry_applied, proxy.stats().telemetry_refused_limit), (3, 1));
+    // UE 1's record is 101 ms old at 101 ms: stale, so it makes room for UE 3.
+    proxy.on_telemetry(101 * MS, ue_n(3), rec(101), &mut NoPayloads, &mut out);
+    assert_eq!((proxy.stats().telemetry_applied, proxy.stats().telemetry_refused_limit), (4, 1));
 }
 
 #[test]

@@ -12,5 +12,5 @@ pub mod translate;
 mod validate;
 
 pub use error::ConfigError;
-pub use load::{load, load_text, Loaded};
+pub use load::{load, load_proxy_text, load_text, Loaded};
 pub use schema::*;

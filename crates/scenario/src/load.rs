@@ -7,8 +7,8 @@ use std::path::Path;
 use serde_path_to_error::Segment;
 use toml_edit::{DocumentMut, ImDocument, Item, Table, Value};
 
-use super::schema::Scenario;
-use super::validate::validate;
+use super::schema::{ProxySpec, Scenario};
+use super::validate::{validate, validate_proxy_settings, Issue};
 use crate::radio::LteDefault;
 use crate::ConfigError;
 
@@ -44,20 +44,46 @@ pub fn load(path: &Path, overrides: &[String], seed: Option<u64>) -> Result<Load
 /// everything that can go wrong with a scenario happens here, so the fuzzer drives it
 /// without touching the file system.
 pub fn load_text(text: &str, file: &str, overrides: &[String], seed: Option<u64>) -> Result<Scenario, ConfigError> {
-    let original = ImDocument::parse(text.to_string()).map_err(|e| {
-        let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
-        ConfigError::new(format!("{file}: line {line}: TOML syntax error: {}", one_line(e.message())))
-    })?;
-
     let mut parsed: Vec<Override> = overrides.iter().map(|o| parse_override(o)).collect::<Result<_, _>>()?;
     if let Some(seed) = seed {
         parsed.push(Override { path: vec!["seed".into()], raw: seed.to_string() });
     }
+    resolve(text, file, parsed, fill_lte_defaults, validate)
+}
+
+/// A daemon's proxy configuration (crates/proxyd): a TOML file whose one table is `[proxy]`,
+/// with the keys of a scenario's, and `--set proxy.KEY=VALUE` overrides, checked as a
+/// scenario's `[proxy]` table is. `node` is not asked for: the daemon is where it runs.
+pub fn load_proxy_text(text: &str, file: &str, overrides: &[String]) -> Result<ProxySpec, ConfigError> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct ProxyFile {
+        #[serde(default)]
+        proxy: ProxySpec,
+    }
+    let parsed: Vec<Override> = overrides.iter().map(|o| parse_override(o)).collect::<Result<_, _>>()?;
+    let file: ProxyFile = resolve(text, file, parsed, |_| {}, |f: &ProxyFile| validate_proxy_settings(&f.proxy))?;
+    Ok(file.proxy)
+}
+
+/// Parses `text`, applies the overrides, deserialises and checks the result; every error
+/// names where the bad value was written (file and line, or the override).
+fn resolve<T: serde::de::DeserializeOwned>(
+    text: &str,
+    file: &str,
+    parsed: Vec<Override>,
+    fill_defaults: impl Fn(&mut DocumentMut),
+    check: impl Fn(&T) -> Result<(), Issue>,
+) -> Result<T, ConfigError> {
+    let original = ImDocument::parse(text.to_string()).map_err(|e| {
+        let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
+        ConfigError::new(format!("{file}: line {line}: TOML syntax error: {}", one_line(e.message())))
+    })?;
     let mut doc: DocumentMut = original.clone().into_mut();
     for o in &parsed {
         apply(&mut doc, o)?;
     }
-    fill_lte_defaults(&mut doc);
+    fill_defaults(&mut doc);
 
     let resolved_text = doc.to_string();
     let where_ = |path: &[String]| -> String {
@@ -72,7 +98,7 @@ pub fn load_text(text: &str, file: &str, overrides: &[String], seed: Option<u64>
         }
     };
 
-    let scenario: Scenario = serde_path_to_error::deserialize(toml::Deserializer::new(&resolved_text)).map_err(|e| {
+    let value: T = serde_path_to_error::deserialize(toml::Deserializer::new(&resolved_text)).map_err(|e| {
         let path = path_segments(e.path());
         let message = plain_message(e.inner().message());
         let key = path.join(".");
@@ -80,11 +106,11 @@ pub fn load_text(text: &str, file: &str, overrides: &[String], seed: Option<u64>
         ConfigError::new(format!("{}: {key}{message}", where_(&path)))
     })?;
 
-    validate(&scenario).map_err(|issue| {
+    check(&value).map_err(|issue| {
         let path: Vec<String> = issue.path.split('.').map(str::to_string).collect();
         ConfigError::new(format!("{}: {} = {}: {}; allowed: {}", where_(&path), issue.path, issue.value, issue.problem, issue.allowed))
     })?;
-    Ok(scenario)
+    Ok(value)
 }
 
 /// Every field an LTE cell leaves out takes its LTE default (radio.rs), so the schema's

@@ -71,6 +71,8 @@ pub struct ProxySpec {
     /// Telemetry delay D_info and period T_info.
     pub d_info_s: f64,
     pub t_info_s: f64,
+    /// A record older than this is not used: its UE's flows fall back to passthrough.
+    pub telemetry_max_age_s: f64,
     pub rtt_min_window_s: f64,
     /// Hold duplicate ACKs back while repairing a loss toward the UE locally.
     pub suppress_dup_acks_while_repairing: bool,
@@ -94,6 +96,7 @@ impl Default for ProxySpec {
             server_ports: Vec::new(),
             d_info_s: 0.0,
             t_info_s: 0.001,
+            telemetry_max_age_s: 0.1,
             rtt_min_window_s: 10.0,
             suppress_dup_acks_while_repairing: false,
             split_cc: "cubic".to_string(),

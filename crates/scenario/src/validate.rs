@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use super::radio::{BlockageSpec, CellKind};
-use super::schema::{App, FlowKind, Scenario};
+use super::schema::{App, FlowKind, ProxySpec, Scenario};
 
 /// What is wrong with one field.
 pub struct Issue {
@@ -152,6 +152,11 @@ fn validate_proxy(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
         return Ok(());
     }
     node("proxy.node".into(), &p.node, names)?;
+    validate_proxy_settings(p)
+}
+
+/// Everything of a `[proxy]` table but its node (a daemon's configuration has none).
+pub fn validate_proxy_settings(p: &ProxySpec) -> Result<(), Issue> {
     let policies: Vec<&str> = millinet_proxy::policy::REGISTRY.iter().map(|entry| entry.0).collect();
     one_of("proxy.policy".into(), &p.policy, &policies, "unknown policy")?;
     congestion_control("proxy.split_cc".into(), &p.split_cc)?;
@@ -161,6 +166,16 @@ fn validate_proxy(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
     whole("proxy.max_flows".into(), p.max_flows as u64, 1, 1 << 24)?;
     range("proxy.d_info_s".into(), p.d_info_s, 0.0, 10.0, "0 to 10 seconds")?;
     range("proxy.t_info_s".into(), p.t_info_s, 1e-6, 10.0, "1 µs to 10 seconds")?;
+    // A record is d_info_s old when it arrives and is replaced t_info_s later: a shorter
+    // maximum age would leave every flow without telemetry part of the time.
+    let fresh_s = p.d_info_s + p.t_info_s;
+    range(
+        "proxy.telemetry_max_age_s".into(),
+        p.telemetry_max_age_s,
+        fresh_s * (1.0 + 1e-9),
+        3600.0,
+        &format!("above proxy.d_info_s + proxy.t_info_s ({fresh_s} s), up to 3600 s"),
+    )?;
     range("proxy.rtt_min_window_s".into(), p.rtt_min_window_s, 0.001, 3600.0, "0.001 to 3600 seconds")?;
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! `bdp`, the published milliProxy policy (milliproxy.md §4): FW = start value until the
 //! first RTT estimate, then floor(RTT_min · R_e / 8), minus 2·B when the RLC buffer B
-//! exceeds a threshold, never below 0.
+//! exceeds a threshold, never below 0. Without fresh telemetry (none yet, or the latest has
+//! expired) there is no R_e to trust: FW is then the UE's own window (passthrough).
 
 use super::{FlowWindowPolicy, Params, PolicyInput};
 use crate::error::PolicyError;
@@ -24,9 +25,12 @@ pub fn build(params: &Params) -> Result<Box<dyn FlowWindowPolicy>, PolicyError> 
 
 impl FlowWindowPolicy for Bdp {
     fn flow_window_bytes(&mut self, input: &PolicyInput) -> u64 {
-        // Without an RTT estimate or a rate there is no BDP to compute yet.
-        let (Some(rtt_min_ns), Some(telemetry)) = (input.rtt.min_ns, input.telemetry) else {
+        // Without an RTT estimate there is no BDP to compute yet.
+        let Some(rtt_min_ns) = input.rtt.min_ns else {
             return self.start_bytes;
+        };
+        let Some(telemetry) = input.telemetry else {
+            return input.ue_window_bytes;
         };
         // Whole bits per second (saturating): the rate the policy was specified and tested with.
         let rate_bps = telemetry.rate_bps as u64;
@@ -76,6 +80,9 @@ mod tests {
         // B exactly at the threshold: not above it.
         let at = Telemetry { rlc_bytes: 2_000_000, ..t };
         assert_eq!(p.flow_window_bytes(&input(Some(100_000_000), Some(&at))), 12_500_000);
+        // An RTT but no fresh telemetry: the UE's own window, not the start value.
+        assert_eq!(p.flow_window_bytes(&input(Some(30_000_000), None)), 1 << 30);
+        assert_eq!(p.flow_window_bytes(&input(None, None)), 400_000_000);
     }
 
     #[test]

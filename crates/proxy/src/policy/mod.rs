@@ -26,7 +26,7 @@ pub struct PolicyInput<'a> {
 }
 
 /// Computes the flow window FW in bytes; 0 is legal (the server then probes a zero window).
-pub trait FlowWindowPolicy {
+pub trait FlowWindowPolicy: Send {
     fn flow_window_bytes(&mut self, input: &PolicyInput) -> u64;
 }
 

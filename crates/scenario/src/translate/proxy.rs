@@ -30,6 +30,7 @@ pub fn milliproxy_config(p: &ProxySpec) -> ProxyConfig {
         flow_buffer_bytes: p.flow_buffer_bytes,
         mss2_bytes: p.mss2_bytes,
         rtt_min_window_ns: seconds_to_ns(p.rtt_min_window_s),
+        telemetry_max_age_ns: seconds_to_ns(p.telemetry_max_age_s),
         policy: policy(p),
         suppress_dup_acks_while_repairing: p.suppress_dup_acks_while_repairing,
         ..ProxyConfig::default()
