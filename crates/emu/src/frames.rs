@@ -15,10 +15,15 @@ const TCP_FIN: u8 = 0x01;
 const TCP_PSH: u8 = 0x08;
 const TCP_CWR: u8 = 0x80;
 
-/// Frame buffers by `PayloadId`, recycled: the steady state allocates nothing.
+/// Bytes of every frame buffer: the largest frame fits.
+const BUFFER_BYTES: usize = VNET_HEADER_BYTES + MAX_PACKET_BYTES;
+
+/// Frame buffers by `PayloadId`, recycled: the steady state allocates nothing, and a buffer
+/// keeps its full size (a frame's length is kept apart), so recycling touches no byte.
 #[derive(Default)]
 pub struct Frames {
     buffers: Vec<Vec<u8>>,
+    lens: Vec<usize>,
     free: Vec<u32>,
 }
 
@@ -28,16 +33,41 @@ impl Frames {
         match self.free.pop() {
             Some(id) => PayloadId(id),
             None => {
-                self.buffers.push(vec![0; VNET_HEADER_BYTES + MAX_PACKET_BYTES]);
+                self.buffers.push(vec![0; BUFFER_BYTES]);
+                self.lens.push(0);
                 PayloadId(self.buffers.len() as u32 - 1)
             }
         }
     }
 
     pub fn release(&mut self, id: PayloadId) {
-        let buf = &mut self.buffers[id.0 as usize];
-        buf.resize(VNET_HEADER_BYTES + MAX_PACKET_BYTES, 0);
         self.free.push(id.0);
+    }
+
+    /// Frame `id`'s buffer and the frame's length, lent out (with [`Frames::put_back`]) so
+    /// that it can be read while other frames are made.
+    pub fn take(&mut self, id: PayloadId) -> (Vec<u8>, usize) {
+        (std::mem::take(&mut self.buffers[id.0 as usize]), self.lens[id.0 as usize])
+    }
+
+    pub fn put_back(&mut self, id: PayloadId, buffer: Vec<u8>) {
+        self.buffers[id.0 as usize] = buffer;
+    }
+
+    /// A frame holding `datagram`, whose checksums are complete (a virtio header of zeros:
+    /// no GSO, nothing left to the receiver), and the models' view of it.
+    pub fn from_datagram(&mut self, datagram: &[u8]) -> Option<Packet> {
+        let id = self.alloc();
+        let len = VNET_HEADER_BYTES + datagram.len();
+        let buf = &mut self.buffers[id.0 as usize];
+        buf[..VNET_HEADER_BYTES].fill(0);
+        buf[VNET_HEADER_BYTES..len].copy_from_slice(datagram);
+        self.lens[id.0 as usize] = len;
+        let packet = self.describe(id);
+        if packet.is_none() {
+            self.release(id);
+        }
+        packet
     }
 
     /// The whole buffer, to read a frame into (then [`Frames::set_len`]).
@@ -46,12 +76,12 @@ impl Frames {
     }
 
     pub fn set_len(&mut self, id: PayloadId, len: usize) {
-        self.buffers[id.0 as usize].truncate(len);
+        self.lens[id.0 as usize] = len;
     }
 
     /// The frame: virtio header then the IP packet.
     pub fn frame(&self, id: PayloadId) -> &[u8] {
-        &self.buffers[id.0 as usize]
+        &self.buffers[id.0 as usize][..self.lens[id.0 as usize]]
     }
 
     /// Frames held (buffers not free).
@@ -85,6 +115,76 @@ impl Frames {
         (vnet.is_tcp_gso() && vnet.gso_size > 0).then_some(vnet.gso_size)
     }
 
+    /// Appends TCP segment frame `next` to frame `to` as one more GSO segment, if the kernel
+    /// would make exactly these two packets when it segments the result: same addresses,
+    /// ports, ACK number, window, options and ECN; `next` in sequence right after `to`; `to`
+    /// ending on a full segment; no SYN, RST, URG, FIN or CWR but PSH and FIN on `next`
+    /// (they go to the last segment, RFC 9293 §3.1 as Linux's tcp_gso_segment applies it).
+    /// On success `next` is released and `to` becomes (or stays) a GSO frame with a partial
+    /// checksum; otherwise nothing changes. This keeps what the UE receives per segment
+    /// identical while the link and the TUN device handle one frame.
+    pub fn append(&mut self, to: PayloadId, next: PayloadId) -> bool {
+        const TCP_SYN_RST_URG: u8 = 0x02 | 0x04 | 0x20;
+        let (a, b) = (self.frame(to), self.frame(next));
+        let ip = VNET_HEADER_BYTES;
+        let plain = |f: &[u8]| f.len() >= ip + 40 && f[ip] == 0x45 && f[ip + 9] == IPPROTO_TCP;
+        if !plain(a) || !plain(b) {
+            return false;
+        }
+        let tcp = ip + 20;
+        let thl = ((a[tcp + 12] >> 4) as usize) * 4;
+        let headers_end = tcp + thl;
+        let (a_payload, b_payload) = (a.len().saturating_sub(headers_end), b.len().saturating_sub(headers_end));
+        let vnet = VnetHeader::parse(a);
+        let segment = if vnet.is_tcp_gso() { vnet.gso_size as usize } else { a_payload };
+        let seq = |f: &[u8]| u32::from_be_bytes([f[tcp + 4], f[tcp + 5], f[tcp + 6], f[tcp + 7]]);
+        let (a_flags, b_flags) = (a[tcp + 13], b[tcp + 13]);
+        let compatible = b[tcp + 12] == a[tcp + 12]
+            && a.len() >= headers_end
+            && b.len() > headers_end
+            && a_payload > 0
+            && a_payload % segment == 0
+            && b_payload <= segment
+            && a[ip + 1] & 0x03 == b[ip + 1] & 0x03
+            && a[ip + 12..ip + 20] == b[ip + 12..ip + 20]
+            && a[tcp..tcp + 4] == b[tcp..tcp + 4]
+            && a[tcp + 8..tcp + 12] == b[tcp + 8..tcp + 12]
+            && a[tcp + 14..tcp + 16] == b[tcp + 14..tcp + 16]
+            && a[tcp + 20..headers_end] == b[tcp + 20..headers_end]
+            && seq(b) == seq(a).wrapping_add(a_payload as u32)
+            && a_flags & (TCP_SYN_RST_URG | TCP_FIN | TCP_PSH | TCP_CWR) == 0
+            && b_flags & (TCP_SYN_RST_URG | TCP_CWR) == 0
+            && a_flags | TCP_PSH | TCP_FIN == b_flags | TCP_PSH | TCP_FIN
+            && a.len() - ip + b_payload <= MAX_PACKET_BYTES;
+        if !compatible {
+            return false;
+        }
+        let len = a.len() + b_payload;
+        let (dst, src) = two_mut(&mut self.buffers, to.0 as usize, next.0 as usize);
+        dst[len - b_payload..len].copy_from_slice(&src[headers_end..headers_end + b_payload]);
+        dst[tcp + 13] = b_flags;
+        let ip_bytes = (len - ip) as u16;
+        dst[ip + 2..ip + 4].copy_from_slice(&ip_bytes.to_be_bytes());
+        dst[ip + 10..ip + 12].fill(0);
+        let ip_checksum = internet_checksum(&dst[ip..tcp]);
+        dst[ip + 10..ip + 12].copy_from_slice(&ip_checksum.to_be_bytes());
+        let addr = |at: usize| Ipv4Addr::new(dst[at], dst[at + 1], dst[at + 2], dst[at + 3]);
+        let partial = Checksum::pseudo_header(addr(ip + 12), addr(ip + 16), IPPROTO_TCP, (len - tcp) as u16).sum();
+        dst[tcp + 16..tcp + 18].copy_from_slice(&partial.to_be_bytes());
+        VnetHeader {
+            flags: VnetHeader::NEEDS_CSUM,
+            gso_type: VnetHeader::GSO_TCPV4,
+            header_bytes: (headers_end - ip) as u16,
+            gso_size: segment as u16,
+            csum_start: 20,
+            csum_offset: 16,
+        }
+        .write(dst);
+        self.lens[to.0 as usize] = len;
+        self.release(next);
+        true
+    }
+
     /// Cuts GSO frame `id` into frames of `segments_per_piece` TCP segments (the last may have
     /// fewer), in sequence order, appended to `out`; `id` is released. A frame that is not a TCP
     /// GSO frame is handed back whole. Each piece gets what the kernel's segmentation would
@@ -92,7 +192,7 @@ impl Frames {
     /// the first only) and a partial checksum for the receiving stack to complete, as the
     /// original frame had; a piece of several segments stays a GSO frame.
     pub fn split(&mut self, id: PayloadId, segments_per_piece: usize, out: &mut Vec<PayloadId>) {
-        let frame = &self.buffers[id.0 as usize];
+        let frame = self.frame(id);
         let vnet = VnetHeader::parse(frame);
         let ip = VNET_HEADER_BYTES;
         let ihl = ((frame[ip] & 0x0f) as usize) * 4;
@@ -118,9 +218,9 @@ impl Frames {
             let end = (start + per_piece * mss).min(headers_end + payload_bytes);
             let last = k + per_piece >= segments;
             let seg_id = self.alloc();
-            let (orig, seg) = two_mut(&mut self.buffers, id.0 as usize, seg_id.0 as usize);
             let len = headers_end + (end - start);
-            seg.truncate(len);
+            self.lens[seg_id.0 as usize] = len;
+            let (orig, seg) = two_mut(&mut self.buffers, id.0 as usize, seg_id.0 as usize);
             seg[..headers_end].copy_from_slice(&orig[..headers_end]);
             seg[headers_end..len].copy_from_slice(&orig[start..end]);
             let piece = match end - start > mss {
@@ -229,6 +329,59 @@ mod tests {
         }
         assert_eq!(joined, original, "the segments carry the frame's payload in order");
         assert_eq!(frames.held(), 7, "the original buffer was released");
+    }
+
+    /// A single TCP segment with complete checksums, as the proxy's datapath emits it.
+    fn segment(frames: &mut Frames, seq: u32, payload: &[u8], flags: u8) -> PayloadId {
+        let mut header = TcpHeader { src_port: 5201, dst_port: 40000, seq, ack: 7, window: 500, ..TcpHeader::default() };
+        header.flags = TcpFlags(flags);
+        let packet = Packet::tcp(Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2), header, payload.len() as u32);
+        let mut wire = vec![0; 70_000];
+        let n = emit(&packet, payload, &mut wire).unwrap();
+        frames.from_datagram(&wire[..n]).unwrap().meta.payload
+    }
+
+    #[test]
+    fn appended_segments_come_back_out_of_segmentation_as_they_went_in() {
+        let mut frames = Frames::default();
+        let bytes: Vec<u8> = (0..4000u32).map(|i| (i % 253) as u8).collect();
+        let first = segment(&mut frames, 1000, &bytes[..1400], 0x10);
+        let second = segment(&mut frames, 2400, &bytes[1400..2800], 0x10);
+        let last = segment(&mut frames, 3800, &bytes[2800..], 0x19); // ACK|PSH|FIN
+        assert!(frames.append(first, second) && frames.append(first, last));
+        assert_eq!(frames.held(), 1);
+        let packet = frames.describe(first).unwrap();
+        assert_eq!(packet.wire_bytes(), 4000 + 3 * 40, "charged as three segments");
+        let mut parts = Vec::new();
+        frames.split(first, 1, &mut parts);
+        let got: Vec<(u32, u8, Vec<u8>)> = parts
+            .iter()
+            .map(|&p| {
+                let (packet, payload) = parse(&frames.frame(p)[VNET_HEADER_BYTES..], false).unwrap();
+                let h = packet.tcp_header().unwrap();
+                (h.seq, h.flags.0, payload.to_vec())
+            })
+            .collect();
+        let want =
+            vec![(1000, 0x10, bytes[..1400].to_vec()), (2400, 0x10, bytes[1400..2800].to_vec()), (3800, 0x19, bytes[2800..].to_vec())];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn segments_the_kernel_could_not_have_made_from_one_frame_are_not_appended() {
+        let mut frames = Frames::default();
+        let bytes = [7u8; 1400];
+        let a = segment(&mut frames, 1000, &bytes, 0x10);
+        let gap = segment(&mut frames, 2401, &bytes, 0x10);
+        assert!(!frames.append(a, gap), "not contiguous");
+        let longer = segment(&mut frames, 2400, &[7u8; 1401], 0x10);
+        assert!(!frames.append(a, longer), "longer than the first segment");
+        let fin = segment(&mut frames, 5000, &bytes, 0x11);
+        let after_fin = segment(&mut frames, 6400, &bytes, 0x10);
+        assert!(!frames.append(fin, after_fin), "nothing follows a FIN");
+        let syn = segment(&mut frames, 2400, &bytes, 0x12);
+        assert!(!frames.append(a, syn), "a SYN is never part of a GSO frame");
+        assert_eq!(frames.held(), 6, "nothing was released");
     }
 
     #[test]

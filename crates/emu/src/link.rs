@@ -7,20 +7,31 @@
 //! device when the RAN delivers them. The UE's frames take the reverse path. A frame that
 //! does not fit a queue is cut into its TCP segments, and those that fit are kept.
 //!
+//! With milliProxy on the path (`proxy.node`), the link runs the real daemon's packet path
+//! (`millinet_proxyd::Datapath`, the proxy crate's core on real bytes) at that node: every
+//! frame reaching the node in either direction passes through it, and what it emits goes on
+//! toward the UE or the server from there. It gets the UE's telemetry every T_info, D_info
+//! after sampling, as the wire format's datagrams, and the host's CLOCK_MONOTONIC as its time.
+//!
 //! The loop sleeps until the next due instant (a slot boundary, a hop's next arrival, a
 //! delivery, a sample) or until a frame arrives, and records how late it ever was.
 
 use std::collections::VecDeque;
+use std::sync::mpsc::{Receiver, SyncSender};
 
+use millinet_proxyd::{ChecksumState, Datapath, Emitted, Input, Toward};
 use millinet_ran::{CellId, Ran, RanOutput, UeId};
 use millinet_scenario::rng::Stream;
-use millinet_wire::{Packet, PayloadId};
+use millinet_wire::{Packet, PayloadId, TELEMETRY_DATAGRAM_BYTES};
 
 use crate::error::EmuError;
 use crate::frames::Frames;
 use crate::hop::Hop;
 use crate::telemetry::TelemetryPublisher;
-use crate::tun::Tun;
+use crate::tun::{Tun, VnetHeader, VNET_HEADER_BYTES};
+
+/// Frames waiting for the server-side writer thread at most (a second of ACKs at 64 k/s).
+const SERVER_WRITE_QUEUE_FRAMES: usize = 65_536;
 
 /// Frames read from one device before the loop attends to the rest.
 const READ_BATCH: usize = 64;
@@ -34,6 +45,21 @@ pub struct Radio {
     pub ran: Ran<Stream>,
     pub ue: UeId,
     pub cell: CellId,
+}
+
+/// milliProxy at the node where downlink stage `down_stage` begins.
+pub struct ProxyStage {
+    pub datapath: Datapath,
+    pub down_stage: usize,
+    /// CLOCK_MONOTONIC at the link's time 0: the datapath's clock, as the telemetry's.
+    pub monotonic_start_ns: u64,
+}
+
+/// Where a frame crosses the proxy's node.
+#[derive(Clone, Copy)]
+enum Crossing {
+    Down,
+    Up,
 }
 
 /// One row of the `ues` table.
@@ -107,6 +133,12 @@ pub struct Link {
     step_latency: (u64, u64),
     /// The UE's telemetry for a proxy, when asked for.
     pub telemetry: Option<TelemetryPublisher>,
+    telemetry_due: Vec<[u8; TELEMETRY_DATAGRAM_BYTES]>,
+    pub proxy: Option<ProxyStage>,
+    /// What the proxy emitted in one call, before it is routed.
+    proxied: Vec<(Toward, Packet)>,
+    /// Frames for the server-side device's writer thread, while `run` runs.
+    server_writes: Option<SyncSender<Vec<u8>>>,
     pub report: LinkReport,
 }
 
@@ -129,6 +161,10 @@ impl Link {
             next_sample_ns: 0,
             step_latency: (0, 0),
             telemetry: None,
+            telemetry_due: Vec::new(),
+            proxy: None,
+            proxied: Vec::new(),
+            server_writes: None,
             report: LinkReport::default(),
         }
     }
@@ -142,7 +178,26 @@ impl Link {
     }
 
     /// Runs until `clock()` reaches `end_ns`. `clock` gives ns since the emulation's start.
+    ///
+    /// Frames toward the server are written by a thread of their own: a write into a TUN
+    /// device runs the receiving stacks in the writer's context (forwarding, the server's
+    /// TCP processing each ACK and sending more), and with milliProxy relaying one ACK per
+    /// server segment (milliproxy.md §2) that work would otherwise hold up the link.
     pub fn run(&mut self, clock: &dyn Fn() -> u64, end_ns: u64) -> Result<(), EmuError> {
+        let writer_tun = self.server_side.try_clone()?;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(SERVER_WRITE_QUEUE_FRAMES);
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(move || write_frames(writer_tun, rx));
+            self.server_writes = Some(tx);
+            let result = self.run_loop(clock, end_ns);
+            self.server_writes = None;
+            let refused = writer.join().expect("the writer does not panic")?;
+            self.report.write_failures += refused;
+            result
+        })
+    }
+
+    fn run_loop(&mut self, clock: &dyn Fn() -> u64, end_ns: u64) -> Result<(), EmuError> {
         loop {
             let now = clock();
             if now >= end_ns {
@@ -162,7 +217,7 @@ impl Link {
         // Earlier arrivals first: what the hops delivered by now, then what arrives now.
         for i in 0..self.down.len() {
             while let Some((at, packet)) = self.down[i].pop_due(now) {
-                self.enter_down(i + 1, at, packet);
+                self.enter_down(i + 1, at, now, packet)?;
             }
         }
         let mut batch = std::mem::take(&mut self.batch);
@@ -182,7 +237,7 @@ impl Link {
                 match side {
                     Side::Server => {
                         self.report.frames_down += 1;
-                        self.enter_down(0, at, packet);
+                        self.enter_down(0, at, now, packet)?;
                     }
                     Side::Ue => {
                         self.report.frames_up += 1;
@@ -201,9 +256,10 @@ impl Link {
                 self.frames.release(dropped.packet.meta.payload);
             }
             if let Some(telemetry) = &mut self.telemetry {
-                telemetry.step(now, &radio.ran, radio.ue);
+                telemetry.step(now, &radio.ran, radio.ue, &mut self.telemetry_due);
             }
         }
+        self.proxy_telemetry_and_timers(now)?;
         while let Some(&(at, packet)) = self.air_down.front().filter(|(at, _)| *at <= now) {
             self.air_down.pop_front();
             let latency = at - packet.meta.ran_entry_ns;
@@ -227,8 +283,19 @@ impl Link {
         Ok(())
     }
 
-    /// A downlink packet reaches stage `stage` at `at`: wired hop `stage`, then the radio.
-    fn enter_down(&mut self, stage: usize, at: u64, packet: Packet) {
+    /// A downlink packet reaches stage `stage` at `at`, through the proxy if it sits there.
+    fn enter_down(&mut self, stage: usize, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
+        match &self.proxy {
+            Some(p) if p.down_stage == stage => self.through_proxy(Crossing::Down, at, now, packet),
+            _ => {
+                self.continue_down(stage, at, packet);
+                Ok(())
+            }
+        }
+    }
+
+    /// A downlink packet goes on from stage `stage`: wired hop `stage`, then the radio.
+    fn continue_down(&mut self, stage: usize, at: u64, packet: Packet) {
         if stage < self.down.len() {
             match self.train_segments(stage, &packet) {
                 Some(segments) => self.split_into(packet, segments, |link, train| {
@@ -294,8 +361,16 @@ impl Link {
         Some(per_train)
     }
 
-    /// An uplink packet reaches wired hop `stage` (past the last one: the server side).
+    /// An uplink packet reaches wired hop `stage` (past the last one: the server side),
+    /// through the proxy if it sits there.
     fn enter_wired_up(&mut self, stage: usize, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
+        match &self.proxy {
+            Some(p) if self.down.len() - p.down_stage == stage => self.through_proxy(Crossing::Up, at, now, packet),
+            _ => self.continue_up(stage, at, now, packet),
+        }
+    }
+
+    fn continue_up(&mut self, stage: usize, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
         if stage == self.up.len() {
             return self.deliver(Side::Server, now, at, packet);
         }
@@ -303,6 +378,89 @@ impl Link {
             self.frames.release(packet.meta.payload);
         }
         Ok(())
+    }
+
+    /// The frame crosses the proxy's node: the datapath reads it and says what leaves.
+    fn through_proxy(&mut self, crossing: Crossing, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
+        let Some(proxy) = &mut self.proxy else { return Ok(()) };
+        let id = packet.meta.payload;
+        let (buffer, len) = self.frames.take(id);
+        let frame = &buffer[..len];
+        let vnet = VnetHeader::parse(frame);
+        let input = Input {
+            datagram: &frame[VNET_HEADER_BYTES..],
+            checksum: if vnet.flags & VnetHeader::NEEDS_CSUM != 0 { ChecksumState::Partial } else { ChecksumState::Complete },
+            segment_bytes: (vnet.is_tcp_gso() && vnet.gso_size > 0).then_some(vnet.gso_size),
+        };
+        let mut original = false;
+        let (frames, proxied) = (&mut self.frames, &mut self.proxied);
+        proxy.datapath.on_datagram(proxy.monotonic_start_ns + at, input, &mut |emitted| match emitted {
+            Emitted::Original => original = true,
+            Emitted::Datagram { bytes, toward } => proxied.extend(frames.from_datagram(bytes).map(|p| (toward, p))),
+        });
+        self.frames.put_back(id, buffer);
+        if original {
+            self.proxied.push((
+                match crossing {
+                    Crossing::Down => Toward::Ue,
+                    Crossing::Up => Toward::Server,
+                },
+                packet,
+            ));
+        } else {
+            self.frames.release(id);
+        }
+        self.route_proxied(at, now)
+    }
+
+    /// Telemetry that came due, and the proxy's timers.
+    fn proxy_telemetry_and_timers(&mut self, now: u64) -> Result<(), EmuError> {
+        let Some(proxy) = &mut self.proxy else {
+            self.telemetry_due.clear();
+            return Ok(());
+        };
+        let (frames, proxied) = (&mut self.frames, &mut self.proxied);
+        let mut route = |emitted: Emitted| {
+            if let Emitted::Datagram { bytes, toward } = emitted {
+                proxied.extend(frames.from_datagram(bytes).map(|p| (toward, p)));
+            }
+        };
+        let mono = proxy.monotonic_start_ns + now;
+        for datagram in self.telemetry_due.drain(..) {
+            proxy.datapath.on_telemetry(mono, &datagram, &mut route);
+        }
+        proxy.datapath.on_timeout(mono, &mut route);
+        self.route_proxied(now, now)
+    }
+
+    /// What the proxy emitted goes on from its node, toward the UE or the server. Consecutive
+    /// segments toward the UE travel as one GSO frame when the kernel would cut it back into
+    /// exactly them (`Frames::append`), as the server's own frames do.
+    fn route_proxied(&mut self, at: u64, now: u64) -> Result<(), EmuError> {
+        let Some(stage) = self.proxy.as_ref().map(|p| p.down_stage) else { return Ok(()) };
+        let mut proxied = std::mem::take(&mut self.proxied);
+        let mut toward_ue: Option<Packet> = None;
+        let mut result = Ok(());
+        for (toward, packet) in proxied.drain(..) {
+            match toward {
+                Toward::Ue => match toward_ue {
+                    Some(run) if self.frames.append(run.meta.payload, packet.meta.payload) => {
+                        toward_ue = self.frames.describe(run.meta.payload);
+                    }
+                    Some(run) => {
+                        self.continue_down(stage, at, run);
+                        toward_ue = Some(packet);
+                    }
+                    None => toward_ue = Some(packet),
+                },
+                Toward::Server => result = result.and(self.continue_up(self.down.len() - stage, at, now, packet)),
+            }
+        }
+        if let Some(run) = toward_ue {
+            self.continue_down(stage, at, run);
+        }
+        self.proxied = proxied;
+        result
     }
 
     /// Cuts `packet`'s frame into pieces of `segments` segments and offers each to `admit`;
@@ -351,13 +509,12 @@ impl Link {
         self.report.max_lateness_ns = self.report.max_lateness_ns.max(late);
         self.report.late_frames += (late > 1_000_000) as u64;
         let id = packet.meta.payload;
-        let tun = match side {
-            Side::Server => &mut self.server_side,
-            Side::Ue => &mut self.ue_side,
+        let written = match (side, &self.server_writes) {
+            (Side::Server, Some(writes)) => writes.try_send(self.frames.frame(id).to_vec()).is_ok(),
+            (Side::Server, None) => self.server_side.write(self.frames.frame(id))?,
+            (Side::Ue, _) => self.ue_side.write(self.frames.frame(id))?,
         };
-        if !tun.write(self.frames.frame(id))? {
-            self.report.write_failures += 1;
-        }
+        self.report.write_failures += !written as u64;
         self.frames.release(id);
         Ok(())
     }
@@ -396,6 +553,11 @@ impl Link {
         if let Some(telemetry) = &self.telemetry {
             due = due.min(telemetry.next_due_ns());
         }
+        if let Some(proxy) = &self.proxy {
+            if let Some(t) = proxy.datapath.next_timeout_ns() {
+                due = due.min(t.saturating_sub(proxy.monotonic_start_ns));
+            }
+        }
         for hop in self.down.iter().chain(&self.up) {
             if let Some(at) = hop.next_due_ns() {
                 due = due.min(at);
@@ -423,6 +585,16 @@ impl Link {
         }
         Ok(())
     }
+}
+
+/// Writes the frames it is given until the link hangs up; returns how many the device
+/// refused.
+fn write_frames(mut tun: Tun, frames: Receiver<Vec<u8>>) -> Result<u64, EmuError> {
+    let mut refused = 0;
+    for frame in frames {
+        refused += !tun.write(&frame)? as u64;
+    }
+    Ok(refused)
 }
 
 #[derive(Clone, Copy)]

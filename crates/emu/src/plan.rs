@@ -7,7 +7,7 @@
 
 use std::net::Ipv4Addr;
 
-use millinet_scenario::{App, FlowKind, LinkSpec, Scenario};
+use millinet_scenario::{App, FlowKind, LinkSpec, ProxyKind, Scenario};
 
 use crate::endpoint::{server_address, FlowPlan, Workload};
 use crate::error::EmuError;
@@ -28,6 +28,12 @@ pub struct Plan {
     pub flow: FlowPlan,
     /// The MTU of every interface: the flow's segments carry exactly `mss_bytes` of payload.
     pub mtu_bytes: u32,
+    /// The MTU between the gNB and the UE: `mtu_bytes`, or room for milliProxy's coalesced
+    /// segments of up to MSS2 payload bytes (emulation.md §2: the UE-side MTU must allow them).
+    pub ue_side_mtu_bytes: u32,
+    /// milliProxy in the link, at the node where downlink stage `proxy_stage` begins (wired
+    /// hop `proxy_stage`, or the radio when it equals the number of hops).
+    pub proxy_stage: Option<usize>,
     pub sack: bool,
     pub timestamps: bool,
     pub window_scaling: bool,
@@ -54,9 +60,6 @@ fn kernel_cc(name: &str) -> Option<&'static str> {
 
 impl Plan {
     pub fn new(s: &Scenario, available_cc: &str) -> Result<Plan, EmuError> {
-        if !s.proxy.node.is_empty() {
-            return Err(EmuError::unsupported("proxy.node", "the real milliProxy daemon is not built yet; run without a proxy"));
-        }
         if s.flows.len() != 1 {
             return Err(EmuError::unsupported("flows", format!("it runs exactly one flow, the scenario has {}", s.flows.len())));
         }
@@ -100,6 +103,12 @@ impl Plan {
                 format!("{} gives an MTU of {mtu_bytes}; allowed 576 to 65535", f.mss_bytes),
             ));
         }
+        let proxy_stage = proxy_stage(s, &hops, &end)?;
+        // The coalesced segments carry the server segments' options too (40 bytes at most).
+        let ue_side_mtu_bytes = match proxy_stage {
+            Some(_) => mtu_bytes.max(s.proxy.mss2_bytes + 40 + 40).min(65_535),
+            None => mtu_bytes,
+        };
         let seconds = |s: f64| (s * 1e9).round() as u64;
         Ok(Plan {
             hops,
@@ -114,6 +123,8 @@ impl Plan {
                 goodput_bin_ns: seconds(s.outputs.goodput_bin_s).max(1),
             },
             mtu_bytes,
+            ue_side_mtu_bytes,
+            proxy_stage,
             sack: f.sack,
             timestamps: f.timestamps,
             window_scaling: f.window_scaling,
@@ -121,6 +132,30 @@ impl Plan {
             min_rto_ms: (f.min_rto_s * 1e3).round().max(1.0) as u64,
             initial_window_segments: f.initial_window_segments,
         })
+    }
+}
+
+/// Where on the path milliProxy sits: the downlink stage that begins at `proxy.node`.
+fn proxy_stage(s: &Scenario, hops: &[HopPlan], end: &str) -> Result<Option<usize>, EmuError> {
+    let node = &s.proxy.node;
+    if node.is_empty() {
+        return Ok(None);
+    }
+    if s.proxy.kind == ProxyKind::Split {
+        return Err(EmuError::unsupported(
+            "proxy.kind",
+            "the split-TCP baseline runs in the simulator only (its TCP carries lengths, not bytes); the emulator runs milliproxy",
+        ));
+    }
+    if node == end {
+        return Ok(Some(hops.len()));
+    }
+    match hops.iter().position(|h| h.from == *node) {
+        Some(0) | None => Err(EmuError::unsupported(
+            "proxy.node",
+            format!("`{node}` is not a node between the flow's server and its UE on the emulated path"),
+        )),
+        Some(stage) => Ok(Some(stage)),
     }
 }
 

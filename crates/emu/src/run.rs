@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use millinet_proxyd::{DaemonConfig, Datapath, Ipv4Network};
 use millinet_ran::{CellId, UeId};
 use millinet_scenario::translate::radio::build_ran;
 use millinet_scenario::translate::{link_params, switch_period_ns};
@@ -14,7 +15,7 @@ use crate::endpoint::{download, FlowReport, Server};
 use crate::error::EmuError;
 use crate::hop::Hop;
 use crate::iperf::Iperf3Server;
-use crate::link::{Link, LinkReport, Radio};
+use crate::link::{Link, LinkReport, ProxyStage, Radio};
 use crate::netns::Namespaces;
 use crate::plan::Plan;
 use crate::telemetry::TelemetryPublisher;
@@ -97,12 +98,26 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     let duration_s = end_ns as f64 / 1e9;
 
     let clock = RunClock::start();
-    if let Some(to) = &opts.telemetry_socket {
-        if link.radio().is_none() {
-            return Err(EmuError::unsupported("telemetry", "a wired path has no RAN to report on"));
-        }
+    if opts.telemetry_socket.is_some() && link.radio().is_none() {
+        return Err(EmuError::unsupported("telemetry", "a wired path has no RAN to report on"));
+    }
+    if let Some(down_stage) = plan.proxy_stage {
+        // The clamp toward the server is the server side's own MSS, so the server sends the
+        // scenario's segments (Linux advertises MTU − 40 and fits its options inside).
+        let mss1 = plan.mtu_bytes - 40;
+        let middlebox =
+            DaemonConfig::from_spec(s.proxy.clone()).build(Some(mss1)).map_err(|e| EmuError::unsupported("proxy", e.to_string()))?;
+        let ue_side = Ipv4Network { address: crate::plan::UE_IP, prefix_len: 32 };
+        link.proxy = Some(ProxyStage {
+            datapath: Datapath::new(middlebox, vec![ue_side]),
+            down_stage,
+            monotonic_start_ns: clock.monotonic_start_ns,
+        });
+    }
+    if link.radio().is_some() && (opts.telemetry_socket.is_some() || link.proxy.is_some()) {
         let (period, delay) = (seconds_ns(s.proxy.t_info_s), seconds_ns(s.proxy.d_info_s));
-        link.telemetry = Some(TelemetryPublisher::new(to.clone(), crate::plan::UE_IP, period, delay, clock.monotonic_start_ns)?);
+        let to = opts.telemetry_socket.clone();
+        link.telemetry = Some(TelemetryPublisher::new(to, crate::plan::UE_IP, period, delay, clock.monotonic_start_ns)?);
     }
     let now = || clock.now_ns();
     let (served, received, linked, realtime) = std::thread::scope(|scope| {
@@ -158,7 +173,10 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     }
     let queues = queue_summaries(&link);
     let ue_stats = link.radio().map(|r| r.ran.ue_stats(r.ue));
-    let summary = crate::summary::summary(&loaded.name, s, &plan, opts.client, &flow, &link.report, &queues, ue_stats.as_ref(), realtime);
+    let proxy = link.proxy.as_ref().map(|p| crate::summary::proxy(&s.proxy.node, &p.datapath));
+    let mut summary =
+        crate::summary::summary(&loaded.name, s, &plan, opts.client, &flow, &link.report, &queues, ue_stats.as_ref(), realtime);
+    summary["proxy"] = proxy.into();
     Ok(Emulation {
         summary,
         flow,

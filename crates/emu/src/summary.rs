@@ -2,6 +2,7 @@
 //! thing (outputs.md §1), from the real sockets (TCP_INFO) and the link's own stamps, plus an
 //! `emulator` section saying how faithfully the link kept real time.
 
+use millinet_proxyd::Datapath;
 use millinet_ran::UeStats;
 use millinet_scenario::Scenario;
 use serde_json::{json, Value};
@@ -24,6 +25,33 @@ fn distribution(mut values: Vec<f64>) -> Value {
         "p95": rank(95.0),
         "p99": rank(99.0),
     })
+}
+
+/// The proxy's section: the simulator's fields (node, kind, policy, the core's counters) and
+/// the daemon's packet-path counters.
+pub(crate) fn proxy(node: &str, datapath: &Datapath) -> Value {
+    let core = datapath.proxy().summary();
+    let mut section = serde_json::Map::new();
+    section.insert("node".into(), node.into());
+    section.insert("kind".into(), core.kind.into());
+    section.insert(core.setting.0.into(), core.setting.1.into());
+    for (name, value) in core.counters {
+        section.insert(name.into(), value.into());
+    }
+    let st = &datapath.stats;
+    for (name, value) in [
+        ("datagrams_forwarded_unchanged", st.datagrams_forwarded_unchanged),
+        ("datagrams_emitted_toward_ue", st.datagrams_emitted_toward_ue),
+        ("datagrams_emitted_toward_server", st.datagrams_emitted_toward_server),
+        ("malformed", st.malformed),
+        ("bad_checksum", st.bad_checksum),
+        ("emit_failures", st.emit_failures),
+        ("telemetry_received", st.telemetry_received),
+        ("telemetry_malformed", st.telemetry_malformed),
+    ] {
+        section.insert(name.into(), value.into());
+    }
+    Value::Object(section)
 }
 
 #[allow(clippy::too_many_arguments)]

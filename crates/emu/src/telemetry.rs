@@ -1,7 +1,8 @@
 //! The link's telemetry for a proxy (milliproxy.md §3, emulation.md §1): every T_info the
-//! RAN's record of the UE, sent D_info later as one datagram (docs/telemetry.md) to a local
-//! Unix datagram socket. `t_ns` is the host's CLOCK_MONOTONIC at sampling, so a consumer in
-//! any namespace of the host can tell how old a record is.
+//! RAN's record of the UE, due D_info later as one datagram (docs/telemetry.md), handed to the
+//! milliProxy in the link and sent to a local Unix datagram socket when one is named. `t_ns`
+//! is the host's CLOCK_MONOTONIC at sampling, so a consumer in any namespace of the host can
+//! tell how old a record is.
 
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
@@ -15,8 +16,9 @@ use millinet_wire::TELEMETRY_DATAGRAM_BYTES;
 use crate::error::EmuError;
 
 pub struct TelemetryPublisher {
-    socket: UnixDatagram,
-    to: PathBuf,
+    /// The socket to send from and the consumer's address, if a consumer outside the link
+    /// was named.
+    socket: Option<(UnixDatagram, PathBuf)>,
     ue_ip: Ipv4Addr,
     period_ns: u64,
     delay_ns: u64,
@@ -26,17 +28,22 @@ pub struct TelemetryPublisher {
     /// Sampled, waiting for their delivery time.
     pending: VecDeque<(u64, [u8; TELEMETRY_DATAGRAM_BYTES])>,
     pub sent: u64,
-    /// Records no one received (no socket bound at `to`, or its queue full).
+    /// Records the socket's consumer did not receive (no socket bound there, or its queue full).
     pub unsent: u64,
 }
 
 impl TelemetryPublisher {
-    pub fn new(to: PathBuf, ue_ip: Ipv4Addr, period_ns: u64, delay_ns: u64, monotonic_start_ns: u64) -> Result<Self, EmuError> {
-        let socket = UnixDatagram::unbound().map_err(|e| EmuError::System(format!("telemetry socket: {e}")))?;
-        socket.set_nonblocking(true).map_err(|e| EmuError::System(format!("telemetry socket: {e}")))?;
+    pub fn new(to: Option<PathBuf>, ue_ip: Ipv4Addr, period_ns: u64, delay_ns: u64, monotonic_start_ns: u64) -> Result<Self, EmuError> {
+        let socket = match to {
+            Some(to) => {
+                let socket = UnixDatagram::unbound().map_err(|e| EmuError::System(format!("telemetry socket: {e}")))?;
+                socket.set_nonblocking(true).map_err(|e| EmuError::System(format!("telemetry socket: {e}")))?;
+                Some((socket, to))
+            }
+            None => None,
+        };
         Ok(TelemetryPublisher {
             socket,
-            to,
             ue_ip,
             period_ns: period_ns.max(1),
             delay_ns,
@@ -48,19 +55,23 @@ impl TelemetryPublisher {
         })
     }
 
-    /// Samples when a period is due and sends what is due by `now_ns`.
-    pub fn step(&mut self, now_ns: u64, ran: &Ran<Stream>, ue: UeId) {
+    /// Samples when a period is due; what is due by `now_ns` is sent to the socket, if any,
+    /// and appended to `due`.
+    pub fn step(&mut self, now_ns: u64, ran: &Ran<Stream>, ue: UeId, due: &mut Vec<[u8; TELEMETRY_DATAGRAM_BYTES]>) {
         if now_ns >= self.next_sample_ns {
             let mut record = ran.telemetry(now_ns, ue);
             record.t_ns = self.monotonic_start_ns + now_ns;
             self.pending.push_back((now_ns + self.delay_ns, record.encode(self.ue_ip)));
             self.next_sample_ns = (now_ns / self.period_ns + 1) * self.period_ns;
         }
-        while let Some((_, datagram)) = self.pending.front().filter(|(due, _)| *due <= now_ns) {
-            match self.socket.send_to(datagram, &self.to) {
-                Ok(_) => self.sent += 1,
-                Err(_) => self.unsent += 1,
+        while let Some(&(_, datagram)) = self.pending.front().filter(|(at, _)| *at <= now_ns) {
+            if let Some((socket, to)) = &self.socket {
+                match socket.send_to(&datagram, to) {
+                    Ok(_) => self.sent += 1,
+                    Err(_) => self.unsent += 1,
+                }
             }
+            due.push(datagram);
             self.pending.pop_front();
         }
     }

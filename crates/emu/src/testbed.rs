@@ -45,6 +45,7 @@ fn write_sysctls(settings: &[(&str, String)]) -> Result<(), EmuError> {
 pub fn wire(ns: &Namespaces, plan: &Plan) -> Result<(Tun, Tun), EmuError> {
     let (server, gnb, ue) = (ns.name("server"), ns.name("gnb"), ns.name("ue"));
     let mtu = plan.mtu_bytes.to_string();
+    let ue_mtu = plan.ue_side_mtu_bytes.to_string();
     run("ip", &["link", "add", "s0", "netns", gnb, "type", "veth", "peer", "name", "eth0", "netns", server])?;
     run("ip", &["link", "add", "u0", "netns", gnb, "type", "veth", "peer", "name", "eth0", "netns", ue])?;
     let (tun_server, tun_ue) = in_namespace(gnb, || {
@@ -56,13 +57,13 @@ pub fn wire(ns: &Namespaces, plan: &Plan) -> Result<(Tun, Tun), EmuError> {
         ])?;
         Ok((Tun::create(SERVER_SIDE_TUN)?, Tun::create(UE_SIDE_TUN)?))
     })?;
-    for (dev, ip) in [("s0", GNB_SERVER_SIDE_IP), ("u0", GNB_UE_SIDE_IP)] {
+    for (dev, ip, mtu) in [("s0", GNB_SERVER_SIDE_IP, &mtu), ("u0", GNB_UE_SIDE_IP, &ue_mtu)] {
         run("ip", &["-n", gnb, "addr", "add", &format!("{ip}/24"), "dev", dev])?;
-        run("ip", &["-n", gnb, "link", "set", dev, "mtu", &mtu, "up"])?;
+        run("ip", &["-n", gnb, "link", "set", dev, "mtu", mtu, "up"])?;
     }
     // The link drains its devices continuously; a long transmit queue absorbs its pauses.
-    for (dev, table, from) in [(SERVER_SIDE_TUN, "100", "s0"), (UE_SIDE_TUN, "101", "u0")] {
-        run("ip", &["-n", gnb, "link", "set", dev, "mtu", &mtu, "txqueuelen", "10000", "up"])?;
+    for (dev, table, from, mtu) in [(SERVER_SIDE_TUN, "100", "s0", &mtu), (UE_SIDE_TUN, "101", "u0", &ue_mtu)] {
+        run("ip", &["-n", gnb, "link", "set", dev, "mtu", mtu, "txqueuelen", "10000", "up"])?;
         run("ip", &["-n", gnb, "rule", "add", "iif", from, "lookup", table])?;
         run("ip", &["-n", gnb, "route", "add", "default", "dev", dev, "table", table])?;
     }
@@ -77,9 +78,9 @@ pub fn wire(ns: &Namespaces, plan: &Plan) -> Result<(Tun, Tun), EmuError> {
     if !plan.delayed_ack {
         ue_route.extend(["quickack", "1"]);
     }
-    for (name, ip, route) in [(server, SERVER_IP, &server_route[..]), (ue, UE_IP, &ue_route[..])] {
+    for (name, ip, route, mtu) in [(server, SERVER_IP, &server_route[..], &mtu), (ue, UE_IP, &ue_route[..], &ue_mtu)] {
         run("ip", &["-n", name, "addr", "add", &format!("{ip}/24"), "dev", "eth0"])?;
-        run("ip", &["-n", name, "link", "set", "eth0", "mtu", &mtu, "up"])?;
+        run("ip", &["-n", name, "link", "set", "eth0", "mtu", mtu, "up"])?;
         run("ip", route)?;
         let flag = |on: bool| if on { "1".to_string() } else { "0".to_string() };
         let buffers = |default: u64| format!("4096 {default} {MAX_SOCKET_BUFFER_BYTES}");

@@ -122,6 +122,12 @@ impl Tun {
         }
     }
 
+    /// The same device through a second file descriptor, for a thread of its own.
+    pub fn try_clone(&self) -> Result<Tun, EmuError> {
+        let file = self.file.try_clone().map_err(|e| EmuError::System(format!("duplicating {}: {e}", self.name)))?;
+        Ok(Tun { file, name: self.name.clone() })
+    }
+
     pub fn fd(&self) -> RawFd {
         self.file.as_raw_fd()
     }

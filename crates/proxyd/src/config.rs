@@ -58,12 +58,16 @@ impl DaemonConfig {
         DaemonConfig { spec }
     }
 
-    /// milliProxy keeping real payload bytes, ready for a `Datapath`.
-    pub fn build(&self) -> Result<Box<dyn Middlebox + Send>, DaemonConfigError> {
+    /// milliProxy keeping real payload bytes, ready for a `Datapath`. `mss1_bytes`: the MSS
+    /// the UE's SYN is clamped to toward the server (the server-side path's MTU − 40), or the
+    /// core's default.
+    pub fn build(&self, mss1_bytes: Option<u32>) -> Result<Box<dyn Middlebox + Send>, DaemonConfigError> {
         if self.spec.kind == ProxyKind::Split {
             return Err(DaemonConfigError::SplitHasNoBytes);
         }
-        let proxy: Proxy<PayloadBytes> = Proxy::new(milliproxy_config(&self.spec)).map_err(DaemonConfigError::Proxy)?;
+        let mut cfg = milliproxy_config(&self.spec);
+        cfg.mss1_bytes = mss1_bytes.unwrap_or(cfg.mss1_bytes);
+        let proxy: Proxy<PayloadBytes> = Proxy::new(cfg).map_err(DaemonConfigError::Proxy)?;
         Ok(Box::new(proxy))
     }
 }
@@ -90,7 +94,8 @@ mod tests {
     fn the_scenario_keys_are_read_and_checked_with_the_place_they_came_from() {
         let c = load("[proxy]\npolicy = \"static\"\nstatic_fw_bytes = 123456\n", &["proxy.mss2_bytes=9000"]).unwrap();
         assert_eq!((c.spec.policy.as_str(), c.spec.static_fw_bytes, c.spec.mss2_bytes), ("static", 123_456, 9000));
-        assert!(c.build().is_ok());
+        assert!(c.build(None).is_ok());
+        assert!(c.build(Some(100)).err().unwrap().to_string().contains("mss1_bytes = 100"));
         let e = load("[proxy]\npolicy = \"bdp\"\n\nmss2_bytes = 50\n", &[]).unwrap_err();
         assert_eq!(e, "FILE: line 4: proxy.mss2_bytes = 50: out of range; allowed: 100..=65000");
         let e = load("[proxy]\n", &["proxy.policy=fastest"]).unwrap_err();
@@ -99,7 +104,7 @@ mod tests {
         assert!(e.contains("line 2") && e.contains("bogus"), "{e}");
         let e = load("[daemon]\n", &[]).unwrap_err();
         assert!(e.contains("daemon") && e.contains("proxy"), "{e}");
-        let e = load("[proxy]\nkind = \"split\"\n", &[]).unwrap().build().err().unwrap().to_string();
+        let e = load("[proxy]\nkind = \"split\"\n", &[]).unwrap().build(None).err().unwrap().to_string();
         assert!(e.contains("proxy.kind = \"split\"") && e.contains("allowed here: \"milliproxy\""), "{e}");
         let e = DaemonConfig::load(Some(Path::new("/nonexistent/proxy.toml")), &[]).unwrap_err().to_string();
         assert!(e.contains("/nonexistent/proxy.toml"), "{e}");
