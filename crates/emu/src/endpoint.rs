@@ -53,6 +53,43 @@ pub struct FlowReport {
     /// The client's own measured interval, when it has one (iperf3's transfer time); else
     /// goodput is over the run from the flow's start.
     pub measured_ns: Option<u64>,
+    /// The own client checks every byte against what the server sent (`StreamPattern`):
+    /// the stream offset of the first read that differed, if any (None for iperf3 too).
+    pub first_corrupt_offset: Option<u64>,
+}
+
+/// The bytes the own server sends: a fixed pseudo-random block repeated, of a prime length
+/// that no segment size divides, so that a byte moved, lost or zeroed anywhere on the path
+/// (a proxy that coalesces or retransmits wrongly) shows at the UE.
+struct StreamPattern {
+    /// The block, then its first `MAX_WINDOW_BYTES` again: any window is one slice.
+    bytes: Vec<u8>,
+}
+
+impl StreamPattern {
+    const PERIOD_BYTES: usize = 65_521;
+    const MAX_WINDOW_BYTES: usize = 1 << 20;
+
+    fn new() -> StreamPattern {
+        // xorshift32 (Marsaglia 2003): fixed, so both ends make the same bytes.
+        let mut x: u32 = 0x9e37_79b9;
+        let block: Vec<u8> = (0..Self::PERIOD_BYTES)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                (x >> 24) as u8
+            })
+            .collect();
+        let bytes = block.iter().copied().cycle().take(Self::PERIOD_BYTES + Self::MAX_WINDOW_BYTES).collect();
+        StreamPattern { bytes }
+    }
+
+    /// The stream's bytes [offset, offset + len), len ≤ MAX_WINDOW_BYTES.
+    fn window(&self, offset: u64, len: usize) -> &[u8] {
+        let start = (offset % Self::PERIOD_BYTES as u64) as usize;
+        &self.bytes[start..start + len.min(Self::MAX_WINDOW_BYTES)]
+    }
 }
 
 /// The server: listening before the run starts (`bind` in the server namespace).
@@ -106,15 +143,19 @@ fn accept_by(listener: &TcpListener, end_ns: u64, clock: &dyn Fn() -> u64) -> Re
 }
 
 fn write_workload(mut stream: &TcpStream, plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Result<(), EmuError> {
-    let chunk = vec![0u8; 1 << 20];
+    let pattern = StreamPattern::new();
+    let mut offset = 0u64;
     let mut left = match plan.workload {
         Workload::Bulk => u64::MAX,
         Workload::File { bytes } => bytes,
     };
     while left > 0 && clock() < plan.end_ns {
-        let n = left.min(chunk.len() as u64) as usize;
-        match stream.write(&chunk[..n]) {
-            Ok(written) => left -= written as u64,
+        let n = left.min(StreamPattern::MAX_WINDOW_BYTES as u64) as usize;
+        match stream.write(pattern.window(offset, n)) {
+            Ok(written) => {
+                left -= written as u64;
+                offset += written as u64;
+            }
             Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
             // The UE closed its end when the run ended.
             Err(e) if matches!(e.kind(), std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset) => return Ok(()),
@@ -156,7 +197,8 @@ pub fn download(plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Result<FlowReport, 
     stream.set_read_timeout(Some(Duration::from_millis(20))).map_err(|e| EmuError::System(format!("SO_RCVTIMEO: {e}")))?;
     let bins = plan.end_ns.div_ceil(plan.goodput_bin_ns) as usize;
     let mut report = FlowReport { received_per_bin: vec![0; bins], ..FlowReport::default() };
-    let mut buf = vec![0u8; 1 << 20];
+    let pattern = StreamPattern::new();
+    let mut buf = vec![0u8; StreamPattern::MAX_WINDOW_BYTES];
     loop {
         let now = clock();
         if now >= plan.end_ns {
@@ -169,6 +211,9 @@ pub fn download(plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Result<FlowReport, 
             }
             Ok(n) => {
                 let now = clock().min(plan.end_ns - 1);
+                if report.first_corrupt_offset.is_none() && buf[..n] != *pattern.window(report.received_bytes, n) {
+                    report.first_corrupt_offset = Some(report.received_bytes);
+                }
                 report.received_per_bin[(now / plan.goodput_bin_ns) as usize] += n as u64;
                 report.received_bytes += n as u64;
             }
@@ -191,4 +236,21 @@ fn set_congestion_control(fd: i32, cc: &str) -> Result<(), EmuError> {
 /// The address the server listens on.
 pub fn server_address(ip: Ipv4Addr) -> SocketAddrV4 {
     SocketAddrV4::new(ip, 5201)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_window_of_the_pattern_is_the_stream_at_that_offset() {
+        let p = StreamPattern::new();
+        let whole: Vec<u8> = p.window(0, StreamPattern::MAX_WINDOW_BYTES).to_vec();
+        for offset in [0u64, 1, 65_520, 65_521, 100_000, 1_000_000] {
+            let tail = StreamPattern::MAX_WINDOW_BYTES - offset as usize;
+            assert_eq!(p.window(offset, tail), &whole[offset as usize..], "offset {offset}");
+        }
+        // A shift by one segment is visible: the block's period is not a multiple of it.
+        assert_ne!(p.window(0, 1448), p.window(1448, 1448));
+    }
 }

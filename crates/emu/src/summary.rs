@@ -92,6 +92,8 @@ pub(crate) fn summary(
         "rtt_samples": rtt_ms.len(),
         "min_rtt_ms": info.min_rtt_us as f64 / 1e3,
         "bytes_retransmitted": own.then_some(info.bytes_retrans),
+        // Every byte the UE read was the byte the server wrote at that offset.
+        "payload_intact": own.then_some(flow.first_corrupt_offset.is_none()),
     })];
     let queues: Vec<Value> = queues
         .iter()
