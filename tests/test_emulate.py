@@ -82,7 +82,8 @@ def test_an_unknown_key_is_refused_as_by_run(tmp_path):
         ("mptcp", [], "flows.0.kind"),
         ("dumbbell", ["flows.0.cc=highspeed"], "flows.0.cc"),
         ("dumbbell", ["flows.0.app=\"repeated\"", "flows.0.sizes_bytes=[100000]"], "flows.0.app"),
-        ("milliproxy", ["proxy.node=gnb"], "proxy.node"),
+        ("milliproxy", ["proxy.node=gnb", "proxy.kind=split"], "proxy.kind"),
+        ("milliproxy", ["proxy.node=server"], "proxy.node"),
         ("handover", [], "cells"),
     ],
 )
@@ -136,3 +137,18 @@ def test_iperf3_as_the_client_fills_the_same_bottleneck(tmp_path):
     assert 0.85 * 2e8 * 1400 / 1452 < flow["goodput_bps"] <= 2e8
     flows = pd.read_parquet(tmp_path / "run" / "flows.parquet")
     assert len(flows) >= 20 and (flows["cwnd_bytes"] > 0).all(), "the sender's cwnd every 0.1 s of the 2 s"
+
+
+def test_milliproxy_in_the_link_reports_what_the_simulator_reports(tmp_path):
+    overrides = {"duration_s": 1.5, "proxy.node": "gnb"}
+    emulated = millinet.emulate("milliproxy", overrides=overrides, out=tmp_path / "emulated")
+    simulated = millinet.run("milliproxy", overrides=overrides, out=tmp_path / "simulated")
+    proxy = emulated.series["proxy"]
+    assert list(proxy.columns) == list(simulated.series["proxy"].columns)
+    assert set(simulated.summary["proxy"]) <= set(emulated.summary["proxy"])
+    assert emulated.summary["proxy"]["flows_created"] == 1
+    assert emulated.summary["flows"][0]["payload_intact"] is True
+    # RTT_min is the path's: 2 × (10 + 1) ms of wires plus the RAN's few ms, never less.
+    rtt_min = proxy["rtt_min_ms"].dropna()
+    assert 22.0 <= rtt_min.min() and rtt_min.iloc[-1] < 35.0
+    assert (proxy["fw_bytes"] > 0).any()

@@ -75,6 +75,36 @@ pub struct UeSample {
     pub ran_latency_ms: f64,
 }
 
+/// The latest any frame left the link after its due time, and how many left over 1 ms late.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Lateness {
+    pub max_ns: u64,
+    pub over_1ms: u64,
+}
+
+impl Lateness {
+    fn record(&mut self, late_ns: u64) {
+        self.max_ns = self.max_ns.max(late_ns);
+        self.over_1ms += (late_ns > 1_000_000) as u64;
+    }
+
+    fn merge(&mut self, other: Lateness) {
+        self.max_ns = self.max_ns.max(other.max_ns);
+        self.over_1ms += other.over_1ms;
+    }
+}
+
+/// One row of the `proxy` table (the simulator's columns).
+#[derive(Clone, Copy, Debug)]
+pub struct ProxySample {
+    pub t_ns: u64,
+    pub fw_bytes: u64,
+    pub buffered_bytes: u64,
+    pub in_flight_bytes: u64,
+    /// NaN before the first estimate.
+    pub rtt_min_ms: f64,
+}
+
 /// One row of the `queues` table.
 #[derive(Clone, Copy, Debug)]
 pub struct QueueSample {
@@ -89,12 +119,11 @@ pub struct QueueSample {
 pub struct LinkReport {
     pub ue_samples: Vec<UeSample>,
     pub queue_samples: Vec<QueueSample>,
+    pub proxy_samples: Vec<ProxySample>,
     /// Per frame the RAN delivered downlink: PDCP entry to delivery, ns.
     pub ran_latency_ns: Vec<u64>,
-    /// The latest any frame left the link after its due time, and how many left over 1 ms
-    /// late: the emulation is faithful while these stay small.
-    pub max_lateness_ns: u64,
-    pub late_frames: u64,
+    /// How late frames left the link: the emulation is faithful while this stays small.
+    pub lateness: Lateness,
     pub frames_down: u64,
     pub frames_up: u64,
     /// Frames cut into segments because a queue could not take them whole.
@@ -126,19 +155,25 @@ pub struct Link {
     parts: Vec<PayloadId>,
     /// Frames of one read, before they get their arrival times.
     batch: Vec<Packet>,
+    /// Frames read, with their arrival times, not yet run.
+    arrivals: VecDeque<(u64, Side, Packet)>,
     /// When each side (server, UE) was last read.
     last_read_ns: [u64; 2],
+    /// When the link last wrote a frame to each side: what it reads there later may be the
+    /// endpoint's answer to that frame, so it cannot have arrived before.
+    last_write_ns: [u64; 2],
     sample_step_ns: u64,
     next_sample_ns: u64,
     step_latency: (u64, u64),
     /// The UE's telemetry for a proxy, when asked for.
     pub telemetry: Option<TelemetryPublisher>,
-    telemetry_due: Vec<[u8; TELEMETRY_DATAGRAM_BYTES]>,
+    telemetry_due: Vec<(u64, [u8; TELEMETRY_DATAGRAM_BYTES])>,
     pub proxy: Option<ProxyStage>,
     /// What the proxy emitted in one call, before it is routed.
     proxied: Vec<(Toward, Packet)>,
-    /// Frames for the server-side device's writer thread, while `run` runs.
-    server_writes: Option<SyncSender<Vec<u8>>>,
+    /// Frames for the server-side device's writer thread, with their due times, while `run`
+    /// runs.
+    server_writes: Option<SyncSender<(u64, Vec<u8>)>>,
     pub report: LinkReport,
 }
 
@@ -156,7 +191,9 @@ impl Link {
             air_up: VecDeque::new(),
             parts: Vec::new(),
             batch: Vec::new(),
+            arrivals: VecDeque::new(),
             last_read_ns: [0; 2],
+            last_write_ns: [0; 2],
             sample_step_ns,
             next_sample_ns: 0,
             step_latency: (0, 0),
@@ -183,27 +220,32 @@ impl Link {
     /// device runs the receiving stacks in the writer's context (forwarding, the server's
     /// TCP processing each ACK and sending more), and with milliProxy relaying one ACK per
     /// server segment (milliproxy.md §2) that work would otherwise hold up the link.
-    pub fn run(&mut self, clock: &dyn Fn() -> u64, end_ns: u64) -> Result<(), EmuError> {
+    /// The writer inherits the link's real-time priority (at ordinary priority the endpoints'
+    /// threads delay it by up to a hundred ms at 2 Gbit/s of milliProxy traffic) and measures
+    /// how late it writes, so the report's lateness covers that too.
+    pub fn run(&mut self, clock: &(dyn Fn() -> u64 + Sync), end_ns: u64) -> Result<(), EmuError> {
         let writer_tun = self.server_side.try_clone()?;
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(SERVER_WRITE_QUEUE_FRAMES);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(u64, Vec<u8>)>(SERVER_WRITE_QUEUE_FRAMES);
         std::thread::scope(|scope| {
-            let writer = scope.spawn(move || write_frames(writer_tun, rx));
+            let writer = scope.spawn(move || write_frames(writer_tun, rx, clock));
             self.server_writes = Some(tx);
             let result = self.run_loop(clock, end_ns);
             self.server_writes = None;
-            let refused = writer.join().expect("the writer does not panic")?;
+            let (refused, lateness) = writer.join().expect("the writer does not panic")?;
             self.report.write_failures += refused;
+            self.report.lateness.merge(lateness);
             result
         })
     }
 
-    fn run_loop(&mut self, clock: &dyn Fn() -> u64, end_ns: u64) -> Result<(), EmuError> {
+    fn run_loop(&mut self, clock: &(dyn Fn() -> u64 + Sync), end_ns: u64) -> Result<(), EmuError> {
         loop {
             let now = clock();
             if now >= end_ns {
                 return Ok(());
             }
             self.step(now)?;
+
             let wake = self.next_due_ns().min(end_ns);
             let now = clock();
             if wake > now {
@@ -212,15 +254,71 @@ impl Link {
         }
     }
 
-    /// Everything due by `now`: read what arrived, move what is due, write what is delivered.
+    /// Everything due by `now`: read what arrived, then run what is due in time order — the
+    /// frames read, the hops' arrivals, the RAN's slots and deliveries, the telemetry and the
+    /// proxy's timers — so that every model, and the proxy's clock, only ever moves forward.
     fn step(&mut self, now: u64) -> Result<(), EmuError> {
-        // Earlier arrivals first: what the hops delivered by now, then what arrives now.
-        for i in 0..self.down.len() {
-            while let Some((at, packet)) = self.down[i].pop_due(now) {
-                self.enter_down(i + 1, at, now, packet)?;
+        self.read_arrivals(now)?;
+        while let Some((t, event)) = self.next_event(now) {
+            match event {
+                Event::Slot => {
+                    let radio = self.radio.as_mut().expect("a slot of the radio path");
+                    radio.ran.advance_to(t, &mut self.ran_out);
+                    self.air_down.extend(self.ran_out.downlink.drain(..).map(|d| (d.at_ns, d.packet)));
+                    self.air_up.extend(self.ran_out.uplink.drain(..).map(|d| (d.at_ns, d.packet)));
+                    for dropped in self.ran_out.dropped.drain(..) {
+                        self.report.ran_dropped_frames += 1;
+                        self.frames.release(dropped.packet.meta.payload);
+                    }
+                }
+                Event::AirDown => {
+                    let (at, packet) = self.air_down.pop_front().expect("a delivery");
+                    let latency = at - packet.meta.ran_entry_ns;
+                    self.report.ran_latency_ns.push(latency);
+                    self.step_latency = (self.step_latency.0 + latency, self.step_latency.1 + 1);
+                    self.deliver(Side::Ue, now, at, packet)?;
+                }
+                Event::AirUp => {
+                    let (at, packet) = self.air_up.pop_front().expect("a delivery");
+                    self.enter_wired_up(0, at, now, packet)?;
+                }
+                Event::UpHop(i) => {
+                    if let Some((at, packet)) = self.up[i].pop_due(t) {
+                        self.enter_wired_up(i + 1, at, now, packet)?;
+                    }
+                }
+                Event::DownHop(i) => {
+                    if let Some((at, packet)) = self.down[i].pop_due(t) {
+                        self.enter_down(i + 1, at, now, packet)?;
+                    }
+                }
+                Event::Read => {
+                    let (at, side, packet) = self.arrivals.pop_front().expect("a frame read");
+                    match side {
+                        Side::Server => self.enter_down(0, at, now, packet)?,
+                        Side::Ue => self.enter_up(at, packet),
+                    }
+                }
+                Event::Telemetry => {
+                    let radio = self.radio.as_ref().expect("telemetry of the radio path");
+                    let telemetry = self.telemetry.as_mut().expect("a publisher");
+                    telemetry.step(t, &radio.ran, radio.ue, &mut self.telemetry_due);
+                    self.proxy_telemetry(t, now)?;
+                }
+                Event::ProxyTimer => self.proxy_timers(t, now)?,
             }
         }
+        if now >= self.next_sample_ns {
+            self.sample(now);
+            self.next_sample_ns = (now / self.sample_step_ns + 1) * self.sample_step_ns;
+        }
+        Ok(())
+    }
+
+    /// Reads what waits on both devices into `arrivals`, in arrival order.
+    fn read_arrivals(&mut self, now: u64) -> Result<(), EmuError> {
         let mut batch = std::mem::take(&mut self.batch);
+        let mut server_side = 0;
         for side in [Side::Server, Side::Ue] {
             for _ in 0..READ_BATCH {
                 let Some(packet) = self.read(side)? else { break };
@@ -229,58 +327,59 @@ impl Link {
             // The frames of one read arrived since the previous one; without the kernel's
             // timestamps they are spread evenly over that time, in their order, so that a
             // link that was late does not turn what the sender sent over milliseconds into one
-            // burst at the next queue.
-            let previous = std::mem::replace(&mut self.last_read_ns[side as usize], now).min(now);
+            // burst at the next queue; never before the link's last write to that side, which
+            // they may answer (an ACK written late, the server's data in reply).
+            let previous = std::mem::replace(&mut self.last_read_ns[side as usize], now).max(self.last_write_ns[side as usize]).min(now);
             let n = batch.len() as u64;
+            match side {
+                Side::Server => self.report.frames_down += n,
+                Side::Ue => self.report.frames_up += n,
+            }
+            let first = self.arrivals.len();
             for (k, packet) in batch.drain(..).enumerate() {
-                let at = previous + (now - previous) * (k as u64 + 1) / n;
-                match side {
-                    Side::Server => {
-                        self.report.frames_down += 1;
-                        self.enter_down(0, at, now, packet)?;
-                    }
-                    Side::Ue => {
-                        self.report.frames_up += 1;
-                        self.enter_up(at, packet);
-                    }
-                }
+                self.arrivals.push_back((previous + (now - previous) * (k as u64 + 1) / n, side, packet));
+            }
+            if side == Side::Server {
+                server_side = self.arrivals.len() - first;
             }
         }
         self.batch = batch;
-        if let Some(radio) = &mut self.radio {
-            radio.ran.advance_to(now, &mut self.ran_out);
-            self.air_down.extend(self.ran_out.downlink.drain(..).map(|d| (d.at_ns, d.packet)));
-            self.air_up.extend(self.ran_out.uplink.drain(..).map(|d| (d.at_ns, d.packet)));
-            for dropped in self.ran_out.dropped.drain(..) {
-                self.report.ran_dropped_frames += 1;
-                self.frames.release(dropped.packet.meta.payload);
-            }
-            if let Some(telemetry) = &mut self.telemetry {
-                telemetry.step(now, &radio.ran, radio.ue, &mut self.telemetry_due);
-            }
-        }
-        self.proxy_telemetry_and_timers(now)?;
-        while let Some(&(at, packet)) = self.air_down.front().filter(|(at, _)| *at <= now) {
-            self.air_down.pop_front();
-            let latency = at - packet.meta.ran_entry_ns;
-            self.report.ran_latency_ns.push(latency);
-            self.step_latency = (self.step_latency.0 + latency, self.step_latency.1 + 1);
-            self.deliver(Side::Ue, now, at, packet)?;
-        }
-        while let Some(&(at, packet)) = self.air_up.front().filter(|(at, _)| *at <= now) {
-            self.air_up.pop_front();
-            self.enter_wired_up(0, at, now, packet)?;
-        }
-        for i in 0..self.up.len() {
-            while let Some((at, packet)) = self.up[i].pop_due(now) {
-                self.enter_wired_up(i + 1, at, now, packet)?;
-            }
-        }
-        if now >= self.next_sample_ns {
-            self.sample(now);
-            self.next_sample_ns = (now / self.sample_step_ns + 1) * self.sample_step_ns;
+        // Both sides' frames in one time order (each side's already is).
+        let arrivals = self.arrivals.make_contiguous();
+        if server_side > 0 && server_side < arrivals.len() {
+            arrivals.sort_by_key(|(at, side, _)| (*at, *side as u8));
         }
         Ok(())
+    }
+
+    /// The earliest thing due by `now`, with its time; at equal times the RAN's slot first, then
+    /// what leaves toward the endpoints, what crosses the hops, what was read, telemetry, timers.
+    fn next_event(&self, now: u64) -> Option<(u64, Event)> {
+        let mut best: Option<(u64, Event)> = None;
+        let mut consider = |t: Option<u64>, event: Event| {
+            if let Some(t) = t.filter(|&t| t <= now && best.is_none_or(|(b, _)| t < b)) {
+                best = Some((t, event));
+            }
+        };
+        if let Some(radio) = &self.radio {
+            consider(Some(radio.ran.next_slot_ns(radio.cell)), Event::Slot);
+        }
+        consider(self.air_down.front().map(|(at, _)| *at), Event::AirDown);
+        consider(self.air_up.front().map(|(at, _)| *at), Event::AirUp);
+        for (i, hop) in self.up.iter().enumerate() {
+            consider(hop.next_due_ns(), Event::UpHop(i));
+        }
+        for (i, hop) in self.down.iter().enumerate() {
+            consider(hop.next_due_ns(), Event::DownHop(i));
+        }
+        consider(self.arrivals.front().map(|(at, _, _)| *at), Event::Read);
+        if self.radio.is_some() {
+            consider(self.telemetry.as_ref().map(TelemetryPublisher::next_due_ns), Event::Telemetry);
+        }
+        if let Some(proxy) = &self.proxy {
+            consider(proxy.datapath.next_timeout_ns().map(|t| t.saturating_sub(proxy.monotonic_start_ns)), Event::ProxyTimer);
+        }
+        best
     }
 
     /// A downlink packet reaches stage `stage` at `at`, through the proxy if it sits there.
@@ -396,7 +495,7 @@ impl Link {
         let (frames, proxied) = (&mut self.frames, &mut self.proxied);
         proxy.datapath.on_datagram(proxy.monotonic_start_ns + at, input, &mut |emitted| match emitted {
             Emitted::Original => original = true,
-            Emitted::Datagram { bytes, toward } => proxied.extend(frames.from_datagram(bytes).map(|p| (toward, p))),
+            emitted => route_emitted(frames, proxied, emitted),
         });
         self.frames.put_back(id, buffer);
         if original {
@@ -413,24 +512,25 @@ impl Link {
         self.route_proxied(at, now)
     }
 
-    /// Telemetry that came due, and the proxy's timers.
-    fn proxy_telemetry_and_timers(&mut self, now: u64) -> Result<(), EmuError> {
+    /// Telemetry records that came due at `t` go to the proxy, if there is one.
+    fn proxy_telemetry(&mut self, t: u64, now: u64) -> Result<(), EmuError> {
         let Some(proxy) = &mut self.proxy else {
             self.telemetry_due.clear();
             return Ok(());
         };
         let (frames, proxied) = (&mut self.frames, &mut self.proxied);
-        let mut route = |emitted: Emitted| {
-            if let Emitted::Datagram { bytes, toward } = emitted {
-                proxied.extend(frames.from_datagram(bytes).map(|p| (toward, p)));
-            }
-        };
-        let mono = proxy.monotonic_start_ns + now;
-        for datagram in self.telemetry_due.drain(..) {
-            proxy.datapath.on_telemetry(mono, &datagram, &mut route);
+        for (_, datagram) in self.telemetry_due.drain(..) {
+            proxy.datapath.on_telemetry(proxy.monotonic_start_ns + t, &datagram, &mut |emitted| route_emitted(frames, proxied, emitted));
         }
-        proxy.datapath.on_timeout(mono, &mut route);
-        self.route_proxied(now, now)
+        self.route_proxied(t, now)
+    }
+
+    /// The proxy's timer (local retransmission, idle sweep) due at `t`.
+    fn proxy_timers(&mut self, t: u64, now: u64) -> Result<(), EmuError> {
+        let Some(proxy) = &mut self.proxy else { return Ok(()) };
+        let (frames, proxied) = (&mut self.frames, &mut self.proxied);
+        proxy.datapath.on_timeout(proxy.monotonic_start_ns + t, &mut |emitted| route_emitted(frames, proxied, emitted));
+        self.route_proxied(t, now)
     }
 
     /// What the proxy emitted goes on from its node, toward the UE or the server. Consecutive
@@ -505,14 +605,17 @@ impl Link {
 
     /// Writes a packet's frame out of the link, `now`, for a packet due at `due`.
     fn deliver(&mut self, side: Side, now: u64, due: u64, packet: Packet) -> Result<(), EmuError> {
-        let late = now.saturating_sub(due);
-        self.report.max_lateness_ns = self.report.max_lateness_ns.max(late);
-        self.report.late_frames += (late > 1_000_000) as u64;
         let id = packet.meta.payload;
-        let written = match (side, &self.server_writes) {
-            (Side::Server, Some(writes)) => writes.try_send(self.frames.frame(id).to_vec()).is_ok(),
-            (Side::Server, None) => self.server_side.write(self.frames.frame(id))?,
-            (Side::Ue, _) => self.ue_side.write(self.frames.frame(id))?,
+        self.last_write_ns[side as usize] = now;
+        let written = match side {
+            Side::Server => {
+                let writes = self.server_writes.as_ref().expect("the writer runs while the link does");
+                writes.try_send((due, self.frames.frame(id).to_vec())).is_ok()
+            }
+            Side::Ue => {
+                self.report.lateness.record(now.saturating_sub(due));
+                self.ue_side.write(self.frames.frame(id))?
+            }
         };
         self.report.write_failures += !written as u64;
         self.frames.release(id);
@@ -534,6 +637,17 @@ impl Link {
                 rlc_bytes: telemetry.rlc_bytes,
                 ran_latency_ms: if n == 0 { f64::NAN } else { sum as f64 / n as f64 / 1e6 },
             });
+        }
+        if let Some(proxy) = &self.proxy {
+            for (_, x) in proxy.datapath.proxy().flow_samples(proxy.monotonic_start_ns + now) {
+                self.report.proxy_samples.push(ProxySample {
+                    t_ns,
+                    fw_bytes: x.window_bytes,
+                    buffered_bytes: x.buffered_bytes,
+                    in_flight_bytes: x.in_flight_bytes,
+                    rtt_min_ms: x.rtt_min_ns.map_or(f64::NAN, |ns| ns as f64 / 1e6),
+                });
+            }
         }
         // Queue ids as in the simulator's summary: per link of the path, downlink then uplink.
         let hops = self.down.len();
@@ -587,17 +701,39 @@ impl Link {
     }
 }
 
-/// Writes the frames it is given until the link hangs up; returns how many the device
-/// refused.
-fn write_frames(mut tun: Tun, frames: Receiver<Vec<u8>>) -> Result<u64, EmuError> {
-    let mut refused = 0;
-    for frame in frames {
-        refused += !tun.write(&frame)? as u64;
+/// A datagram the proxy made becomes a frame, queued for routing from the proxy's node.
+fn route_emitted(frames: &mut Frames, proxied: &mut Vec<(Toward, Packet)>, emitted: Emitted) {
+    if let Emitted::Datagram { bytes, toward } = emitted {
+        proxied.extend(frames.from_datagram(bytes).map(|p| (toward, p)));
     }
-    Ok(refused)
 }
 
-#[derive(Clone, Copy)]
+/// What the link's step runs next.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    Slot,
+    AirDown,
+    AirUp,
+    UpHop(usize),
+    DownHop(usize),
+    Read,
+    Telemetry,
+    ProxyTimer,
+}
+
+/// Writes the frames it is given until the link hangs up; returns how many the device
+/// refused and how late it wrote them.
+fn write_frames(mut tun: Tun, frames: Receiver<(u64, Vec<u8>)>, clock: &(dyn Fn() -> u64 + Sync)) -> Result<(u64, Lateness), EmuError> {
+    let mut refused = 0;
+    let mut lateness = Lateness::default();
+    for (due, frame) in frames {
+        lateness.record(clock().saturating_sub(due));
+        refused += !tun.write(&frame)? as u64;
+    }
+    Ok((refused, lateness))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Side {
     Server,
     Ue,

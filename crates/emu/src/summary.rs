@@ -147,8 +147,8 @@ pub(crate) fn summary(
         "emulator": {
             "capacity_scale": 1.0,
             "realtime_scheduling": realtime,
-            "max_lateness_ms": link.max_lateness_ns as f64 / 1e6,
-            "frames_over_1ms_late": link.late_frames,
+            "max_lateness_ms": link.lateness.max_ns as f64 / 1e6,
+            "frames_over_1ms_late": link.lateness.over_1ms,
             "frames_down": link.frames_down,
             "frames_up": link.frames_up,
             "split_frames": link.split_frames,

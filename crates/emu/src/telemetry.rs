@@ -56,22 +56,22 @@ impl TelemetryPublisher {
     }
 
     /// Samples when a period is due; what is due by `now_ns` is sent to the socket, if any,
-    /// and appended to `due`.
-    pub fn step(&mut self, now_ns: u64, ran: &Ran<Stream>, ue: UeId, due: &mut Vec<[u8; TELEMETRY_DATAGRAM_BYTES]>) {
+    /// and appended to `due` with its due time.
+    pub fn step(&mut self, now_ns: u64, ran: &Ran<Stream>, ue: UeId, due: &mut Vec<(u64, [u8; TELEMETRY_DATAGRAM_BYTES])>) {
         if now_ns >= self.next_sample_ns {
             let mut record = ran.telemetry(now_ns, ue);
             record.t_ns = self.monotonic_start_ns + now_ns;
             self.pending.push_back((now_ns + self.delay_ns, record.encode(self.ue_ip)));
             self.next_sample_ns = (now_ns / self.period_ns + 1) * self.period_ns;
         }
-        while let Some(&(_, datagram)) = self.pending.front().filter(|(at, _)| *at <= now_ns) {
+        while let Some(&(at, datagram)) = self.pending.front().filter(|(at, _)| *at <= now_ns) {
             if let Some((socket, to)) = &self.socket {
                 match socket.send_to(&datagram, to) {
                     Ok(_) => self.sent += 1,
                     Err(_) => self.unsent += 1,
                 }
             }
-            due.push(datagram);
+            due.push((at, datagram));
             self.pending.pop_front();
         }
     }

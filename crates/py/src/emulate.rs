@@ -19,7 +19,7 @@ fn to_py_err(e: EmuError) -> PyErr {
 }
 
 /// The emulation's time series as tables: `flows` from the server socket's TCP_INFO,
-/// `goodput` from the UE application's reads, `queues` and `ues` from the link.
+/// `goodput` from the UE application's reads, `queues`, `ues` and `proxy` from the link.
 fn tables(e: &Emulation) -> Vec<Table> {
     let col = |name, data| Column { name, data };
     let seconds = |ns: u64| ns as f64 / 1e9;
@@ -75,6 +75,20 @@ fn tables(e: &Emulation) -> Vec<Table> {
                 col("rlc_bytes", ColumnData::U64(u.iter().map(|x| x.rlc_bytes).collect())),
                 col("ran_latency_ms", ColumnData::F64(u.iter().map(|x| x.ran_latency_ms).collect())),
                 col("cell", ColumnData::U32(vec![0; u.len()])),
+            ],
+        });
+    }
+    let p = &e.link.proxy_samples;
+    if !p.is_empty() {
+        tables.push(Table {
+            name: "proxy",
+            columns: vec![
+                col("t", ColumnData::F64(p.iter().map(|x| seconds(x.t_ns)).collect())),
+                col("flow", ColumnData::U32(vec![0; p.len()])),
+                col("fw_bytes", ColumnData::U64(p.iter().map(|x| x.fw_bytes).collect())),
+                col("buffered_bytes", ColumnData::U64(p.iter().map(|x| x.buffered_bytes).collect())),
+                col("in_flight_bytes", ColumnData::U64(p.iter().map(|x| x.in_flight_bytes).collect())),
+                col("rtt_min_ms", ColumnData::F64(p.iter().map(|x| x.rtt_min_ms).collect())),
             ],
         });
     }
