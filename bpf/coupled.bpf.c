@@ -58,7 +58,12 @@ struct {
 	__type(value, struct connection);
 } connections SEC(".maps");
 
-/* In the socket's icsk_ca_priv. */
+/*
+ * In the socket's icsk_ca_priv, which the kernel zeroes before it hands the socket to a
+ * congestion control (tcp_assign_congestion_control, tcp_reinit_congestion_control in
+ * net/ipv4/tcp_cong.c): so no init program. One would be wrong, too: the SYN-ACK's ACK can
+ * reach pkts_acked, which takes a slot, before the kernel calls init.
+ */
 struct subflow {
 	__u32 token;
 	/* 1 + the index of its slot; 0 before it has one. */
@@ -343,16 +348,6 @@ static __always_inline struct slot *joined_slot(struct sock *sk)
 	return conn ? own_slot(conn, sf) : NULL;
 }
 
-SEC("struct_ops/coupled_init")
-void BPF_PROG(coupled_init, struct sock *sk)
-{
-	struct subflow *sf = subflow_of(sk);
-
-	sf->token = 0;
-	sf->slot_1 = 0;
-	sf->fraction = 0;
-}
-
 /* Frees the slot; the last subflow of a connection removes its entry. */
 SEC("struct_ops/coupled_release")
 void BPF_PROG(coupled_release, struct sock *sk)
@@ -462,7 +457,6 @@ __u32 BPF_PROG(balia_ssthresh, struct sock *sk)
 
 SEC(".struct_ops")
 struct tcp_congestion_ops lia = {
-	.init = (void *)coupled_init,
 	.release = (void *)coupled_release,
 	.pkts_acked = (void *)coupled_pkts_acked,
 	.undo_cwnd = (void *)coupled_undo_cwnd,
@@ -473,7 +467,6 @@ struct tcp_congestion_ops lia = {
 
 SEC(".struct_ops")
 struct tcp_congestion_ops olia = {
-	.init = (void *)coupled_init,
 	.release = (void *)coupled_release,
 	.pkts_acked = (void *)coupled_pkts_acked,
 	.undo_cwnd = (void *)coupled_undo_cwnd,
@@ -484,7 +477,6 @@ struct tcp_congestion_ops olia = {
 
 SEC(".struct_ops")
 struct tcp_congestion_ops balia = {
-	.init = (void *)coupled_init,
 	.release = (void *)coupled_release,
 	.pkts_acked = (void *)coupled_pkts_acked,
 	.undo_cwnd = (void *)coupled_undo_cwnd,
