@@ -455,32 +455,18 @@ __u32 BPF_PROG(balia_ssthresh, struct sock *sk)
 	return kept > 2 ? kept : 2;
 }
 
-SEC(".struct_ops")
-struct tcp_congestion_ops lia = {
-	.release = (void *)coupled_release,
-	.pkts_acked = (void *)coupled_pkts_acked,
-	.undo_cwnd = (void *)coupled_undo_cwnd,
-	.cong_avoid = (void *)lia_cong_avoid,
-	.ssthresh = (void *)lia_ssthresh,
-	.name = MN_CC_NAME("lia"),
-};
+/* One tcp_congestion_ops per rule; what the three share is one set of programs. */
+#define COUPLED_OPS(rule)                                         \
+	SEC(".struct_ops")                                        \
+	struct tcp_congestion_ops rule = {                        \
+		.release = (void *)coupled_release,               \
+		.pkts_acked = (void *)coupled_pkts_acked,         \
+		.undo_cwnd = (void *)coupled_undo_cwnd,           \
+		.cong_avoid = (void *)rule##_cong_avoid,          \
+		.ssthresh = (void *)rule##_ssthresh,              \
+		.name = MN_CC_NAME(#rule),                        \
+	}
 
-SEC(".struct_ops")
-struct tcp_congestion_ops olia = {
-	.release = (void *)coupled_release,
-	.pkts_acked = (void *)coupled_pkts_acked,
-	.undo_cwnd = (void *)coupled_undo_cwnd,
-	.cong_avoid = (void *)olia_cong_avoid,
-	.ssthresh = (void *)olia_ssthresh,
-	.name = MN_CC_NAME("olia"),
-};
-
-SEC(".struct_ops")
-struct tcp_congestion_ops balia = {
-	.release = (void *)coupled_release,
-	.pkts_acked = (void *)coupled_pkts_acked,
-	.undo_cwnd = (void *)coupled_undo_cwnd,
-	.cong_avoid = (void *)balia_cong_avoid,
-	.ssthresh = (void *)balia_ssthresh,
-	.name = MN_CC_NAME("balia"),
-};
+COUPLED_OPS(lia);
+COUPLED_OPS(olia);
+COUPLED_OPS(balia);
