@@ -18,6 +18,11 @@ fn register() -> Registration {
     Registration::new(&default_dir()).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The controls registered for `test`, or None when it is skipped (it says why).
+fn registered_for(test: &str) -> Option<Registration> {
+    (!skipped(test)).then(register)
+}
+
 /// Waits up to 5 s for the names to leave the kernel's list.
 fn gone(names: &[String]) -> bool {
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -35,11 +40,8 @@ fn gone(names: &[String]) -> bool {
 
 #[test]
 fn registered_while_the_loader_lives() {
-    if skipped("registered_while_the_loader_lives") {
-        return;
-    }
     // Dropped: the loader sees end of file and exits.
-    let registration = register();
+    let Some(registration) = registered_for("registered_while_the_loader_lives") else { return };
     let names: Vec<String> = Cc::ALL.iter().map(|cc| registration.name(*cc).to_string()).collect();
     let pid = registration.loader_pid();
     for (cc, name) in Cc::ALL.iter().zip(&names) {
@@ -73,8 +75,12 @@ fn tcp(cc: &str, seconds: f64) -> Vec<TcpInfo> {
 /// Enough data in a range of windows to judge its growth: ten windows acknowledged.
 const MIN_WINDOWS: f64 = 10.0;
 
-/// The relative error allowed between measured and expected growth per window.
+/// The relative error allowed between measured and expected growth.
 const TOLERANCE: f64 = 0.1;
+
+fn within_tolerance(measured: f64, expected: f64) -> bool {
+    (measured - expected).abs() <= TOLERANCE * expected
+}
 
 /// RFC 3649's a(w) as its Appendix B table applies it: the table holds the windows where a(w)
 /// reaches each integer, and a window uses the row of the largest table window not above it,
@@ -104,7 +110,7 @@ fn check_growth(samples: &[TcpInfo], ranges: &[(u32, u32, f64)]) -> Result<Vec<(
         return Err(format!("no range of {ranges:?} had {MIN_WINDOWS} windows of data in congestion avoidance"));
     }
     for (g, expected) in &judged {
-        if (g.per_window() - expected).abs() > TOLERANCE * expected {
+        if !within_tolerance(g.per_window(), *expected) {
             return Err(format!("windows [{}, {}): {:.2} segments per window, expected {expected:.2}: {g:?}", g.lo, g.hi, g.per_window()));
         }
     }
@@ -113,10 +119,7 @@ fn check_growth(samples: &[TcpInfo], ranges: &[(u32, u32, f64)]) -> Result<Vec<(
 
 #[test]
 fn highspeed_grows_by_rfc3649_a_of_w() {
-    if skipped("highspeed_grows_by_rfc3649_a_of_w") {
-        return;
-    }
-    let registration = register();
+    let Some(registration) = registered_for("highspeed_grows_by_rfc3649_a_of_w") else { return };
     let ranges: Vec<(u32, u32, f64)> = table_rows(500, 1000).into_iter().map(|(lo, hi, a)| (lo, hi, a as f64)).collect();
     assert!(ranges.len() >= 3, "a(w) takes at least three integer values over 500..1000 windows: {ranges:?}");
 
@@ -136,10 +139,7 @@ fn highspeed_grows_by_rfc3649_a_of_w() {
 
 #[test]
 fn coupled_controls_on_plain_tcp_are_reno() {
-    if skipped("coupled_controls_on_plain_tcp_are_reno") {
-        return;
-    }
-    let registration = register();
+    let Some(registration) = registered_for("coupled_controls_on_plain_tcp_are_reno") else { return };
     // One segment per window (RFC 5681 §3.1) at every window, in ranges of 150 segments.
     let ranges: Vec<(u32, u32, f64)> = (0..4).map(|i| (450 + 150 * i, 600 + 150 * i, 1.0)).collect();
     for cc in [Cc::Lia, Cc::Olia, Cc::Balia] {
@@ -205,7 +205,7 @@ fn check_coupled(samples: &[Vec<TcpInfo>], rule: Rule) -> Result<Vec<Coupled>, S
                 c.subflow, c.windows
             ));
         }
-        if (c.increase as f64 - c.expected).abs() > TOLERANCE * c.expected {
+        if !within_tolerance(c.increase as f64, c.expected) {
             return Err(format!("subflow {} grew by {} segments, the rule by {:.1}: {c:?}", c.subflow, c.increase, c.expected));
         }
     }
@@ -214,10 +214,7 @@ fn check_coupled(samples: &[Vec<TcpInfo>], rule: Rule) -> Result<Vec<Coupled>, S
 
 #[test]
 fn lia_and_balia_couple_two_subflows() {
-    if skipped("lia_and_balia_couple_two_subflows") {
-        return;
-    }
-    let registration = register();
+    let Some(registration) = registered_for("lia_and_balia_couple_two_subflows") else { return };
     // An MPTCP connection of two subflows through one bottleneck; each subflow's growth is
     // compared with the simulator's rule (crates/transport/src/cc) evaluated on both
     // subflows' windows and RTTs from TCP_INFO. OLIA's rule also needs each path's loss
