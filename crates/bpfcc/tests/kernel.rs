@@ -1,5 +1,6 @@
 //! The BPF congestion controls in the running kernel (needs root): registration and its end,
-//! and the window growth of real transfers against RFC 3649 and standard TCP.
+//! and the window growth of real transfers against RFC 3649, standard TCP, and the coupled
+//! rules of the simulator on the two subflows of an MPTCP connection.
 
 mod harness;
 
