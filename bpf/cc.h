@@ -46,8 +46,9 @@ static __always_inline bool in_slow_start(const struct tcp_sock *tp)
 }
 
 /*
- * RFC 7661 §4 as Linux applies it (tcp_is_cwnd_limited): the window grows only while it
- * limits the sender; in slow start, while the sender has had more than half of it in flight.
+ * Congestion window validation (RFC 2861, now RFC 7661) as Linux applies it
+ * (tcp_is_cwnd_limited): the window grows only while it limits the sender; in slow start,
+ * while the sender has had more than half of it in flight.
  */
 static __always_inline bool cwnd_limited(const struct tcp_sock *tp)
 {
