@@ -10,6 +10,9 @@ BIN := $(VENV)/bin
 
 # Debian packages the tools and tests need: add new ones (ns-3, ...) to this list.
 APT_PACKAGES := tshark libns3-dev libgsl-dev libsqlite3-dev pkg-config iproute2 tcpdump iperf3
+# BPF congestion controls (bpf/, crates/bpfcc): clang compiles them to BPF, bpftool writes
+# vmlinux.h from the running kernel's BTF, libbpf-dev has the headers and -lbpf of the loader.
+APT_PACKAGES += clang libbpf-dev bpftool
 # Headless Chromium: a test opens a study's page in a real browser.
 APT_PACKAGES += chromium
 # Debian's python3 creates venvs only with python3-venv installed.
@@ -29,7 +32,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build test demo study study-train study-mptcp study-e2e study-lower-layer study-urban studies bench bench-study bench-route bench-train bench-mptcp bench-urban bench-emulator crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban studies bench bench-study bench-route bench-train bench-mptcp bench-urban bench-emulator crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -54,7 +57,31 @@ $(VENV)/.built: $(VENV)/.deps-installed $(RUST_SOURCES)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --quiet
 	touch $@
 
-test: deps build
+# The BPF congestion controls (bpf/, docs/models/bpf-congestion-control.md) and their loader,
+# in target/bpf. vmlinux.h comes from the running kernel's BTF, generated, never checked in.
+BPF_OUT := target/bpf
+BPF_OBJECTS := $(BPF_OUT)/highspeed.bpf.o $(BPF_OUT)/coupled.bpf.o
+bpf: $(BPF_OBJECTS) $(BPF_OUT)/mn-bpfcc-loader
+
+$(BPF_OUT)/vmlinux.h: /sys/kernel/btf/vmlinux | deps
+	mkdir -p $(BPF_OUT)
+	bpftool btf dump file $< format c > $@.tmp
+	mv $@.tmp $@
+
+$(BPF_OUT)/highspeed_table.h: bpf/highspeed_table.py
+	mkdir -p $(BPF_OUT)
+	$(PYTHON) $< > $@.tmp
+	mv $@.tmp $@
+
+# -mcpu=v3: 32-bit atomics (a subflow takes its slot with a compare-and-swap).
+$(BPF_OUT)/%.bpf.o: bpf/%.bpf.c bpf/cc.h $(BPF_OUT)/vmlinux.h $(BPF_OUT)/highspeed_table.h
+	clang -g -O2 -Wall -Werror -mcpu=v3 -target bpf -D__TARGET_ARCH_x86 -I$(BPF_OUT) -Ibpf -c $< -o $@
+
+$(BPF_OUT)/mn-bpfcc-loader: bpf/loader.c | deps
+	mkdir -p $(BPF_OUT)
+	cc -O2 -Wall -Wextra -Werror -o $@ $< -lbpf
+
+test: deps build bpf
 	@# Style first: the tree stays formatted (rustfmt.toml) and free of clippy warnings.
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --release -- -D warnings

@@ -1,0 +1,362 @@
+//! What the kernel tests share: when to skip, and a bulk transfer over a bottleneck of two
+//! network namespaces made for the test, sampled through TCP_INFO, with the window growth in
+//! congestion avoidance it shows.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use millinet_emu::tcp_info::TcpInfo;
+
+/// Why the kernel tests cannot run here, if they cannot: registering a congestion control
+/// needs root (CAP_BPF and CAP_NET_ADMIN) and BPF struct_ops needs the kernel's BTF.
+pub fn skip_reason() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root: registering BPF congestion controls needs CAP_BPF and CAP_NET_ADMIN".into());
+    }
+    if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        return Some("no /sys/kernel/btf/vmlinux: this kernel cannot load BPF struct_ops".into());
+    }
+    None
+}
+
+/// Prints why a test is skipped and returns true, or returns false.
+pub fn skipped(test: &str) -> bool {
+    match skip_reason() {
+        Some(reason) => {
+            println!("{test}: skipped: {reason}");
+            true
+        }
+        None => false,
+    }
+}
+
+/// The congestion controls the kernel offers now.
+pub fn available() -> Vec<String> {
+    let list = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").expect("tcp_available_congestion_control");
+    list.split_whitespace().map(str::to_string).collect()
+}
+
+/// The bottleneck: a router between the sender and the receiver forwards the data through a
+/// token bucket of this rate and queue, which turns a bulk transfer into congestion avoidance
+/// cycles between losses. (On the sender's own device TCP small queues would keep the queue
+/// below a millisecond of data: it would never fill.)
+pub struct Bottleneck {
+    pub rate_mbit: u32,
+    pub queue_packets: u32,
+}
+
+const MTU: u32 = 1500;
+const PORT: u16 = 5001;
+
+/// One transfer at a time: they share the two cores, and the growth they measure must not
+/// depend on whether another runs.
+static TRANSFERS: Mutex<()> = Mutex::new(());
+
+fn sh(script: &str) {
+    let out = Command::new("sh").args(["-c", script]).output().expect("sh");
+    assert!(out.status.success(), "`{script}` failed: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn write_sysctl(key: &str, value: &str) {
+    let path = format!("/proc/sys/{}", key.replace('.', "/"));
+    std::fs::write(&path, value).unwrap_or_else(|e| panic!("{key}={value}: {e}"));
+}
+
+/// A network namespace made for the test. It has no name: it lives while this handle (an open
+/// descriptor of it) or a socket in it does, and goes however the test ends, with its devices.
+struct Netns(File);
+
+impl Netns {
+    fn new() -> Netns {
+        let file = std::thread::spawn(|| {
+            // SAFETY: unshare(CLONE_NEWNET) moves only this short-lived thread.
+            assert_eq!(unsafe { libc::unshare(libc::CLONE_NEWNET) }, 0, "unshare: {}", std::io::Error::last_os_error());
+            File::open("/proc/thread-self/ns/net").expect("the new namespace")
+        });
+        let ns = Netns(file.join().expect("namespace thread"));
+        ns.run(|| sh("ip link set lo up"));
+        ns
+    }
+
+    /// What `ip ... netns` takes to name it.
+    fn path(&self) -> String {
+        format!("/proc/{}/fd/{}", std::process::id(), self.0.as_raw_fd())
+    }
+
+    /// Runs `f` on a thread inside the namespace: sockets it makes live there.
+    fn run<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    // SAFETY: setns on a namespace descriptor we hold; it moves only this thread.
+                    assert_eq!(
+                        unsafe { libc::setns(self.0.as_raw_fd(), libc::CLONE_NEWNET) },
+                        0,
+                        "setns: {}",
+                        std::io::Error::last_os_error()
+                    );
+                    f()
+                })
+                .join()
+                .expect("namespace thread")
+        })
+    }
+}
+
+/// Socket buffers that never limit the sender or the receiver's window below the queue.
+const BUFFERS: &str = "4096 131072 67108864";
+
+/// What the sender and the receiver speak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    Tcp,
+    /// MPTCP (RFC 8684) with a second subflow from the sender's second address: both
+    /// subflows share the bottleneck.
+    Mptcp,
+}
+
+/// IPPROTO_MPTCP, SOL_MPTCP and MPTCP_TCPINFO of <linux/mptcp.h> (Linux 5.16).
+const IPPROTO_MPTCP: i32 = 262;
+const SOL_MPTCP: i32 = 284;
+const MPTCP_TCPINFO: i32 = 2;
+
+/// A stream socket of the transport: std makes only TCP ones.
+fn socket(transport: Transport) -> OwnedFd {
+    let protocol = match transport {
+        Transport::Tcp => libc::IPPROTO_TCP,
+        Transport::Mptcp => IPPROTO_MPTCP,
+    };
+    // SAFETY: socket() has no preconditions; a non-negative result is a descriptor we own.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, protocol) };
+    assert!(fd >= 0, "socket({transport:?}): {}", std::io::Error::last_os_error());
+    // SAFETY: fd was just returned by socket() and nothing else owns it.
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+fn sockaddr(ip: [u8; 4]) -> libc::sockaddr_in {
+    libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: PORT.to_be(),
+        sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(ip) },
+        sin_zero: [0; 8],
+    }
+}
+
+const SOCKADDR_LEN: libc::socklen_t = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+
+fn listen(transport: Transport, ip: [u8; 4]) -> TcpListener {
+    let fd = socket(transport);
+    let addr = sockaddr(ip);
+    // SAFETY: addr is a sockaddr_in of SOCKADDR_LEN bytes.
+    assert_eq!(unsafe { libc::bind(fd.as_raw_fd(), (&addr as *const libc::sockaddr_in).cast(), SOCKADDR_LEN) }, 0, "bind");
+    // SAFETY: listen on a bound socket we own.
+    assert_eq!(unsafe { libc::listen(fd.as_raw_fd(), 1) }, 0, "listen");
+    TcpListener::from(fd)
+}
+
+fn dial(transport: Transport, ip: [u8; 4]) -> TcpStream {
+    let fd = socket(transport);
+    let addr = sockaddr(ip);
+    // SAFETY: addr is a sockaddr_in of SOCKADDR_LEN bytes.
+    let r = unsafe { libc::connect(fd.as_raw_fd(), (&addr as *const libc::sockaddr_in).cast(), SOCKADDR_LEN) };
+    assert_eq!(r, 0, "connect: {}", std::io::Error::last_os_error());
+    TcpStream::from(fd)
+}
+
+/// A connection from the sender's namespace through the router's to the receiver's:
+/// 10.79.1.1 (s0) -- (m0) 10.79.1.2 and 10.79.3.1 (s1) -- (m2) 10.79.3.2, the router,
+/// 10.79.2.2 (m1, the bottleneck) -- (r0) 10.79.2.1.
+struct Connection {
+    sender: TcpStream,
+    receiver: TcpStream,
+    /// MPTCP's joining subflows arrive at the listener (RFC 8684 §3.2).
+    _listener: TcpListener,
+    /// The router has no socket: its handle keeps it.
+    _namespaces: [Netns; 3],
+}
+
+fn connect(cc: &str, transport: Transport, bottleneck: &Bottleneck) -> Connection {
+    let (sender_ns, router_ns, receiver_ns) = (Netns::new(), Netns::new(), Netns::new());
+    let (router, receiver) = (router_ns.path(), receiver_ns.path());
+    sender_ns.run(|| {
+        sh(&format!(
+            "ip link add s0 mtu {MTU} type veth peer name m0 mtu {MTU} netns {router} && \
+             ip link add s1 mtu {MTU} type veth peer name m2 mtu {MTU} netns {router} && \
+             ip link add r0 mtu {MTU} netns {receiver} type veth peer name m1 mtu {MTU} netns {router} && \
+             ip addr add 10.79.1.1/24 dev s0 && ip link set s0 up && ip route add default via 10.79.1.2 && \
+             ip addr add 10.79.3.1/24 dev s1 && ip link set s1 up && ip route add default via 10.79.3.2 dev s1 metric 100 && \
+             ip mptcp limits set subflows 2 && ip mptcp endpoint add 10.79.3.1 dev s1 subflow"
+        ));
+        write_sysctl("net.ipv4.tcp_wmem", BUFFERS);
+    });
+    router_ns.run(|| {
+        write_sysctl("net.ipv4.ip_forward", "1");
+        sh(&format!(
+            "ip addr add 10.79.1.2/24 dev m0 && ip link set m0 up && ip addr add 10.79.3.2/24 dev m2 && ip link set m2 up && \
+             ip addr add 10.79.2.2/24 dev m1 && ip link set m1 up && \
+             tc qdisc add dev m1 root tbf rate {}mbit burst 64kb limit {}",
+            bottleneck.rate_mbit,
+            bottleneck.queue_packets * MTU
+        ));
+    });
+    let listener = receiver_ns.run(|| {
+        sh("ip addr add 10.79.2.1/24 dev r0 && ip link set r0 up && ip route add default via 10.79.2.2 && ip mptcp limits set subflows 2");
+        write_sysctl("net.ipv4.tcp_rmem", BUFFERS);
+        listen(transport, [10, 79, 2, 1])
+    });
+    let sender = sender_ns.run(|| {
+        let stream = dial(transport, [10, 79, 2, 1]);
+        set_congestion_control(&stream, cc);
+        stream
+    });
+    let receiver = listener.accept().expect("accept").0;
+    Connection { sender, receiver, _listener: listener, _namespaces: [sender_ns, router_ns, receiver_ns] }
+}
+
+fn set_congestion_control(stream: &TcpStream, cc: &str) {
+    // SAFETY: TCP_CONGESTION reads `len` bytes of the name.
+    let r = unsafe {
+        libc::setsockopt(stream.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_CONGESTION, cc.as_ptr().cast(), cc.len() as libc::socklen_t)
+    };
+    assert_eq!(r, 0, "TCP_CONGESTION {cc}: {}", std::io::Error::last_os_error());
+}
+
+/// struct mptcp_subflow_data of <linux/mptcp.h>, the header of MPTCP_TCPINFO's answer.
+#[repr(C, align(8))]
+#[derive(Default)]
+struct SubflowData {
+    size_subflow_data: u32,
+    num_subflows: u32,
+    size_kernel: u32,
+    size_user: u32,
+}
+
+/// TCP_INFO of every subflow of an MPTCP socket (getsockopt MPTCP_TCPINFO).
+fn subflow_infos(fd: i32) -> Vec<TcpInfo> {
+    const MAX: usize = 8;
+    #[repr(C)]
+    struct Answer {
+        header: SubflowData,
+        infos: [TcpInfo; MAX],
+    }
+    let mut answer = Answer {
+        header: SubflowData {
+            size_subflow_data: std::mem::size_of::<SubflowData>() as u32,
+            size_user: std::mem::size_of::<TcpInfo>() as u32,
+            ..SubflowData::default()
+        },
+        infos: [TcpInfo::default(); MAX],
+    };
+    let mut len = std::mem::size_of::<Answer>() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into `answer`, which is that large.
+    let r = unsafe { libc::getsockopt(fd, SOL_MPTCP, MPTCP_TCPINFO, (&mut answer as *mut Answer).cast(), &mut len) };
+    assert_eq!(r, 0, "MPTCP_TCPINFO: {}", std::io::Error::last_os_error());
+    assert_eq!(answer.header.size_user as usize, std::mem::size_of::<TcpInfo>(), "the kernel's tcp_info is shorter than Linux 6.7's");
+    answer.infos[..(answer.header.num_subflows as usize).min(MAX)].to_vec()
+}
+
+/// A bulk transfer of `seconds` with congestion control `cc`: every millisecond, the TCP_INFO
+/// of the sender's socket (Tcp) or of each of its subflows (Mptcp).
+pub fn bulk(cc: &str, transport: Transport, bottleneck: &Bottleneck, seconds: f64) -> Vec<Vec<TcpInfo>> {
+    let _one_at_a_time = TRANSFERS.lock().unwrap_or_else(|e| e.into_inner());
+    let connection = connect(cc, transport, bottleneck);
+    let (sender, receiver) = (&connection.sender, &connection.receiver);
+    if transport == Transport::Mptcp {
+        // The second subflow joins once the connection is fully established (RFC 8684 §3.1:
+        // after data was acknowledged), before the bulk data: its SYN must not meet a queue
+        // the first subflow already filled.
+        { sender }.write_all(&[0; 1000]).expect("first data");
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while subflow_infos(sender.as_raw_fd()).len() < 2 {
+            assert!(Instant::now() < deadline, "the second MPTCP subflow did not join within 3 s");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    sender.set_write_timeout(Some(Duration::from_millis(20))).expect("SO_SNDTIMEO");
+    receiver.set_read_timeout(Some(Duration::from_millis(20))).expect("SO_RCVTIMEO");
+    let stop = AtomicBool::new(false);
+    let mut samples = Vec::new();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let chunk = vec![0u8; 1 << 20];
+            while !stop.load(Ordering::Relaxed) {
+                let _ = { sender }.write(&chunk);
+            }
+        });
+        scope.spawn(|| {
+            let mut buf = vec![0u8; 1 << 20];
+            while !stop.load(Ordering::Relaxed) {
+                let _ = { receiver }.read(&mut buf);
+            }
+        });
+        let end = Instant::now() + Duration::from_secs_f64(seconds);
+        while Instant::now() < end {
+            samples.push(match transport {
+                Transport::Tcp => vec![TcpInfo::read(sender.as_raw_fd()).expect("TCP_INFO")],
+                Transport::Mptcp => subflow_infos(sender.as_raw_fd()),
+            });
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    samples
+}
+
+/// The window growth a transfer showed in congestion avoidance, for windows in [lo, hi).
+#[derive(Debug)]
+pub struct Growth {
+    pub lo: u32,
+    pub hi: u32,
+    /// Windows of data acknowledged: Σ delivered segments / cwnd.
+    pub windows: f64,
+    /// Segments the window grew by.
+    pub increase: u32,
+}
+
+impl Growth {
+    /// Segments of growth per window of acknowledged data: per round trip when the window is
+    /// full, what RFC 3649 calls a(w) (and standard TCP's 1).
+    pub fn per_window(&self) -> f64 {
+        self.increase as f64 / self.windows
+    }
+}
+
+/// Whether the window went from sample p to sample q by congestion avoidance alone: both in
+/// congestion avoidance (state Open, cwnd ≥ ssthresh), and nothing in between that is not (a
+/// loss, recovery, a new ssthresh, time limited by a socket buffer or the receiver's window).
+pub fn avoiding(p: &TcpInfo, q: &TcpInfo) -> bool {
+    let in_avoidance = |s: &TcpInfo| s.ca_state == 0 && s.snd_cwnd >= s.snd_ssthresh;
+    in_avoidance(p)
+        && in_avoidance(q)
+        && p.snd_ssthresh == q.snd_ssthresh
+        && p.total_retrans == q.total_retrans
+        && p.sndbuf_limited == q.sndbuf_limited
+        && p.rwnd_limited == q.rwnd_limited
+        && q.snd_cwnd >= p.snd_cwnd
+}
+
+/// Segments acknowledged between two samples.
+pub fn delivered(p: &TcpInfo, q: &TcpInfo) -> u32 {
+    q.delivered.wrapping_sub(p.delivered)
+}
+
+/// Sums, over consecutive samples `avoiding`, how much the window grew and how many windows
+/// of data were acknowledged, by the window at the first sample.
+pub fn growth(samples: &[TcpInfo], lo: u32, hi: u32) -> Growth {
+    let mut g = Growth { lo, hi, windows: 0.0, increase: 0 };
+    for pair in samples.windows(2) {
+        let (p, q) = (&pair[0], &pair[1]);
+        if avoiding(p, q) && (lo..hi).contains(&p.snd_cwnd) {
+            g.windows += delivered(p, q) as f64 / p.snd_cwnd as f64;
+            g.increase += q.snd_cwnd - p.snd_cwnd;
+        }
+    }
+    g
+}

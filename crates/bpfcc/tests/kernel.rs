@@ -1,0 +1,236 @@
+//! The BPF congestion controls in the running kernel (needs root): registration and its end,
+//! and the window growth of real transfers against RFC 3649, standard TCP, and the coupled
+//! rules of the simulator on the two subflows of an MPTCP connection.
+
+mod harness;
+
+use std::time::{Duration, Instant};
+
+use harness::{available, avoiding, bulk, delivered, growth, skipped, Bottleneck, Growth, Transport};
+use millinet_bpfcc::{default_dir, Cc, Registration};
+use millinet_emu::tcp_info::TcpInfo;
+use millinet_transport::cc::balia::Balia;
+use millinet_transport::cc::coupled::Coupling;
+use millinet_transport::cc::highspeed::a;
+use millinet_transport::cc::lia::Lia;
+use millinet_transport::cc::SubflowView;
+
+fn register() -> Registration {
+    Registration::new(&default_dir()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The controls registered for `test`, or None when it is skipped (it says why).
+fn registered_for(test: &str) -> Option<Registration> {
+    (!skipped(test)).then(register)
+}
+
+/// Waits up to 5 s for the names to leave the kernel's list.
+fn gone(names: &[String]) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let now = available();
+        if !names.iter().any(|n| now.contains(n)) {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn registered_while_the_loader_lives() {
+    // Dropped: the loader sees end of file and exits.
+    let Some(registration) = registered_for("registered_while_the_loader_lives") else { return };
+    let names: Vec<String> = Cc::ALL.iter().map(|cc| registration.name(*cc).to_string()).collect();
+    let pid = registration.loader_pid();
+    for (cc, name) in Cc::ALL.iter().zip(&names) {
+        assert_eq!(*name, format!("mn{pid}_{}", cc.stem()));
+        assert!(name.len() < 16, "{name}: TCP_CA_NAME_MAX is 16 bytes with the NUL");
+    }
+    let now = available();
+    assert!(names.iter().all(|n| now.contains(n)), "{names:?} not all in {now:?}");
+    drop(registration);
+    assert!(gone(&names), "{names:?} still registered after the loader was dropped: {:?}", available());
+
+    // SIGKILLed: the kernel closes its links.
+    let registration = register();
+    let names: Vec<String> = Cc::ALL.iter().map(|cc| registration.name(*cc).to_string()).collect();
+    assert!(names.iter().all(|n| available().contains(n)));
+    // SAFETY: killing the loader this registration started, by its pid.
+    assert_eq!(unsafe { libc::kill(registration.loader_pid() as i32, libc::SIGKILL) }, 0);
+    assert!(gone(&names), "{names:?} still registered after the loader was killed: {:?}", available());
+}
+
+/// The transfers' bottleneck: windows of 500 to 1000 segments in congestion avoidance, where
+/// RFC 3649's a(w) is 5 to 7 segments per round trip against standard TCP's 1. (300 Mbit/s,
+/// 1000 packets of queue: HighSpeed's first loss leaves about 660 segments, b(1000) = 0.34.)
+const BOTTLENECK: Bottleneck = Bottleneck { rate_mbit: 300, queue_packets: 1000 };
+
+/// A TCP bulk transfer's samples.
+fn tcp(cc: &str, seconds: f64) -> Vec<TcpInfo> {
+    bulk(cc, Transport::Tcp, &BOTTLENECK, seconds).into_iter().map(|s| s[0]).collect()
+}
+
+/// Enough data in a range of windows to judge its growth: ten windows acknowledged.
+const MIN_WINDOWS: f64 = 10.0;
+
+/// The relative error allowed between measured and expected growth.
+const TOLERANCE: f64 = 0.1;
+
+fn within_tolerance(measured: f64, expected: f64) -> bool {
+    (measured - expected).abs() <= TOLERANCE * expected
+}
+
+/// RFC 3649's a(w) as its Appendix B table applies it: the table holds the windows where a(w)
+/// reaches each integer, and a window uses the row of the largest table window not above it,
+/// so a(w) rounded down (as bpf/highspeed_table.py samples it).
+fn a_table(w: u32) -> u32 {
+    a(w as f64).floor() as u32
+}
+
+/// The ranges of windows in [from, to) over which a_table is constant, with its value.
+fn table_rows(from: u32, to: u32) -> Vec<(u32, u32, u32)> {
+    let mut rows: Vec<(u32, u32, u32)> = Vec::new();
+    for w in from..to {
+        match rows.last_mut() {
+            Some((_, hi, value)) if *value == a_table(w) => *hi = w + 1,
+            _ => rows.push((w, w + 1, a_table(w))),
+        }
+    }
+    rows
+}
+
+/// Checks the growth per window of acknowledged data in each range (lo, hi, expected) that has
+/// enough data, within TOLERANCE of expected; returns what it compared, or the first mismatch.
+fn check_growth(samples: &[TcpInfo], ranges: &[(u32, u32, f64)]) -> Result<Vec<(Growth, f64)>, String> {
+    let judged: Vec<(Growth, f64)> =
+        ranges.iter().map(|&(lo, hi, expected)| (growth(samples, lo, hi), expected)).filter(|(g, _)| g.windows >= MIN_WINDOWS).collect();
+    if judged.is_empty() {
+        return Err(format!("no range of {ranges:?} had {MIN_WINDOWS} windows of data in congestion avoidance"));
+    }
+    for (g, expected) in &judged {
+        if !within_tolerance(g.per_window(), *expected) {
+            return Err(format!("windows [{}, {}): {:.2} segments per window, expected {expected:.2}: {g:?}", g.lo, g.hi, g.per_window()));
+        }
+    }
+    Ok(judged)
+}
+
+#[test]
+fn highspeed_grows_by_rfc3649_a_of_w() {
+    let Some(registration) = registered_for("highspeed_grows_by_rfc3649_a_of_w") else { return };
+    let ranges: Vec<(u32, u32, f64)> = table_rows(500, 1000).into_iter().map(|(lo, hi, a)| (lo, hi, a as f64)).collect();
+    assert!(ranges.len() >= 3, "a(w) takes at least three integer values over 500..1000 windows: {ranges:?}");
+
+    let samples = tcp(registration.name(Cc::HighSpeed), 8.0);
+    let judged = check_growth(&samples, &ranges).unwrap_or_else(|e| panic!("HighSpeed: {e}"));
+    for (g, expected) in &judged {
+        println!("HighSpeed, windows [{}, {}): {:.2} segments per window, a(w) = {expected}", g.lo, g.hi, g.per_window());
+    }
+    assert!(judged.len() >= 2, "HighSpeed reached only {judged:?} of {ranges:?}");
+
+    // Standard TCP over the same bottleneck fails the same check: its growth is 1.
+    let reno = tcp("reno", 4.0);
+    let err = check_growth(&reno, &ranges).expect_err("Reno's growth is not a(w)");
+    println!("reno against a(w): {err}");
+    assert!(err.contains("expected"), "Reno must reach the ranges and fail on growth, not on data: {err}");
+}
+
+#[test]
+fn coupled_controls_on_plain_tcp_are_reno() {
+    let Some(registration) = registered_for("coupled_controls_on_plain_tcp_are_reno") else { return };
+    // One segment per window (RFC 5681 §3.1) at every window, in ranges of 150 segments.
+    let ranges: Vec<(u32, u32, f64)> = (0..4).map(|i| (450 + 150 * i, 600 + 150 * i, 1.0)).collect();
+    for cc in [Cc::Lia, Cc::Olia, Cc::Balia] {
+        let samples = tcp(registration.name(cc), 4.0);
+        let judged = check_growth(&samples, &ranges).unwrap_or_else(|e| panic!("{cc:?} on a plain TCP socket: {e}"));
+        for (g, _) in &judged {
+            println!("{cc:?}, windows [{}, {}): {:.2} segments per window", g.lo, g.hi, g.per_window());
+        }
+        // HighSpeed's a(w) over the same ranges would not pass: 5 to 7, not 1.
+        assert!(judged.iter().all(|(g, _)| a_table(g.lo) >= 4), "the ranges are where a Reno growth cannot pass for HighSpeed's");
+    }
+}
+
+/// A coupled rule's increase per ACKed byte and MSS of subflow `own` (`Coupling::increase`).
+type Rule = fn(&[SubflowView], usize) -> f64;
+
+/// One subflow's growth in congestion avoidance against a coupled rule's: Σ Δcwnd, and Σ of
+/// the rule's increase per ACKed segment (from every subflow's window and RTT at the first
+/// sample) times the segments ACKed, with the windows of data ACKed.
+#[derive(Debug)]
+struct Coupled {
+    subflow: usize,
+    increase: u32,
+    expected: f64,
+    windows: f64,
+}
+
+fn coupled_growth(samples: &[Vec<TcpInfo>], subflow: usize, rule: Rule) -> Coupled {
+    let mut c = Coupled { subflow, increase: 0, expected: 0.0, windows: 0.0 };
+    for pair in samples.windows(2) {
+        let (ps, qs) = (&pair[0], &pair[1]);
+        if ps.len() != 2 || qs.len() != 2 || !avoiding(&ps[subflow], &qs[subflow]) {
+            continue;
+        }
+        let views: Vec<SubflowView> = ps
+            .iter()
+            .map(|s| SubflowView {
+                cwnd_bytes: s.snd_cwnd as u64 * s.snd_mss as u64,
+                srtt_ns: s.rtt_us as u64 * 1000,
+                ..SubflowView::default()
+            })
+            .collect();
+        if views.iter().any(|v| v.cwnd_bytes == 0 || v.srtt_ns == 0) {
+            continue;
+        }
+        let (p, q) = (&ps[subflow], &qs[subflow]);
+        // An ACK of b bytes grows the window by factor · b · MSS bytes: by factor · MSS
+        // segments per ACKed segment.
+        c.expected += rule(&views, subflow) * p.snd_mss as f64 * delivered(p, q) as f64;
+        c.increase += q.snd_cwnd - p.snd_cwnd;
+        c.windows += delivered(p, q) as f64 / p.snd_cwnd as f64;
+    }
+    c
+}
+
+/// Checks each subflow's growth against the rule's, within TOLERANCE, each with enough data.
+fn check_coupled(samples: &[Vec<TcpInfo>], rule: Rule) -> Result<Vec<Coupled>, String> {
+    let judged: Vec<Coupled> = (0..2).map(|i| coupled_growth(samples, i, rule)).collect();
+    for c in &judged {
+        if c.windows < MIN_WINDOWS {
+            return Err(format!(
+                "subflow {} had {:.1} windows of data in congestion avoidance, fewer than {MIN_WINDOWS}",
+                c.subflow, c.windows
+            ));
+        }
+        if !within_tolerance(c.increase as f64, c.expected) {
+            return Err(format!("subflow {} grew by {} segments, the rule by {:.1}: {c:?}", c.subflow, c.increase, c.expected));
+        }
+    }
+    Ok(judged)
+}
+
+#[test]
+fn lia_and_balia_couple_two_subflows() {
+    let Some(registration) = registered_for("lia_and_balia_couple_two_subflows") else { return };
+    // An MPTCP connection of two subflows through one bottleneck; each subflow's growth is
+    // compared with the simulator's rule (crates/transport/src/cc) evaluated on both
+    // subflows' windows and RTTs from TCP_INFO. OLIA's rule also needs each path's loss
+    // distances, which TCP_INFO does not show.
+    let rules: [(Cc, Rule); 2] = [(Cc::Lia, Lia::increase), (Cc::Balia, Balia::increase)];
+    for (cc, rule) in rules {
+        let samples = bulk(registration.name(cc), Transport::Mptcp, &BOTTLENECK, 5.0);
+        let judged = check_coupled(&samples, rule).unwrap_or_else(|e| panic!("{cc:?}: {e}"));
+        for c in &judged {
+            println!("{cc:?}, subflow {}: grew {} segments, the rule {:.1}", c.subflow, c.increase, c.expected);
+        }
+    }
+    // Two uncoupled Reno subflows fail the same check: each grows as one TCP.
+    let reno = bulk("reno", Transport::Mptcp, &BOTTLENECK, 5.0);
+    let err = check_coupled(&reno, Lia::increase).expect_err("uncoupled subflows do not follow LIA");
+    println!("reno against LIA: {err}");
+    assert!(err.contains("the rule by"), "Reno must have the data and fail on growth: {err}");
+}
