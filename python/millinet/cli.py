@@ -316,6 +316,8 @@ STUDY_DESCRIPTIONS = {
     "urban": "Dense urban, multi-user (§3): ten UEs on one gNB in LOS, NLOS and indoors, edge and remote servers, four CCs",
 }
 STUDY_NAMES = list(STUDY_DESCRIPTIONS)
+# The studies with a reduced grid for the emulator (sweeps NAME-emulated).
+EMULATED_STUDIES = ("milliproxy",)
 
 
 @cli.command(name="study")
@@ -323,18 +325,25 @@ STUDY_NAMES = list(STUDY_DESCRIPTIONS)
 @click.option("--runs", type=click.IntRange(min=1), help="Paired seeds per point [default: milliproxy 50, others 10; --quick: milliproxy 3, others 1].")
 @click.option("--quick", is_flag=True, help="The short variant, under a minute on 2 cores (milliproxy: 4 s runs, under two minutes).")
 @click.option("--cwnd-growth", type=click.Choice(["cwnd-limited", "always"]), help="How the servers' cwnd grows [default: the scenario's, cwnd-limited].")
-@click.option("--out", type=click.Path(path_type=Path), help="Study directory [default: runs/study-NAME, -quick appended for --quick].")
+@click.option("--emulate", is_flag=True, help="Run the study's reduced grid (sweep NAME-emulated) on the emulator: real Linux TCP, root, one run at a time [milliproxy].")
+@click.option("--out", type=click.Path(path_type=Path), help="Study directory [default: runs/study-NAME, -quick or -emulated appended].")
 @engine_options
 @click.option("--quiet", is_flag=True, help="No progress bar and no table.")
-def study_command(name: str, runs: int | None, quick: bool, cwnd_growth: str | None, out: Path | None, engine: str, address: str | None, workers: int | None, quiet: bool) -> None:
+def study_command(
+    name: str, runs: int | None, quick: bool, emulate: bool, cwnd_growth: str | None, out: Path | None, engine: str, address: str | None, workers: int | None, quiet: bool
+) -> None:
     """Runs the study NAME (scenarios.md, docs/studies.md): its sweep into OUT/store, then
     the tables, plots, summary.json and a self-contained index.html in OUT. Runs already in
     the store are reused."""
     from millinet.studies import STUDIES  # pandas, matplotlib and the engines
     from millinet.studies.common import Options
 
-    out = out or Path("runs") / (f"study-{name}" + ("-quick" if quick else ""))
-    result = STUDIES[name].run(out, Options(name, runs, quick, cwnd_growth, engine, workers, address, quiet))
+    if emulate and name not in EMULATED_STUDIES:
+        raise click.UsageError(f"--emulate: the {name} study has no emulated grid; allowed: {', '.join(EMULATED_STUDIES)}")
+    if emulate and quick:
+        raise click.UsageError("--emulate and --quick: the emulated grid is already a reduced one; give one of them")
+    out = out or Path("runs") / (f"study-{name}" + ("-quick" if quick else "") + ("-emulated" if emulate else ""))
+    result = STUDIES[name].run(out, Options(name, runs, quick, cwnd_growth, engine, workers, address, quiet, emulate))
     if not quiet:
         # Piped output (logs, CI) gets a width that fits the tables; a terminal its own.
         console = Console(width=None if sys.stdout.isatty() else 150)

@@ -73,6 +73,9 @@ pub(crate) fn summary(
     let rtt_ms: Vec<f64> = flow.samples.iter().filter(|x| x.info.rtt_us > 0).map(|x| x.info.rtt_us as f64 / 1e3).collect();
     let info = &flow.last_info;
     let own = client == Client::Own;
+    // The flow is the UE's only one: its packets' RAN latency is the UE's (null on a wired path).
+    let ran_latency_ms: Vec<f64> = link.ran_latency_ns.iter().map(|&ns| ns as f64 / 1e6).collect();
+    let flow_ran_latency = if ue_stats.is_some() { distribution(ran_latency_ms.clone()) } else { Value::Null };
     let flows = vec![json!({
         "id": 0,
         "kind": "tcp",
@@ -90,6 +93,7 @@ pub(crate) fn summary(
         "client": if own { "own" } else { "iperf3" },
         "rtt_ms": distribution(rtt_ms.clone()),
         "rtt_samples": rtt_ms.len(),
+        "ran_latency_ms": flow_ran_latency,
         "min_rtt_ms": info.min_rtt_us as f64 / 1e3,
         "bytes_retransmitted": own.then_some(info.bytes_retrans),
         // Every byte the UE read was the byte the server wrote at that offset.
@@ -116,7 +120,6 @@ pub(crate) fn summary(
             let samples = &link.ue_samples;
             let n = samples.len().max(1) as f64;
             let mean_rate_bps = samples.iter().map(|x| x.rate_bps).sum::<f64>() / n;
-            let ran_latency_ms = link.ran_latency_ns.iter().map(|&ns| ns as f64 / 1e6).collect();
             vec![json!({
                 "id": 0,
                 "node": s.ues[0].node,
@@ -126,7 +129,7 @@ pub(crate) fn summary(
                 "utilization": if mean_rate_bps > 0.0 { goodput_bps / mean_rate_bps } else { 0.0 },
                 "los_fraction": samples.iter().filter(|x| x.los).count() as f64 / n,
                 "outage_fraction": samples.iter().filter(|x| x.outage).count() as f64 / n,
-                "ran_latency_ms": distribution(ran_latency_ms),
+                "ran_latency_ms": distribution(ran_latency_ms.clone()),
                 "downlink": {
                     "bytes_delivered": st.downlink.bytes_delivered,
                     "sdus_delivered": st.downlink.sdus_delivered,

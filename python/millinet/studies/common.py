@@ -47,10 +47,11 @@ class Options:
     workers: int | None = None
     address: str | None = None
     quiet: bool = False
+    emulate: bool = False  # the reduced grid `STUDY-emulated`, on the emulator
 
     @property
     def sweep(self) -> str:
-        return f"{self.study}-quick" if self.quick else self.study
+        return f"{self.study}-emulated" if self.emulate else f"{self.study}-quick" if self.quick else self.study
 
     @property
     def command(self) -> str:
@@ -58,6 +59,7 @@ class Options:
         return (
             f"millinet study {self.study}"
             + (" --quick" if self.quick else "")
+            + (" --emulate" if self.emulate else "")
             + (f" --runs {self.runs}" if self.runs else "")
             + (f" --cwnd-growth {self.cwnd_growth}" if self.cwnd_growth else "")
         )
@@ -69,7 +71,7 @@ def run_runs(out: Path, options: Options) -> pd.DataFrame:
     overrides = {CWND_GROWTH: options.cwnd_growth} if options.cwnd_growth else None
     sweep = load_sweep(options.sweep, overrides)
     seeds = list(range(1, options.runs + 1)) if options.runs else None
-    run_sweep(sweep, out / "store", engine=options.engine, workers=options.workers, address=options.address, quiet=options.quiet, seeds=seeds)
+    run_sweep(sweep, out / "store", engine=options.engine, workers=options.workers, address=options.address, quiet=options.quiet, seeds=seeds, emulate=options.emulate)
     return stores.load(out / "store")
 
 

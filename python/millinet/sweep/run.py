@@ -3,11 +3,13 @@ engine, retry runs whose worker died, record failures, write the results table."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
 from millinet import store as stores
+from millinet._core import ScenarioError
 from millinet.sweep.engines import Crash, make_engine
 from millinet.sweep.progress import SweepProgress
 from millinet.sweep.spec import RunSpec, Sweep, load_sweep
@@ -22,6 +24,7 @@ def run_sweep(
     retries: int = 2,
     quiet: bool = False,
     seeds: list[int] | None = None,
+    emulate: bool = False,
 ) -> pd.DataFrame:
     """Runs every run of `sweep` (a Sweep, or what `load_sweep` accepts) that `store`
     does not hold complete yet, and returns the results table (one row per run, also
@@ -32,13 +35,21 @@ def run_sweep(
     sweep). A run whose worker dies is tried again up to `retries` times; a run that
     raises is recorded as failed with its error at once (runs are deterministic). Neither
     stops the sweep. `seeds` replaces the sweep file's seeds. The table is written even
-    when the sweep is interrupted: runs not done yet have status "pending"."""
+    when the sweep is interrupted: runs not done yet have status "pending".
+
+    `emulate` runs every run in the emulator instead (root; real time): one at a time on
+    this machine, since two emulations would share its cores and disturb each other's
+    timing, so only the local engine with one worker."""
     if not isinstance(sweep, Sweep):
         sweep = load_sweep(sweep)
     if retries < 0:
         raise ValueError(f"retries = {retries}: expected 0 or more")
     store = Path(store)
     specs = sweep.runs(seeds)
+    if emulate:
+        if engine != "local" or (workers or 1) != 1:
+            raise ScenarioError(f"emulated runs go one at a time on this machine: engine local with 1 worker, not {engine} with {workers}")
+        specs, workers = [replace(spec, emulated=True) for spec in specs], 1
     with stores.opened(store, sweep):
         try:
             todo = list({spec.key: spec for spec in specs if not stores.is_complete(store, spec.key)}.values())

@@ -45,6 +45,8 @@ class RunSpec:
     scenario: str
     overrides: dict[str, Scalar]
     params: dict[str, Scalar | None]
+    # Run in the emulator (real Linux TCP, real time) instead of the simulator.
+    emulated: bool = False
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ def execute(spec: RunSpec) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"millinet-worker-{os.getpid()}-") as tmp:
         out = Path(tmp) / "run"
         try:
-            result = millinet.run(spec.scenario, seed=spec.seed, overrides=spec.overrides, out=out)
+            run = millinet.emulate if spec.emulated else millinet.run
+            result = run(spec.scenario, seed=spec.seed, overrides=spec.overrides, out=out)
             if result.run_id != spec.key:
                 raise millinet.ScenarioError(
                     f"the run resolved to key {result.run_id} on this worker, {spec.key} on the driver: "
