@@ -152,3 +152,30 @@ def test_milliproxy_in_the_link_reports_what_the_simulator_reports(tmp_path):
     rtt_min = proxy["rtt_min_ms"].dropna()
     assert 22.0 <= rtt_min.min() and rtt_min.iloc[-1] < 35.0
     assert (proxy["fw_bytes"] > 0).any()
+
+
+def test_a_sweep_runs_on_the_emulator_one_run_at_a_time(tmp_path):
+    from millinet.sweep import run_sweep
+
+    sweep = tmp_path / "tiny.toml"
+    sweep.write_text(
+        'scenario = "milliproxy"\nseeds = 1\n[set]\nduration_s = 1.5\n'
+        '[arms.none]\n[arms.gnb]\n"proxy.node" = "gnb"\n'
+        '[[pairings]]\nname = "gnb-vs-none"\nbaseline = "none"\ntreatment = "gnb"\n'
+    )
+    frame = run_sweep(sweep, tmp_path / "store", emulate=True, quiet=True)
+    assert list(frame["status"]) == ["ok", "ok"]
+    for key in frame["run_key"]:
+        summary = json.loads((tmp_path / "store" / "runs" / key / "summary.json").read_text())
+        assert "emulator" in summary, "the run went through the emulator, not the simulator"
+    with pytest.raises(millinet.ScenarioError, match="one at a time"):
+        run_sweep(sweep, tmp_path / "other", emulate=True, workers=2, quiet=True)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["e2e", "--emulate"], "no emulated grid"), (["milliproxy", "--emulate", "--quick"], "--emulate and --quick")],
+)
+def test_a_study_the_emulator_cannot_run_is_refused(tmp_path, args, message):
+    result = cli("study", *args, cwd=tmp_path)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr

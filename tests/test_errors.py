@@ -44,7 +44,7 @@ CASES = [
     (
         "telemetry max age below its own delivery",
         "milliproxy",
-        ["proxy.d_info_s=0.003", "proxy.telemetry_max_age_s=0.002"],
+        ["proxy.node=gnb", "proxy.d_info_s=0.003", "proxy.telemetry_max_age_s=0.002"],
         ["proxy.telemetry_max_age_s", "0.002", "proxy.d_info_s + proxy.t_info_s"],
     ),
     ("unknown cc", "dumbbell", ["flows.0.cc=vegas"], ["flows.0.cc", "vegas", "cubic"]),
