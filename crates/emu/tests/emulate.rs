@@ -7,6 +7,9 @@ use std::sync::Mutex;
 
 use millinet_emu::{EmuError, EmulateOptions, Emulation};
 
+mod common;
+use common::radio_route;
+
 /// One emulation at a time: two would share the two cores and disturb each other's timing.
 static HOST: Mutex<()> = Mutex::new(());
 
@@ -72,24 +75,6 @@ fn a_constant_wired_bottleneck_is_filled_and_everything_is_removed() {
     let payload_rate = 100e6 * 1400.0 / 1452.0;
     assert!(goodput > 0.9 * payload_rate && goodput < 1.01 * payload_rate, "goodput {goodput} vs {payload_rate}");
     assert!(namespaces_of_this_process().is_empty(), "left behind: {:?}", namespaces_of_this_process());
-}
-
-/// The milliProxy study's route (scenarios/milliproxy.toml) with the UE's capacity read from
-/// `trace` (rows "time_s,rate_bps") instead of the geometric channel.
-fn radio_route(dir: &tempfile::TempDir, trace: &str, rlc_buffer_bytes: u64, duration_s: f64) -> PathBuf {
-    let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/millinet/scenarios/milliproxy.toml");
-    let mut text = std::fs::read_to_string(shipped).unwrap();
-    let obstacles = text.find("[random_obstacles]").unwrap()..text.find("[[flows]]").unwrap();
-    text.replace_range(obstacles, "");
-    let text = text
-        .replace("blockage = \"geometric\"", "blockage = \"capacity-trace\"\ntrace = \"capacity.csv\"")
-        .replace("rlc_buffer_bytes = 10_000_000", &format!("rlc_buffer_bytes = {rlc_buffer_bytes}"))
-        .replace("duration_s = 10.0", &format!("duration_s = {duration_s}"))
-        .replace("cc = \"newreno\"", "cc = \"cubic\"");
-    std::fs::write(dir.path().join("capacity.csv"), format!("time_s,rate_bps\n{trace}")).unwrap();
-    let path = dir.path().join("route.toml");
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 #[test]

@@ -3,30 +3,16 @@
 //! bytes the UE read, and against the same channel without the proxy.
 
 use std::net::Ipv4Addr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use millinet_emu::EmulateOptions;
+
+mod common;
+use common::radio_route;
 use serde_json::Value;
 
 const UE: Ipv4Addr = Ipv4Addr::new(10, 77, 2, 1);
 const SERVER: Ipv4Addr = Ipv4Addr::new(10, 77, 1, 1);
-
-/// The milliProxy study's route with a capacity drop: 400 Mbit/s, 40 Mbit/s from 1.0 to
-/// 1.6 s, 400 Mbit/s again; CUBIC; no random obstacles.
-fn route(dir: &Path) -> PathBuf {
-    let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/millinet/scenarios/milliproxy.toml");
-    let mut text = std::fs::read_to_string(shipped).unwrap();
-    let obstacles = text.find("[random_obstacles]").unwrap()..text.find("[[flows]]").unwrap();
-    text.replace_range(obstacles, "");
-    let text = text
-        .replace("blockage = \"geometric\"", "blockage = \"capacity-trace\"\ntrace = \"capacity.csv\"")
-        .replace("duration_s = 10.0", "duration_s = 2.6")
-        .replace("cc = \"newreno\"", "cc = \"cubic\"");
-    std::fs::write(dir.join("capacity.csv"), "time_s,rate_bps\n0,400e6\n1.0,40e6\n1.6,400e6\n").unwrap();
-    let path = dir.join("route.toml");
-    std::fs::write(&path, text).unwrap();
-    path
-}
 
 /// What the tests read of a captured TCP packet (tcpdump keeps the first 128 bytes).
 #[derive(Clone, Copy, Debug)]
@@ -100,7 +86,8 @@ fn milliproxy_keeps_end_to_end_semantics_and_the_rlc_buffer_small() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let path = route(dir.path());
+    // 400 Mbit/s, 40 Mbit/s from 1.0 to 1.6 s, 400 Mbit/s again; CUBIC.
+    let path = radio_route(&dir, "0,400e6\n1.0,40e6\n1.6,400e6\n", 10_000_000, 2.6);
     let proxied = emulate(&path, &["proxy.node=gnb"], Some(dir.path()));
     let plain = emulate(&path, &[], None);
 
