@@ -185,7 +185,8 @@ impl Datapath {
             self.proxy.on_packet(now_ns, piece, direction, &mut self.buffers, &mut self.out);
             untouched &= self.out.len() == before + 1 && self.out[before] == piece;
         }
-        if untouched && segments == 1 {
+        // Every segment went on as it came: so does the datagram, whole.
+        if untouched {
             self.out.clear();
             self.buffers.recycle();
             return self.forward_unchanged(emit);

@@ -142,3 +142,13 @@ fn telemetry_in_the_wire_format_reaches_the_core() {
     let late = dp.proxy().summary().counters.iter().find(|(n, _)| *n == "telemetry_late").unwrap().1;
     assert_eq!(late, 1);
 }
+
+#[test]
+fn a_flow_the_proxy_does_not_handle_passes_whole_even_as_a_gso_datagram() {
+    let mut dp = datapath(&["proxy.server_ports=[8080]"]);
+    let syn = tcp(true, 100, 0, TcpFlags::SYN, TcpOptions { mss: Some(9000), ..TcpOptions::default() }, &[]);
+    assert_eq!(feed(&mut dp, 0, &syn, ChecksumState::Complete, None), [None], "port 443 is not handled: the SYN keeps its MSS");
+    let gso = tcp(false, 5001, 101, TcpFlags::ACK, TcpOptions::default(), &[9u8; 4000]);
+    assert_eq!(feed(&mut dp, MS, &gso, ChecksumState::Partial, Some(1000)), [None], "one verdict for the whole datagram");
+    assert_eq!(dp.stats.datagrams_emitted_toward_ue, 0);
+}
