@@ -80,7 +80,6 @@ def test_an_unknown_key_is_refused_as_by_run(tmp_path):
     ("scenario", "overrides", "field"),
     [
         ("mptcp", [], "flows.0.kind"),
-        ("dumbbell", ["flows.0.cc=highspeed"], "flows.0.cc"),
         ("dumbbell", ["flows.0.app=\"repeated\"", "flows.0.sizes_bytes=[100000]"], "flows.0.app"),
         ("milliproxy", ["proxy.node=gnb", "proxy.kind=split"], "proxy.kind"),
         ("milliproxy", ["proxy.node=server"], "proxy.node"),

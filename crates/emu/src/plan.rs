@@ -7,6 +7,7 @@
 
 use std::net::Ipv4Addr;
 
+use millinet_bpfcc::Cc;
 use millinet_scenario::{App, FlowKind, LinkSpec, ProxyKind, Scenario};
 
 use crate::endpoint::{server_address, FlowPlan, Workload};
@@ -26,6 +27,9 @@ pub struct Plan {
     /// The path ends over the radio of scenario UE 0 (else at a wired node).
     pub radio: bool,
     pub flow: FlowPlan,
+    /// The flow's congestion control is one of the project's BPF programs: `flow.cc` is set to
+    /// its registered name by the run.
+    pub bpf_cc: Option<Cc>,
     /// The MTU of every interface: the flow's segments carry exactly `mss_bytes` of payload.
     pub mtu_bytes: u32,
     /// The MTU between the gNB and the UE: `mtu_bytes`, or room for milliProxy's coalesced
@@ -48,12 +52,21 @@ pub const GNB_SERVER_SIDE_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 1, 2);
 pub const UE_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 2, 1);
 pub const GNB_UE_SIDE_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 2, 2);
 
-/// Congestion controls the kernel offers, by the scenario's names.
-fn kernel_cc(name: &str) -> Option<&'static str> {
+/// How a scenario's congestion control runs in the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum KernelCc {
+    /// One the kernel has, by its name.
+    Builtin(&'static str),
+    /// One of the project's BPF congestion controls (crates/bpfcc), registered for the run.
+    Bpf(Cc),
+}
+
+fn kernel_cc(name: &str) -> Option<KernelCc> {
     match name {
-        "newreno" | "reno" => Some("reno"),
-        "cubic" => Some("cubic"),
-        "bbr" => Some("bbr"),
+        "newreno" | "reno" => Some(KernelCc::Builtin("reno")),
+        "cubic" => Some(KernelCc::Builtin("cubic")),
+        "bbr" => Some(KernelCc::Builtin("bbr")),
+        "highspeed" => Some(KernelCc::Bpf(Cc::HighSpeed)),
         _ => None,
     }
 }
@@ -80,9 +93,17 @@ impl Plan {
                 ))
             }
         };
-        let cc = kernel_cc(&f.cc)
-            .filter(|cc| available_cc.split_whitespace().any(|a| a == *cc))
-            .ok_or_else(|| EmuError::unsupported("flows.0.cc", format!("the kernel offers `{}`, not `{}`", available_cc.trim(), f.cc)))?;
+        let (cc, bpf_cc) = match kernel_cc(&f.cc) {
+            Some(KernelCc::Builtin(cc)) if available_cc.split_whitespace().any(|a| a == cc) => (cc.to_string(), None),
+            // Its name is the registration's, known when the run registers it.
+            Some(KernelCc::Bpf(cc)) => (String::new(), Some(cc)),
+            _ => {
+                return Err(EmuError::unsupported(
+                    "flows.0.cc",
+                    format!("the kernel offers `{}` and the project's BPF `highspeed`, not `{}`", available_cc.trim(), f.cc),
+                ))
+            }
+        };
         if s.cells.len() > 1 || s.ues.len() > 1 {
             return Err(EmuError::unsupported(
                 "cells",
@@ -113,8 +134,9 @@ impl Plan {
         Ok(Plan {
             hops,
             radio,
+            bpf_cc,
             flow: FlowPlan {
-                cc: cc.to_string(),
+                cc,
                 server: server_address(SERVER_IP),
                 workload,
                 start_ns: seconds(f.start_s),

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use millinet_bpfcc::Registration;
 use millinet_proxyd::{DaemonConfig, Datapath, Ipv4Network};
 use millinet_ran::{CellId, UeId};
 use millinet_scenario::translate::radio::build_ran;
@@ -65,7 +66,7 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     let loaded = millinet_scenario::load(path, &opts.overrides, opts.seed)?;
     let s = &loaded.scenario;
     let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
-    let plan = Plan::new(s, &available)?;
+    let mut plan = Plan::new(s, &available)?;
     let roles = capture_roles(s, &opts.pcap_nodes)?;
     let radio = match plan.radio {
         true => Some(Radio { ran: build_ran(s, &loaded.base_dir)?.0, ue: UeId(0), cell: CellId(0) }),
@@ -80,6 +81,21 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         up.insert(0, Hop::new(link_params(spec, format!("{}->{}", h.to, h.from), 0), switch_period_ns(spec)));
     }
     check_root()?;
+    // The project's BPF congestion control, registered under a name of this run's own until
+    // the registration is dropped (or this process dies: the loader then unregisters it).
+    let bpf = match plan.bpf_cc {
+        Some(cc) => {
+            let registration = Registration::new(&millinet_bpfcc::default_dir()).map_err(|e| {
+                EmuError::unsupported(
+                    "flows.0.cc",
+                    format!("`{}` is the project's BPF congestion control, not available here: {e}", s.flows[0].cc),
+                )
+            })?;
+            plan.flow.cc = registration.name(cc).to_string();
+            Some(registration)
+        }
+        None => None,
+    };
     let ns = Namespaces::create(&testbed::ROLES)?;
     let (tun_server, tun_ue) = testbed::wire(&ns, &plan)?;
     // The server side: the own listening socket, or the iperf3 server process (kept until the
@@ -158,6 +174,7 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     let captured: Result<Vec<()>, EmuError> = captures.into_iter().map(Capture::stop).collect();
     drop(iperf3_server);
     drop(ns);
+    drop(bpf);
     captured?;
     linked?;
     if interrupted {

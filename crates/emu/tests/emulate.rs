@@ -161,3 +161,17 @@ fn the_link_publishes_the_ues_telemetry_every_t_info_d_info_late() {
         assert!((20.0..25.0).contains(&age_ms), "delivered {age_ms} ms after sampling, D_info 20 ms");
     }
 }
+
+#[test]
+fn highspeed_runs_as_the_projects_bpf_congestion_control_and_is_gone_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dumbbell(&dir, 100e6, 250_000, 1.5);
+    let opts = EmulateOptions { overrides: vec!["flows.0.cc=highspeed".into()], ..Default::default() };
+    let run = emulate_file(&path, &opts, &mut |_, _| true).unwrap();
+    let flow = &run.summary["flows"][0];
+    let name = flow["kernel_cc"].as_str().unwrap().to_string();
+    assert!(name.starts_with("mn") && name.ends_with("_hs"), "the run's own registration: {name}");
+    assert!(flow["goodput_bps"].as_f64().unwrap() > 0.8 * 100e6 * 1400.0 / 1452.0, "{flow}");
+    let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
+    assert!(!available.split_whitespace().any(|cc| cc == name), "{name} still registered: {available}");
+}
