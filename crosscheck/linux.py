@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from crosscheck import run as ns3check  # noqa: E402
 
-DUMBBELL_CCS = ("cubic", "newreno")
+DUMBBELL_CCS = ("cubic", "newreno", "highspeed")
 ROUTE_SEEDS = (1, 2)
 ROUTE_DURATION_S = 10.0
 
