@@ -10,6 +10,8 @@ BIN := $(VENV)/bin
 
 # Debian packages the tools and tests need: add new ones (ns-3, ...) to this list.
 APT_PACKAGES := tshark libns3-dev libgsl-dev libsqlite3-dev pkg-config iproute2 tcpdump iperf3
+# The proxy daemon's NFQUEUE rule (docs/proxyd.md) and its tests.
+APT_PACKAGES += iptables
 # Headless Chromium: a test opens a study's page in a real browser.
 APT_PACKAGES += chromium
 # Debian's python3 creates venvs only with python3-venv installed.
