@@ -11,11 +11,11 @@ use millinet_transport::TcpConfig;
 use millinet_wire::{Packet, SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps};
 
 /// Few addresses and ports, so that flows meet again and again.
-const UES: [Ipv4Addr; 2] = [Ipv4Addr::new(10, 0, 0, 2), Ipv4Addr::new(10, 0, 0, 3)];
+pub(crate) const UES: [Ipv4Addr; 2] = [Ipv4Addr::new(10, 0, 0, 2), Ipv4Addr::new(10, 0, 0, 3)];
 const SERVER: Ipv4Addr = Ipv4Addr::new(1, 1, 1, 1);
 const SERVER_PORTS: [u16; 2] = [80, 443];
 const UE_PORTS: [u16; 2] = [40_000, 40_001];
-const FLOWS: usize = UES.len() * SERVER_PORTS.len() * UE_PORTS.len();
+pub(crate) const FLOWS: usize = UES.len() * SERVER_PORTS.len() * UE_PORTS.len();
 /// Sequence offsets come in units of this many bytes: enough to cross the buffers quickly.
 const OFFSET_UNIT_BYTES: u32 = 256;
 
@@ -55,7 +55,7 @@ enum Op {
 }
 
 #[derive(Arbitrary, Debug)]
-struct Segment {
+pub(crate) struct Segment {
     flags: u8,
     /// Own sequence and acknowledged offsets from the ISNs + 1, in `OFFSET_UNIT_BYTES`.
     seq_units: u16,
@@ -155,11 +155,7 @@ pub fn split_proxy(data: &[u8]) {
 fn run<M: Middlebox>(input: &Input, proxy: &mut M, check: impl Fn(&M, u64)) {
     let end_to_end = proxy.summary().kind == "milliproxy";
     let mut flows: Vec<Flow> = (0..FLOWS)
-        .map(|i| {
-            let ue = SocketAddrV4::new(UES[i % 2], UE_PORTS[(i / 2) % 2]);
-            let server = SocketAddrV4::new(SERVER, SERVER_PORTS[i / 4]);
-            Flow { key: FlowKey { ue, server }, ue_isn: input.isns[i].0, server_isn: input.isns[i].1, ue_acked: None }
-        })
+        .map(|i| Flow { key: flow_key(i), ue_isn: input.isns[i].0, server_isn: input.isns[i].1, ue_acked: None })
         .collect();
     let mut pool = NoPayloads;
     let mut out = Vec::new();
@@ -218,9 +214,14 @@ fn run<M: Middlebox>(input: &Input, proxy: &mut M, check: impl Fn(&M, u64)) {
     }
 }
 
+/// The addresses of flow `i` (< `FLOWS`).
+pub(crate) fn flow_key(i: usize) -> FlowKey {
+    FlowKey { ue: SocketAddrV4::new(UES[i % 2], UE_PORTS[(i / 2) % 2]), server: SocketAddrV4::new(SERVER, SERVER_PORTS[i / 4]) }
+}
+
 /// A segment from `from` to `to`: a SYN at the sender's ISN, anything else in the stream
 /// after it.
-fn segment(from: SocketAddrV4, to: SocketAddrV4, own_isn: u32, peer_isn: u32, s: &Segment) -> Packet {
+pub(crate) fn segment(from: SocketAddrV4, to: SocketAddrV4, own_isn: u32, peer_isn: u32, s: &Segment) -> Packet {
     let flags = TcpFlags(s.flags);
     let offset = |units: u16| u32::from(units).wrapping_mul(OFFSET_UNIT_BYTES);
     let seq = if flags.contains(TcpFlags::SYN) { own_isn } else { own_isn.wrapping_add(1).wrapping_add(offset(s.seq_units)) };
