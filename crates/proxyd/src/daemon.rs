@@ -12,7 +12,8 @@ use log::{info, warn};
 use millinet_proxyd::{render_metrics, DaemonConfig, Datapath, Emitted};
 use millinet_scenario::translate::proxy::milliproxy_config;
 
-use crate::nfqueue::{input_of, NfQueue, RawSender};
+use crate::nfqueue::{input_of, NfQueue};
+use crate::raw_socket::RawSender;
 use crate::telemetry_source::{load_replay, Replay, TelemetrySocket};
 use crate::Args;
 

@@ -5,6 +5,7 @@
 
 mod daemon;
 mod nfqueue;
+mod raw_socket;
 mod telemetry_source;
 
 use std::net::SocketAddr;
