@@ -31,7 +31,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build test demo study study-train study-mptcp study-e2e study-lower-layer study-urban studies bench bench-study bench-route bench-train bench-mptcp bench-urban bench-emulator crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build test demo study study-train study-mptcp study-e2e study-lower-layer study-urban studies bench bench-study bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -143,6 +143,12 @@ bench-urban: build
 # Only the emulator's figures of `make bench` (root; about a minute of real time).
 bench-emulator: build
 	.venv/bin/python bench/emulator.py
+
+# The proxy daemon's forwarding rate (root; about half a minute): 400 MB of kernel TCP through a
+# router namespace without the daemon, and through the daemon pinned to one core with the flow
+# passed through and proxied; Gbit/s and packets/s (docs/proxyd.md).
+bench-proxyd: deps
+	cargo test --release -p millinet-proxyd --test daemon -- --ignored --exact bench_forwarding_rate --nocapture
 
 # millinet against ns-3 on the dumbbell, every case of issue 4 (slow: run it by hand);
 # `make test` runs a subset. Results and plots in runs/crosscheck, see docs/validation.md.

@@ -274,3 +274,39 @@ fn a_syn_flood_keeps_flows_within_max_flows_and_the_daemon_alive() {
     let log = daemon.log_text();
     assert!(!log.contains("panicked"), "{log}");
 }
+
+/// `make bench-proxyd`: TCP server → UE through the router without a daemon (the rule's
+/// --queue-bypass), through the daemon pinned to one core with the flow passed through
+/// (NFQUEUE accept only), and proxied. Prints Gbit/s and the daemon's packets/s.
+#[test]
+#[ignore = "a measurement, not a check: make bench-proxyd"]
+fn bench_forwarding_rate() {
+    require_netns!();
+    let _one = netns::exclusive();
+    let topo = Topology::new(1500);
+    const BYTES: u64 = 400 * MB;
+    let timed = |port: u16| {
+        let start = Instant::now();
+        Transfer::run(&topo, port, BYTES);
+        start.elapsed().as_secs_f64()
+    };
+    let seconds = timed(6001);
+    eprintln!("no daemon (queue bypass): {:.2} Gbit/s", BYTES as f64 * 8.0 / seconds / 1e9);
+    // Port 6002 is not among proxy.server_ports: the daemon lets its packets go unchanged.
+    for (port, what) in [(6002, "daemon, flow passed through"), (6003, "daemon, flow proxied")] {
+        let daemon = topo.start_daemon(&["--set", "proxy.server_ports=[6003]"]);
+        let status = Command::new("taskset").args(["-a", "-pc", "0", &daemon.pid().to_string()]).output().expect("taskset");
+        assert!(status.status.success(), "taskset: {}", String::from_utf8_lossy(&status.stderr));
+        let seconds = timed(port);
+        let m = daemon.metrics();
+        let packets = m["nfqueue_packets_total"];
+        let made = m["datagrams_to_ue_total"] + m["datagrams_to_server_total"];
+        eprintln!(
+            "{what} (one core): {:.2} Gbit/s, {:.0} packets/s queued ({:.0} of them GSO), {:.0} datagrams/s made",
+            BYTES as f64 * 8.0 / seconds / 1e9,
+            packets / seconds,
+            m["nfqueue_gso_packets_total"],
+            made / seconds
+        );
+    }
+}
