@@ -154,9 +154,8 @@ pub fn split_proxy(data: &[u8]) {
 /// that what leaves toward a server acknowledges at most what its UE acknowledged.
 fn run<M: Middlebox>(input: &Input, proxy: &mut M, check: impl Fn(&M, u64)) {
     let end_to_end = proxy.summary().kind == "milliproxy";
-    let mut flows: Vec<Flow> = (0..FLOWS)
-        .map(|i| Flow { key: flow_key(i), ue_isn: input.isns[i].0, server_isn: input.isns[i].1, ue_acked: None })
-        .collect();
+    let mut flows: Vec<Flow> =
+        (0..FLOWS).map(|i| Flow { key: flow_key(i), ue_isn: input.isns[i].0, server_isn: input.isns[i].1, ue_acked: None }).collect();
     let mut pool = NoPayloads;
     let mut out = Vec::new();
     let mut now_ns = 0u64;

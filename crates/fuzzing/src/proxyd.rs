@@ -26,9 +26,25 @@ struct DatapathInput {
 
 #[derive(Arbitrary, Debug)]
 enum Op {
-    Segment { from_ue: bool, flow: u8, seg: Segment, how: Delivery, damage: Damage },
-    Raw { how: Delivery, bytes: Vec<u8> },
-    Telemetry { ue: bool, rlc_kib: u16, rate_mbps: u16, sinr_db: i8, outage: bool, age_ms: u16 },
+    Segment {
+        from_ue: bool,
+        flow: u8,
+        seg: Segment,
+        how: Delivery,
+        damage: Damage,
+    },
+    Raw {
+        how: Delivery,
+        bytes: Vec<u8>,
+    },
+    Telemetry {
+        ue: bool,
+        rlc_kib: u16,
+        rate_mbps: u16,
+        sinr_db: i8,
+        outage: bool,
+        age_ms: u16,
+    },
     TelemetryRaw(Vec<u8>),
     /// Time passes (µs); due timers fire.
     Wait(u16),
@@ -72,7 +88,8 @@ pub fn proxyd_datapath(data: &[u8]) {
             Emitted::Original => originals += 1,
             Emitted::Datagram { bytes, toward } => {
                 made += 1;
-                let (packet, _) = millinet_wire::parse(bytes, true).unwrap_or_else(|e| panic!("a datagram made is not valid: {e:?}: {bytes:02x?}"));
+                let (packet, _) =
+                    millinet_wire::parse(bytes, true).unwrap_or_else(|e| panic!("a datagram made is not valid: {e:?}: {bytes:02x?}"));
                 assert_eq!(toward == Toward::Ue, UE_NET.contains(packet.dst), "{packet:?} sent {toward:?}");
             }
         };

@@ -138,16 +138,13 @@ impl Daemon {
                 .flatten()
                 .min()
                 .expect("the report is always due");
-            let mut fds = vec![
-                poll_fd(self.signals.as_raw_fd()),
-                poll_fd(self.queue.fd()),
-                poll_fd(self.metrics_wake.as_raw_fd()),
-            ];
+            let mut fds = vec![poll_fd(self.signals.as_raw_fd()), poll_fd(self.queue.fd()), poll_fd(self.metrics_wake.as_raw_fd())];
             if let Some(t) = &self.telemetry {
                 fds.push(poll_fd(t.socket.as_raw_fd()));
             }
             let wait = deadline.saturating_sub(now);
-            let timeout = libc::timespec { tv_sec: (wait / 1_000_000_000) as libc::time_t, tv_nsec: (wait % 1_000_000_000) as libc::c_long };
+            let timeout =
+                libc::timespec { tv_sec: (wait / 1_000_000_000) as libc::time_t, tv_nsec: (wait % 1_000_000_000) as libc::c_long };
             // SAFETY: `fds` is a valid array of its length; no signal mask is changed.
             let n = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &timeout, std::ptr::null()) };
             if n < 0 {
@@ -241,9 +238,15 @@ impl Daemon {
             ("nfqueue_packets_total", "Packets received from NFQUEUE.", s.queued),
             ("nfqueue_gso_packets_total", "Of those, GSO packets carrying several TCP segments.", s.queued_gso),
             ("nfqueue_verdict_failures_total", "Verdicts the kernel refused.", s.verdict_failures),
-            ("raw_send_failures_total", "Datagrams made here that the raw socket could not send (e.g. larger than the route's MTU).", s.raw_send_failures),
+            (
+                "raw_send_failures_total",
+                "Datagrams made here that the raw socket could not send (e.g. larger than the route's MTU).",
+                s.raw_send_failures,
+            ),
         ] {
-            text.push_str(&format!("# HELP millinet_proxy_{name} {help}\n# TYPE millinet_proxy_{name} counter\nmillinet_proxy_{name} {value}\n"));
+            text.push_str(&format!(
+                "# HELP millinet_proxy_{name} {help}\n# TYPE millinet_proxy_{name} counter\nmillinet_proxy_{name} {value}\n"
+            ));
         }
         text
     }
@@ -289,7 +292,10 @@ impl Daemon {
             (snap.flows_refused_limit - last.flows_refused_limit, "new flows passed through unproxied: proxy.max_flows reached"),
             (snap.buffer_full_drops - last.buffer_full_drops, "server segments dropped: proxy.flow_buffer_bytes or the total buffer full"),
             (snap.telemetry_malformed - last.telemetry_malformed, "telemetry datagrams malformed (docs/telemetry.md), ignored"),
-            (snap.telemetry_expired - last.telemetry_expired, "telemetry records older than proxy.telemetry_max_age_s: their flows pass through"),
+            (
+                snap.telemetry_expired - last.telemetry_expired,
+                "telemetry records older than proxy.telemetry_max_age_s: their flows pass through",
+            ),
             (snap.raw_send_failures - last.raw_send_failures, "datagrams could not be sent (is proxy.mss2_bytes above the UE side's MTU?)"),
         ];
         for (n, what) in limits {

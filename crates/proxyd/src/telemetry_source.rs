@@ -26,12 +26,16 @@ impl TelemetrySocket {
     /// could remove it) is replaced; any other file is an error.
     pub fn bind(path: &Path) -> Result<TelemetrySocket, String> {
         match std::fs::symlink_metadata(path) {
-            Ok(meta) if meta.file_type().is_socket() => std::fs::remove_file(path)
-                .map_err(|e| format!("--telemetry {}: cannot remove the old socket file: {e}", path.display()))?,
-            Ok(_) => return Err(format!("--telemetry {}: exists and is not a socket; allowed: a free path or an old socket", path.display())),
+            Ok(meta) if meta.file_type().is_socket() => {
+                std::fs::remove_file(path).map_err(|e| format!("--telemetry {}: cannot remove the old socket file: {e}", path.display()))?
+            }
+            Ok(_) => {
+                return Err(format!("--telemetry {}: exists and is not a socket; allowed: a free path or an old socket", path.display()))
+            }
             Err(_) => {}
         }
-        let socket = UnixDatagram::bind(path).map_err(|e| format!("--telemetry {}: cannot bind a Unix datagram socket: {e}", path.display()))?;
+        let socket =
+            UnixDatagram::bind(path).map_err(|e| format!("--telemetry {}: cannot bind a Unix datagram socket: {e}", path.display()))?;
         socket.set_nonblocking(true).map_err(|e| format!("--telemetry {}: {e}", path.display()))?;
         Ok(TelemetrySocket { socket, path: path.to_path_buf() })
     }
@@ -137,15 +141,16 @@ pub fn parse_replay(text: &str, file: &str) -> Result<Vec<ReplayRecord>, ReplayE
             return Err(err(n, None, line, &format!("{} comma-separated fields ({header})", REPLAY_COLUMNS.len())));
         }
         let float = |c: usize| fields[c].parse::<f64>().ok();
-        let t_s = float(0)
-            .filter(|t| t.is_finite() && *t >= last_t)
-            .ok_or_else(|| err(n, Some(0), fields[0], &format!("seconds from the daemon's start, finite, ≥ {last_t} (the previous line's)")))?;
+        let t_s = float(0).filter(|t| t.is_finite() && *t >= last_t).ok_or_else(|| {
+            err(n, Some(0), fields[0], &format!("seconds from the daemon's start, finite, ≥ {last_t} (the previous line's)"))
+        })?;
         last_t = t_s;
         let ue = fields[1].parse().map_err(|_| err(n, Some(1), fields[1], "an IPv4 address, e.g. 10.45.0.2"))?;
         let rlc_bytes = fields[2].parse().map_err(|_| err(n, Some(2), fields[2], "an integer number of bytes 0..=2^64-1"))?;
         let rate_bps = float(3).filter(|r| r.is_finite() && *r >= 0.0).ok_or_else(|| err(n, Some(3), fields[3], "bit/s, finite, ≥ 0"))?;
         // docs/telemetry.md: −∞ before the first CQI report; never NaN or +∞.
-        let sinr_db = float(4).filter(|s| !s.is_nan() && *s != f64::INFINITY).ok_or_else(|| err(n, Some(4), fields[4], "dB, finite or -inf"))?;
+        let sinr_db =
+            float(4).filter(|s| !s.is_nan() && *s != f64::INFINITY).ok_or_else(|| err(n, Some(4), fields[4], "dB, finite or -inf"))?;
         let outage = match fields[5] {
             "0" => false,
             "1" => true,
@@ -207,7 +212,10 @@ mod tests {
         replay.due(7_400_000_000, &mut |d| got.push(Telemetry::decode(d).unwrap()));
         assert_eq!(got.len(), 1);
         let (ue, r) = got[0];
-        assert_eq!((ue, r.t_ns, r.rlc_bytes, r.rate_bps, r.sinr_db, r.outage), (Ipv4Addr::new(10, 88, 2, 2), 7_400_000_000, 1000, 1e9, 20.5, false));
+        assert_eq!(
+            (ue, r.t_ns, r.rlc_bytes, r.rate_bps, r.sinr_db, r.outage),
+            (Ipv4Addr::new(10, 88, 2, 2), 7_400_000_000, 1000, 1e9, 20.5, false)
+        );
         assert_eq!(replay.next_due_ns(), Some(7_500_000_000));
         replay.due(7_600_000_000, &mut |d| got.push(Telemetry::decode(d).unwrap()));
         let (ue, r) = got[1];
@@ -220,7 +228,10 @@ mod tests {
         let cases = [
             ("x,10.0.0.1,0,0,0,0", "line 2, column 1 (t_s): 'x': allowed: seconds"),
             ("-1,10.0.0.1,0,0,0,0", "column 1 (t_s): '-1'"),
-            ("1,10.0.0.1,0,0,0,0\n0.5,10.0.0.1,0,0,0,0", "line 3, column 1 (t_s): '0.5': allowed: seconds from the daemon's start, finite, ≥ 1"),
+            (
+                "1,10.0.0.1,0,0,0,0\n0.5,10.0.0.1,0,0,0,0",
+                "line 3, column 1 (t_s): '0.5': allowed: seconds from the daemon's start, finite, ≥ 1",
+            ),
             ("0,10.0.0.256,0,0,0,0", "column 2 (ue): '10.0.0.256': allowed: an IPv4 address"),
             ("0,10.0.0.1,-5,0,0,0", "column 3 (rlc_bytes): '-5'"),
             ("0,10.0.0.1,0,NaN,0,0", "column 4 (rate_bps): 'NaN': allowed: bit/s, finite, ≥ 0"),

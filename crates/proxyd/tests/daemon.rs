@@ -87,7 +87,8 @@ fn a_transfer_through_the_daemon_is_proxied_and_arrives_intact() {
     assert_eq!((m["raw_send_failures_total"], m["malformed_total"], m["bad_checksum_total"]), (0.0, 0.0, 0.0), "{m:?}");
 
     // Telemetry: one good record and one malformed datagram through the socket.
-    let (good, bad) = (millinet_wire::Telemetry { t_ns: 0, rlc_bytes: 1, rate_bps: 1e9, sinr_db: 20.0, outage: false }.encode(UE), [0u8; 10]);
+    let (good, bad) =
+        (millinet_wire::Telemetry { t_ns: 0, rlc_bytes: 1, rate_bps: 1e9, sinr_db: 20.0, outage: false }.encode(UE), [0u8; 10]);
     assert_eq!(good.len(), TELEMETRY_DATAGRAM_BYTES);
     let sender = std::os::unix::net::UnixDatagram::unbound().unwrap();
     sender.send_to(&good, &socket).unwrap();

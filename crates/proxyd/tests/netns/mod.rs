@@ -85,9 +85,12 @@ impl Topology {
         run(&["ip", "link", "add", "s0", "netns", &server, "type", "veth", "peer", "name", "r1", "netns", &router]);
         run(&["ip", "link", "add", "u0", "netns", &ue, "type", "veth", "peer", "name", "r2", "netns", &router]);
         let mtu = ue_mtu.to_string();
-        for (ns, dev, addr, mtu) in
-            [(&server, "s0", "10.88.1.2/24", "1500"), (&router, "r1", "10.88.1.1/24", "1500"), (&router, "r2", "10.88.2.1/24", &mtu), (&ue, "u0", "10.88.2.2/24", &mtu)]
-        {
+        for (ns, dev, addr, mtu) in [
+            (&server, "s0", "10.88.1.2/24", "1500"),
+            (&router, "r1", "10.88.1.1/24", "1500"),
+            (&router, "r2", "10.88.2.1/24", &mtu),
+            (&ue, "u0", "10.88.2.2/24", &mtu),
+        ] {
             run(&["ip", "-n", ns, "addr", "add", addr, "dev", dev]);
             run(&["ip", "-n", ns, "link", "set", dev, "mtu", mtu, "up"]);
         }
@@ -266,7 +269,8 @@ impl Transfer {
         ready_rx.recv_timeout(Duration::from_secs(5)).expect("the server listens");
         let (port_tx, ue_port) = std::sync::mpsc::channel();
         let ue = topo.spawn_in("ue", move || {
-            let mut s = TcpStream::connect_timeout(&SocketAddrV4::new(SERVER, port).into(), Duration::from_secs(10)).map_err(|e| format!("connect: {e}"))?;
+            let mut s = TcpStream::connect_timeout(&SocketAddrV4::new(SERVER, port).into(), Duration::from_secs(10))
+                .map_err(|e| format!("connect: {e}"))?;
             let _ = port_tx.send(s.local_addr().unwrap().port());
             s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
             let (mut got, mut buf, mut expected) = (0u64, vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
