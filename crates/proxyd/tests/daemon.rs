@@ -15,8 +15,18 @@ use raw_socket::RawSender;
 
 const MB: u64 = 1_000_000;
 
-fn daemon_exit(args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_millinet-proxyd")).args(args).output().expect("the daemon runs");
+/// Runs the daemon to its exit, after the command words of `wrapper` (`ip netns exec ...`).
+fn daemon_exit(wrapper: &[&str], args: &[&str]) -> (Option<i32>, String) {
+    let bin = env!("CARGO_BIN_EXE_millinet-proxyd");
+    let mut command = match wrapper.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
+    let out = command.args(args).output().expect("the daemon runs");
     (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
@@ -43,7 +53,7 @@ fn bad_flags_and_configuration_exit_2_with_one_line_naming_the_flag_and_value() 
         (&["--ue-net", "10.0.0.0/8", "--telemetry-replay", csv], &[csv, "line 2, column 4 (rate_bps): 'fast'", "allowed"]),
     ];
     for (args, expected) in cases {
-        let (code, stderr) = daemon_exit(args);
+        let (code, stderr) = daemon_exit(&[], args);
         assert_eq!(code, Some(2), "{args:?}: {stderr}");
         assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: not one line: {stderr}");
         for e in *expected {
@@ -104,6 +114,23 @@ fn a_transfer_through_the_daemon_is_proxied_and_arrives_intact() {
     assert_eq!((m["telemetry_received_total"], m["telemetry_malformed_total"]), (1.0, 1.0), "{m:?}");
     // Stamped at CLOCK_MONOTONIC 0: older than anything, and said so.
     assert!(m["telemetry_age_seconds"] > 0.0, "{m:?}");
+
+    // A second daemon cannot take the bound queue, nor the metrics address; one that is not
+    // root cannot bind a queue at all: each says which flag, and exits 2.
+    let router = topo.ns("router");
+    // Bounded: a daemon that wrongly started would otherwise run on (timeout exits 124).
+    let in_router = ["timeout", "10", "ip", "netns", "exec", &router];
+    let unprivileged = ["timeout", "10", "ip", "netns", "exec", &router, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
+    let cases: [(&[&str], &[&str], &str); 3] = [
+        (&in_router, &["--ue-net", netns::UE_NET, "--metrics", "127.0.0.1:9465"], "--queue 0: cannot bind the queue"),
+        (&in_router, &["--ue-net", netns::UE_NET, "--queue", "1"], "--metrics 127.0.0.1:9464: cannot listen"),
+        (&unprivileged, &["--ue-net", netns::UE_NET, "--queue", "2", "--metrics", "127.0.0.1:9466"], "needs root"),
+    ];
+    for (wrapper, args, expected) in cases {
+        let (code, stderr) = daemon_exit(wrapper, args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected) && stderr.trim_end().lines().count() == 1, "{args:?}: {stderr}");
+    }
 
     // SIGTERM: exit 0, queue unbound, socket file removed; traffic then passes (--queue-bypass).
     let mut daemon = daemon;
