@@ -11,7 +11,7 @@ use millinet_transport::TcpConfig;
 use millinet_wire::{Packet, SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps};
 
 /// Few addresses and ports, so that flows meet again and again.
-pub(crate) const UES: [Ipv4Addr; 2] = [Ipv4Addr::new(10, 0, 0, 2), Ipv4Addr::new(10, 0, 0, 3)];
+const UES: [Ipv4Addr; 2] = [Ipv4Addr::new(10, 0, 0, 2), Ipv4Addr::new(10, 0, 0, 3)];
 const SERVER: Ipv4Addr = Ipv4Addr::new(1, 1, 1, 1);
 const SERVER_PORTS: [u16; 2] = [80, 443];
 const UE_PORTS: [u16; 2] = [40_000, 40_001];
@@ -43,15 +43,33 @@ enum Op {
         flow: u8,
         seg: Segment,
     },
-    Telemetry {
-        ue: bool,
-        rlc_kib: u16,
-        rate_mbps: u16,
-        sinr_db: i8,
-        outage: bool,
-    },
+    Telemetry(TelemetryOp),
     /// Time passes (µs); due deadlines fire.
     Wait(u16),
+}
+
+/// A telemetry record of one of the UEs.
+#[derive(Arbitrary, Debug)]
+pub(crate) struct TelemetryOp {
+    ue: bool,
+    rlc_kib: u16,
+    rate_mbps: u16,
+    sinr_db: i8,
+    outage: bool,
+}
+
+impl TelemetryOp {
+    /// The UE's address and its record, sampled at `t_ns`.
+    pub(crate) fn record(&self, t_ns: u64) -> (Ipv4Addr, Telemetry) {
+        let record = Telemetry {
+            t_ns,
+            rlc_bytes: u64::from(self.rlc_kib) * 1024,
+            rate_bps: f64::from(self.rate_mbps) * 1e6,
+            sinr_db: f64::from(self.sinr_db),
+            outage: self.outage,
+        };
+        (UES[usize::from(self.ue)], record)
+    }
 }
 
 #[derive(Arbitrary, Debug)]
@@ -176,15 +194,9 @@ fn run<M: Middlebox>(input: &Input, proxy: &mut M, check: impl Fn(&M, u64)) {
                 let pkt = segment(f.key.server, f.key.ue, f.server_isn, f.ue_isn, seg);
                 proxy.on_packet(now_ns, pkt, Direction::FromServer, &mut pool, &mut out);
             }
-            &Op::Telemetry { ue, rlc_kib, rate_mbps, sinr_db, outage } => {
-                let record = Telemetry {
-                    t_ns: now_ns,
-                    rlc_bytes: u64::from(rlc_kib) * 1024,
-                    rate_bps: f64::from(rate_mbps) * 1e6,
-                    sinr_db: f64::from(sinr_db),
-                    outage,
-                };
-                proxy.on_telemetry(now_ns, UES[usize::from(ue)], record, &mut pool, &mut out);
+            Op::Telemetry(report) => {
+                let (ue, record) = report.record(now_ns);
+                proxy.on_telemetry(now_ns, ue, record, &mut pool, &mut out);
             }
             &Op::Wait(us) => {
                 now_ns += u64::from(us) * 1_000;

@@ -6,9 +6,8 @@
 use arbitrary::{Arbitrary, Unstructured};
 use millinet_proxyd::{ChecksumState, DaemonConfig, Datapath, Emitted, Input, Ipv4Network, Toward};
 use millinet_scenario::ProxySpec;
-use millinet_wire::Telemetry;
 
-use crate::proxy::{flow_key, segment, Segment, FLOWS, UES};
+use crate::proxy::{flow_key, segment, Segment, TelemetryOp, FLOWS};
 
 /// The UE side: both of `proxy::UES`.
 const UE_NET: Ipv4Network = Ipv4Network { address: std::net::Ipv4Addr::new(10, 0, 0, 0), prefix_len: 24 };
@@ -37,12 +36,9 @@ enum Op {
         how: Delivery,
         bytes: Vec<u8>,
     },
+    /// A record sampled `age_ms` ago.
     Telemetry {
-        ue: bool,
-        rlc_kib: u16,
-        rate_mbps: u16,
-        sinr_db: i8,
-        outage: bool,
+        report: TelemetryOp,
         age_ms: u16,
     },
     TelemetryRaw(Vec<u8>),
@@ -112,15 +108,9 @@ pub fn proxyd_datapath(data: &[u8]) {
                 datapath.on_datagram(now_ns, delivery(&wire[..len], how), &mut check);
             }
             Op::Raw { how, bytes } => datapath.on_datagram(now_ns, delivery(bytes, how), &mut check),
-            &Op::Telemetry { ue, rlc_kib, rate_mbps, sinr_db, outage, age_ms } => {
-                let record = Telemetry {
-                    t_ns: now_ns.saturating_sub(u64::from(age_ms) * 1_000_000),
-                    rlc_bytes: u64::from(rlc_kib) * 1024,
-                    rate_bps: f64::from(rate_mbps) * 1e6,
-                    sinr_db: f64::from(sinr_db),
-                    outage,
-                };
-                datapath.on_telemetry(now_ns, &record.encode(UES[usize::from(ue)]), &mut check);
+            Op::Telemetry { report, age_ms } => {
+                let (ue, record) = report.record(now_ns.saturating_sub(u64::from(*age_ms) * 1_000_000));
+                datapath.on_telemetry(now_ns, &record.encode(ue), &mut check);
             }
             Op::TelemetryRaw(bytes) => datapath.on_telemetry(now_ns, bytes, &mut check),
             &Op::Wait(us) => {
