@@ -1,7 +1,8 @@
 //! `millinet-proxyd`: milliProxy on a Linux router (issue 16, docs/proxyd.md). Packets come
 //! from NFQUEUE, go through the proxy core (`Datapath`) and leave as verdicts or through a raw
 //! socket; telemetry comes from a Unix datagram socket or a replayed CSV file; counters are
-//! served at `GET /metrics`. Bad flags or configuration: one line on stderr, exit code 2.
+//! served at `GET /metrics`. Bad flags or configuration: one line on stderr, exit code 2; a
+//! failure while running: exit code 1; SIGTERM or SIGINT: exit code 0.
 
 mod daemon;
 mod nfqueue;
@@ -64,15 +65,23 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let result = DaemonConfig::load(args.config.as_deref(), &args.overrides)
+    let started = DaemonConfig::load(args.config.as_deref(), &args.overrides)
         .map_err(|e| e.to_string())
-        .and_then(|config| daemon::Daemon::start(&args, &config))
-        .and_then(daemon::Daemon::run);
-    match result {
+        .and_then(|config| daemon::Daemon::start(&args, &config));
+    let daemon = match started {
+        Ok(daemon) => daemon,
+        Err(e) => {
+            eprintln!("millinet-proxyd: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // A failure while running (the queue socket broke): exit 1, and the rule's --queue-bypass
+    // keeps traffic flowing until a supervisor restarts the daemon.
+    match daemon.run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("millinet-proxyd: {e}");
-            ExitCode::from(2)
+            ExitCode::FAILURE
         }
     }
 }
