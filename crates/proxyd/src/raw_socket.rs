@@ -46,3 +46,9 @@ impl RawSender {
         }
     }
 }
+
+impl AsRawFd for RawSender {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.fd.as_raw_fd()
+    }
+}
