@@ -3,7 +3,8 @@
 //! FORWARD chain, the daemon started in the router with `ip netns exec`, and kernel TCP
 //! transfers between threads that entered the end namespaces. Every guard removes what it
 //! made when dropped, so a failing test leaves nothing behind: deleting a namespace removes
-//! its veth ends, addresses, routes and iptables rules.
+//! its veth ends, addresses, routes and iptables rules. What a killed test process left is
+//! removed by the next bench.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -54,6 +55,25 @@ pub fn exclusive() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Namespaces of test processes that no longer run (killed before their guards could act),
+/// with whatever still runs in them.
+fn remove_orphans() {
+    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else { return };
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let name = line.split_whitespace().next().unwrap_or_default();
+        let Some(pid) = name.strip_prefix("mnpd-").and_then(|rest| rest.split('-').next()) else { continue };
+        if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let pids = Command::new("ip").args(["netns", "pids", name]).output().map(|o| o.stdout).unwrap_or_default();
+        for pid in String::from_utf8_lossy(&pids).split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
+            // SAFETY: kill(2); the process runs in a namespace only these tests make.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let _ = Command::new("ip").args(["netns", "del", name]).status();
+    }
+}
+
 /// Moves the calling thread into namespace `ns`.
 fn enter(ns: &str) {
     let path = format!("/var/run/netns/{ns}");
@@ -75,6 +95,7 @@ impl Topology {
     /// The three namespaces, linked and routed; the UE side's link has `ue_mtu`.
     pub fn new(ue_mtu: u32) -> Topology {
         static BENCHES: AtomicU32 = AtomicU32::new(0);
+        remove_orphans();
         let prefix = format!("mnpd-{}-{}", std::process::id(), BENCHES.fetch_add(1, Ordering::Relaxed));
         let topo = Topology { prefix };
         for role in ["ue", "router", "server"] {
