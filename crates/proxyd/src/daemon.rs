@@ -12,7 +12,7 @@ use log::{info, warn};
 use millinet_proxyd::{render_metrics, DaemonConfig, Datapath, Emitted};
 use millinet_scenario::translate::proxy::milliproxy_config;
 
-use crate::nfqueue::{input_of, NfQueue};
+use crate::nfqueue::{input_of, NfQueue, QUEUE_MAX_LEN};
 use crate::raw_socket::RawSender;
 use crate::telemetry_source::{load_replay, Replay, TelemetrySocket};
 use crate::Args;
@@ -130,6 +130,10 @@ impl Daemon {
     /// Until SIGTERM or SIGINT; then the queue is unbound.
     pub fn run(mut self) -> Result<(), String> {
         let mut telemetry_buf = vec![0u8; 2048];
+        let mut fds = vec![poll_fd(self.signals.as_raw_fd()), poll_fd(self.queue.fd()), poll_fd(self.metrics_wake.as_raw_fd())];
+        if let Some(t) = &self.telemetry {
+            fds.push(poll_fd(t.socket.as_raw_fd()));
+        }
         loop {
             let now = monotonic_ns();
             self.on_time(now);
@@ -138,10 +142,7 @@ impl Daemon {
                 .flatten()
                 .min()
                 .expect("the report is always due");
-            let mut fds = vec![poll_fd(self.signals.as_raw_fd()), poll_fd(self.queue.fd()), poll_fd(self.metrics_wake.as_raw_fd())];
-            if let Some(t) = &self.telemetry {
-                fds.push(poll_fd(t.socket.as_raw_fd()));
-            }
+            fds.iter_mut().for_each(|f| f.revents = 0);
             let wait = deadline.saturating_sub(now);
             let timeout =
                 libc::timespec { tv_sec: (wait / 1_000_000_000) as libc::time_t, tv_nsec: (wait % 1_000_000_000) as libc::c_long };
@@ -156,6 +157,14 @@ impl Daemon {
             }
             let ready = |i: usize| fds.get(i).is_some_and(|f| f.revents != 0);
             if ready(0) {
+                // Unbinding drops what the queue still holds: those packets are handled first
+                // (as many as it holds at most, so that traffic that goes on cannot hold the
+                // daemon back).
+                for _ in 0..QUEUE_MAX_LEN as usize / BATCH + 1 {
+                    if !self.on_queue()? {
+                        break;
+                    }
+                }
                 info!("signal received: unbinding NFQUEUE; packets now pass through the rule's --queue-bypass");
                 self.report(monotonic_ns());
                 return self.queue.unbind().map_err(|e| format!("cannot unbind the queue: {e}"));
@@ -184,9 +193,10 @@ impl Daemon {
         }
     }
 
-    fn on_queue(&mut self) -> Result<(), String> {
+    /// Up to `BATCH` queued packets; true if more may wait.
+    fn on_queue(&mut self) -> Result<bool, String> {
         for _ in 0..BATCH {
-            let Some(msg) = self.queue.recv().map_err(|e| format!("NFQUEUE receive: {e}"))? else { return Ok(()) };
+            let Some(msg) = self.queue.recv().map_err(|e| format!("NFQUEUE receive: {e}"))? else { return Ok(false) };
             let now = monotonic_ns();
             self.stats.queued += 1;
             self.stats.queued_gso += msg.is_seg_offloaded() as u64;
@@ -202,7 +212,7 @@ impl Daemon {
                 self.stats.verdict_failures += 1;
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     fn on_telemetry(&mut self, buf: &mut [u8]) -> Result<(), String> {

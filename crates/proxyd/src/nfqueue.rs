@@ -13,7 +13,7 @@ use millinet_proxyd::{ChecksumState, Input};
 use nfq::{Message, Queue, Verdict};
 
 /// Packets the kernel may hold for the daemon before fail-open lets the rest through.
-const QUEUE_MAX_LEN: u32 = 8192;
+pub const QUEUE_MAX_LEN: u32 = 8192;
 /// The queue socket's receive buffer: a burst of full-size GSO packets fits.
 const QUEUE_RCVBUF_BYTES: libc::c_int = 16 << 20;
 

@@ -133,11 +133,15 @@ fn a_transfer_through_the_daemon_is_proxied_and_arrives_intact() {
         assert!(stderr.contains(expected) && stderr.trim_end().lines().count() == 1, "{args:?}: {stderr}");
     }
 
-    // SIGTERM: exit 0, queue unbound, socket file removed; traffic then passes (--queue-bypass).
+    // SIGTERM in the middle of a transfer: exit 0, queue unbound, socket file removed; the
+    // transfer completes (passed by --queue-bypass from then on), and so does a new one.
+    let live = Transfer::start(&topo, 5003, 20 * MB, Some(Duration::from_millis(2)));
+    std::thread::sleep(Duration::from_millis(200));
     let mut daemon = daemon;
     daemon.signal(libc::SIGTERM);
     let status = wait_exit(&mut daemon.child, Duration::from_secs(5));
     assert_eq!(status.code(), Some(0), "{}", daemon.log_text());
+    assert_eq!(live.finish().expect("the live transfer survives SIGTERM intact"), 20 * MB);
     let log = daemon.log_text();
     assert!(log.contains("NFQUEUE 0") && log.contains("unbinding"), "{log}");
     assert!(!socket.exists(), "the telemetry socket file is left behind");
