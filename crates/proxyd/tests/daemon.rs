@@ -342,7 +342,7 @@ fn bench_forwarding_rate() {
         let packets = m["nfqueue_packets_total"];
         let made = m["datagrams_to_ue_total"] + m["datagrams_to_server_total"];
         eprintln!(
-            "{what} (one core): {:.2} Gbit/s, {:.0} packets/s queued ({:.0} of them GSO), {:.0} datagrams/s made",
+            "{what} (one core): {:.2} Gbit/s, {:.0} packets/s queued ({:.0} GSO packets in all), {:.0} datagrams/s made",
             BYTES as f64 * 8.0 / seconds / 1e9,
             packets / seconds,
             m["nfqueue_gso_packets_total"],
