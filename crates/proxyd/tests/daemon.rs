@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use millinet_wire::{Packet, TcpFlags, TcpHeader, TcpOptions, TELEMETRY_DATAGRAM_BYTES};
-use netns::{Topology, Transfer, SERVER, UE};
+use netns::{Transfer, SERVER, UE};
 use raw_socket::RawSender;
 use std::os::fd::AsRawFd;
 
@@ -72,11 +72,9 @@ fn bad_flags_and_configuration_exit_2_with_one_line_naming_the_flag_and_value() 
 
 #[test]
 fn a_transfer_through_the_daemon_is_proxied_and_arrives_intact() {
-    require_netns!();
-    let _one = netns::exclusive();
     // A UE link with jumbo frames, so the segments the proxy coalesces toward the UE (MSS2)
     // can be larger than the server's (MSS1, 1400).
-    let topo = Topology::new(9000);
+    let Some((_one, topo)) = netns::bench(9000) else { return };
     let socket = std::env::temp_dir().join(format!("millinet-proxyd-telemetry-{}.sock", std::process::id()));
     let socket_arg = socket.to_str().unwrap().to_string();
     let daemon = topo.start_daemon(&["--set", "proxy.mss2_bytes=8000", "--telemetry", &socket_arg]);
@@ -161,9 +159,7 @@ fn wait_exit(child: &mut std::process::Child, limit: Duration) -> std::process::
 
 #[test]
 fn killing_the_daemon_mid_transfer_fails_open_and_a_restarted_daemon_proxies_new_flows_only() {
-    require_netns!();
-    let _one = netns::exclusive();
-    let topo = Topology::new(1500);
+    let Some((_one, topo)) = netns::bench(1500) else { return };
     let first = topo.start_daemon(&[]);
     // Paced (64 KiB every 4 ms, about 16 MB/s) so that it outlives both daemons' changes.
     let old = Transfer::start(&topo, 5001, 60 * MB, Some(Duration::from_millis(4)));
@@ -199,9 +195,7 @@ fn ue_segment(src_port: u16, dst_port: u16, seq: u32, flags: TcpFlags, options: 
 
 #[test]
 fn malformed_and_hostile_segments_are_counted_and_forwarded_and_transfers_still_work() {
-    require_netns!();
-    let _one = netns::exclusive();
-    let topo = Topology::new(1500);
+    let Some((_one, topo)) = netns::bench(1500) else { return };
     let mut daemon = topo.start_daemon(&[]);
     let transfer = Transfer::start(&topo, 5001, 30 * MB, Some(Duration::from_millis(2)));
     let ue_port = transfer.ue_port.recv_timeout(Duration::from_secs(10)).expect("the UE connects");
@@ -266,9 +260,7 @@ fn fix_tcp_checksum(datagram: &mut [u8]) {
 
 #[test]
 fn a_syn_flood_keeps_flows_within_max_flows_and_the_daemon_alive() {
-    require_netns!();
-    let _one = netns::exclusive();
-    let topo = Topology::new(1500);
+    let Some((_one, topo)) = netns::bench(1500) else { return };
     // The server drops the flood itself, so the router sees it one way only.
     topo.iptables("server", &["-A", "INPUT", "-p", "tcp", "--dport", "9", "-j", "DROP"]);
     const MAX_FLOWS: u32 = 1000;
@@ -321,9 +313,7 @@ fn a_syn_flood_keeps_flows_within_max_flows_and_the_daemon_alive() {
 #[test]
 #[ignore = "a measurement, not a check: make bench-proxyd"]
 fn bench_forwarding_rate() {
-    require_netns!();
-    let _one = netns::exclusive();
-    let topo = Topology::new(1500);
+    let Some((_one, topo)) = netns::bench(1500) else { return };
     const BYTES: u64 = 400 * MB;
     let timed = |port: u16| {
         let start = Instant::now();
@@ -353,9 +343,7 @@ fn bench_forwarding_rate() {
 
 #[test]
 fn replayed_telemetry_is_delivered_and_once_stale_is_counted_and_flows_still_complete() {
-    require_netns!();
-    let _one = netns::exclusive();
-    let topo = Topology::new(1500);
+    let Some((_one, topo)) = netns::bench(1500) else { return };
     let replay = std::env::temp_dir().join(format!("millinet-proxyd-replay-{}.csv", std::process::id()));
     std::fs::write(&replay, format!("t_s,ue,rlc_bytes,rate_bps,sinr_db,outage\n0,{UE},20000,2e9,25,0\n")).unwrap();
     let daemon = topo.start_daemon(&["--telemetry-replay", replay.to_str().unwrap(), "--set", "proxy.telemetry_max_age_s=0.1"]);

@@ -25,7 +25,7 @@ pub const UE_NET: &str = "10.88.2.0/24";
 pub const IO_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Why these tests cannot run here, if they cannot.
-pub fn unavailable() -> Option<String> {
+fn unavailable() -> Option<String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Some("not root: namespaces, NFQUEUE and raw sockets need it".into());
@@ -38,19 +38,8 @@ pub fn unavailable() -> Option<String> {
     None
 }
 
-/// Skips the calling test, saying why, where it cannot run.
-#[macro_export]
-macro_rules! require_netns {
-    () => {
-        if let Some(why) = netns::unavailable() {
-            eprintln!("skipped: {why}");
-            return;
-        }
-    };
-}
-
 /// One bench at a time: the tests measure rates on a small shared machine.
-pub fn exclusive() -> MutexGuard<'static, ()> {
+fn exclusive() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -72,6 +61,17 @@ fn remove_orphans() {
         }
         let _ = Command::new("ip").args(["netns", "del", name]).status();
     }
+}
+
+/// A bench of its own for the calling test, and the lock that keeps the others out; None
+/// (the reason printed, the test passing) where these tests cannot run.
+pub fn bench(ue_mtu: u32) -> Option<(MutexGuard<'static, ()>, Topology)> {
+    if let Some(why) = unavailable() {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    let lock = exclusive();
+    Some((lock, Topology::new(ue_mtu)))
 }
 
 /// Moves the calling thread into namespace `ns`.
