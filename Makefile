@@ -13,6 +13,8 @@ APT_PACKAGES := tshark libns3-dev libgsl-dev libsqlite3-dev pkg-config iproute2 
 # BPF congestion controls (bpf/, crates/bpfcc): clang compiles them to BPF, bpftool writes
 # vmlinux.h from the running kernel's BTF, libbpf-dev has the headers and -lbpf of the loader.
 APT_PACKAGES += clang libbpf-dev bpftool
+# The proxy daemon's NFQUEUE rule (docs/proxyd.md) and its tests.
+APT_PACKAGES += iptables
 # Headless Chromium: a test opens a study's page in a real browser.
 APT_PACKAGES += chromium
 # Debian's python3 creates venvs only with python3-venv installed.
@@ -32,7 +34,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban studies bench bench-study bench-route bench-train bench-mptcp bench-urban bench-emulator crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban studies bench bench-study bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -168,6 +170,12 @@ bench-urban: build
 # Only the emulator's figures of `make bench` (root; about a minute of real time).
 bench-emulator: build
 	.venv/bin/python bench/emulator.py
+
+# The proxy daemon's forwarding rate (root; about half a minute): 400 MB of kernel TCP through a
+# router namespace without the daemon, and through the daemon pinned to one core with the flow
+# passed through and proxied; Gbit/s and packets/s (docs/proxyd.md).
+bench-proxyd: deps
+	cargo test --release -p millinet-proxyd --test daemon -- --ignored --exact bench_forwarding_rate --nocapture
 
 # millinet against ns-3 on the dumbbell, every case of issue 4 (slow: run it by hand);
 # `make test` runs a subset. Results and plots in runs/crosscheck, see docs/validation.md.

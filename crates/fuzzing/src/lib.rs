@@ -8,6 +8,7 @@
 //! what is under test). docs/reliability.md lists the targets and what they reached.
 
 mod proxy;
+mod proxyd;
 mod scenario;
 mod tcp_pair;
 mod tcp_receiver;
@@ -15,6 +16,7 @@ mod traces;
 mod wire;
 
 pub use proxy::{milliproxy, split_proxy};
+pub use proxyd::proxyd_datapath;
 pub use scenario::scenario_load;
 pub use tcp_pair::{run_pair, tcp_pair_faults, PairOutcome, PairSetup};
 pub use tcp_receiver::tcp_receiver;
@@ -36,4 +38,5 @@ pub const TARGETS: &[Target] = &[
     ("milliproxy", milliproxy),
     ("split_proxy", split_proxy),
     ("tcp_pair_faults", tcp_pair_faults),
+    ("proxyd_datapath", proxyd_datapath),
 ];

@@ -15,7 +15,7 @@ const UES: [Ipv4Addr; 2] = [Ipv4Addr::new(10, 0, 0, 2), Ipv4Addr::new(10, 0, 0, 
 const SERVER: Ipv4Addr = Ipv4Addr::new(1, 1, 1, 1);
 const SERVER_PORTS: [u16; 2] = [80, 443];
 const UE_PORTS: [u16; 2] = [40_000, 40_001];
-const FLOWS: usize = UES.len() * SERVER_PORTS.len() * UE_PORTS.len();
+pub(crate) const FLOWS: usize = UES.len() * SERVER_PORTS.len() * UE_PORTS.len();
 /// Sequence offsets come in units of this many bytes: enough to cross the buffers quickly.
 const OFFSET_UNIT_BYTES: u32 = 256;
 
@@ -43,19 +43,37 @@ enum Op {
         flow: u8,
         seg: Segment,
     },
-    Telemetry {
-        ue: bool,
-        rlc_kib: u16,
-        rate_mbps: u16,
-        sinr_db: i8,
-        outage: bool,
-    },
+    Telemetry(TelemetryOp),
     /// Time passes (µs); due deadlines fire.
     Wait(u16),
 }
 
+/// A telemetry record of one of the UEs.
 #[derive(Arbitrary, Debug)]
-struct Segment {
+pub(crate) struct TelemetryOp {
+    ue: bool,
+    rlc_kib: u16,
+    rate_mbps: u16,
+    sinr_db: i8,
+    outage: bool,
+}
+
+impl TelemetryOp {
+    /// The UE's address and its record, sampled at `t_ns`.
+    pub(crate) fn record(&self, t_ns: u64) -> (Ipv4Addr, Telemetry) {
+        let record = Telemetry {
+            t_ns,
+            rlc_bytes: u64::from(self.rlc_kib) * 1024,
+            rate_bps: f64::from(self.rate_mbps) * 1e6,
+            sinr_db: f64::from(self.sinr_db),
+            outage: self.outage,
+        };
+        (UES[usize::from(self.ue)], record)
+    }
+}
+
+#[derive(Arbitrary, Debug)]
+pub(crate) struct Segment {
     flags: u8,
     /// Own sequence and acknowledged offsets from the ISNs + 1, in `OFFSET_UNIT_BYTES`.
     seq_units: u16,
@@ -154,13 +172,8 @@ pub fn split_proxy(data: &[u8]) {
 /// that what leaves toward a server acknowledges at most what its UE acknowledged.
 fn run<M: Middlebox>(input: &Input, proxy: &mut M, check: impl Fn(&M, u64)) {
     let end_to_end = proxy.summary().kind == "milliproxy";
-    let mut flows: Vec<Flow> = (0..FLOWS)
-        .map(|i| {
-            let ue = SocketAddrV4::new(UES[i % 2], UE_PORTS[(i / 2) % 2]);
-            let server = SocketAddrV4::new(SERVER, SERVER_PORTS[i / 4]);
-            Flow { key: FlowKey { ue, server }, ue_isn: input.isns[i].0, server_isn: input.isns[i].1, ue_acked: None }
-        })
-        .collect();
+    let mut flows: Vec<Flow> =
+        (0..FLOWS).map(|i| Flow { key: flow_key(i), ue_isn: input.isns[i].0, server_isn: input.isns[i].1, ue_acked: None }).collect();
     let mut pool = NoPayloads;
     let mut out = Vec::new();
     let mut now_ns = 0u64;
@@ -181,15 +194,9 @@ fn run<M: Middlebox>(input: &Input, proxy: &mut M, check: impl Fn(&M, u64)) {
                 let pkt = segment(f.key.server, f.key.ue, f.server_isn, f.ue_isn, seg);
                 proxy.on_packet(now_ns, pkt, Direction::FromServer, &mut pool, &mut out);
             }
-            &Op::Telemetry { ue, rlc_kib, rate_mbps, sinr_db, outage } => {
-                let record = Telemetry {
-                    t_ns: now_ns,
-                    rlc_bytes: u64::from(rlc_kib) * 1024,
-                    rate_bps: f64::from(rate_mbps) * 1e6,
-                    sinr_db: f64::from(sinr_db),
-                    outage,
-                };
-                proxy.on_telemetry(now_ns, UES[usize::from(ue)], record, &mut pool, &mut out);
+            Op::Telemetry(report) => {
+                let (ue, record) = report.record(now_ns);
+                proxy.on_telemetry(now_ns, ue, record, &mut pool, &mut out);
             }
             &Op::Wait(us) => {
                 now_ns += u64::from(us) * 1_000;
@@ -218,9 +225,14 @@ fn run<M: Middlebox>(input: &Input, proxy: &mut M, check: impl Fn(&M, u64)) {
     }
 }
 
+/// The addresses of flow `i` (< `FLOWS`).
+pub(crate) fn flow_key(i: usize) -> FlowKey {
+    FlowKey { ue: SocketAddrV4::new(UES[i % 2], UE_PORTS[(i / 2) % 2]), server: SocketAddrV4::new(SERVER, SERVER_PORTS[i / 4]) }
+}
+
 /// A segment from `from` to `to`: a SYN at the sender's ISN, anything else in the stream
 /// after it.
-fn segment(from: SocketAddrV4, to: SocketAddrV4, own_isn: u32, peer_isn: u32, s: &Segment) -> Packet {
+pub(crate) fn segment(from: SocketAddrV4, to: SocketAddrV4, own_isn: u32, peer_isn: u32, s: &Segment) -> Packet {
     let flags = TcpFlags(s.flags);
     let offset = |units: u16| u32::from(units).wrapping_mul(OFFSET_UNIT_BYTES);
     let seq = if flags.contains(TcpFlags::SYN) { own_isn } else { own_isn.wrapping_add(1).wrapping_add(offset(s.seq_units)) };

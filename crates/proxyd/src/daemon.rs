@@ -1,0 +1,350 @@
+//! The daemon's one event loop: ppoll(2) on the queue, the telemetry socket, the metrics
+//! requests and the signal pipe, with the nearest of the proxy's timer, the next replayed
+//! record and the next progress report as the timeout. Time is CLOCK_MONOTONIC in ns, the
+//! clock telemetry publishers stamp records with (docs/telemetry.md).
+
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::sync::mpsc::{self, Receiver};
+
+use log::{info, warn};
+use millinet_proxyd::{render_metrics, DaemonConfig, Datapath, Emitted};
+use millinet_scenario::translate::proxy::milliproxy_config;
+
+use crate::nfqueue::{input_of, NfQueue, QUEUE_MAX_LEN};
+use crate::raw_socket::RawSender;
+use crate::telemetry_source::{load_replay, Replay, TelemetrySocket};
+use crate::Args;
+
+/// How often the progress line is logged.
+const REPORT_PERIOD_NS: u64 = 10_000_000_000;
+/// Queued packets handled before the loop looks at its other sources again.
+const BATCH: usize = 256;
+
+/// The daemon's own counters (the datapath's and the core's are in `render_metrics`).
+#[derive(Clone, Copy, Default)]
+struct LoopStats {
+    queued: u64,
+    /// Of those, GSO packets (several TCP segments in one).
+    queued_gso: u64,
+    raw_send_failures: u64,
+    verdict_failures: u64,
+}
+
+/// What the progress line compares with the last one.
+#[derive(Clone, Copy, Default)]
+struct Snapshot {
+    queued: u64,
+    raw_send_failures: u64,
+    telemetry_malformed: u64,
+    flows_refused_limit: u64,
+    buffer_full_drops: u64,
+    telemetry_expired: u64,
+}
+
+pub struct Daemon {
+    datapath: Datapath,
+    queue: NfQueue,
+    raw: RawSender,
+    mss1: u16,
+    telemetry: Option<TelemetrySocket>,
+    replay: Option<Replay>,
+    metrics: Receiver<tiny_http::Request>,
+    /// Readable when a metrics request waits in `metrics`.
+    metrics_wake: UnixStream,
+    /// Readable when SIGTERM or SIGINT arrived.
+    signals: UnixStream,
+    stats: LoopStats,
+    last: Snapshot,
+    next_report_ns: u64,
+}
+
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn counter(datapath: &Datapath, name: &str) -> u64 {
+    datapath.proxy().summary().counters.iter().find(|(n, _)| *n == name).map_or(0, |c| c.1)
+}
+
+impl Daemon {
+    /// Everything that can fail for a reason the operator must fix, before the first packet.
+    pub fn start(args: &Args, config: &DaemonConfig) -> Result<Daemon, String> {
+        let replay_records = args.telemetry_replay.as_deref().map(load_replay).transpose().map_err(|e| e.to_string())?;
+        let proxy = config.build().map_err(|e| e.to_string())?;
+        let mss1 = milliproxy_config(&config.spec).mss1_bytes as u16;
+        // The queue first: its descriptor is found as the lowest free one, before other threads.
+        let queue = NfQueue::bind(args.queue)?;
+        let raw = RawSender::open()?;
+        let telemetry = args.telemetry.as_deref().map(TelemetrySocket::bind).transpose()?;
+        let (signals, signal_writer) = UnixStream::pair().map_err(|e| format!("cannot make the signal pipe: {e}"))?;
+        for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+            let writer = signal_writer.try_clone().map_err(|e| format!("cannot make the signal pipe: {e}"))?;
+            signal_hook::low_level::pipe::register(signal, writer).map_err(|e| format!("cannot handle signal {signal}: {e}"))?;
+        }
+        signals.set_nonblocking(true).map_err(|e| format!("signal pipe: {e}"))?;
+        let (metrics, metrics_wake) = serve_metrics(args)?;
+        let now = monotonic_ns();
+        let spec = &config.spec;
+        let ue_nets: Vec<String> = args.ue_nets.iter().map(|n| format!("{}/{}", n.address, n.prefix_len)).collect();
+        info!(
+            "millinet-proxyd {}: NFQUEUE {} (GSO, fail-open), UE side {}, policy {}, MSS1 {} B, MSS2 {} B, max_flows {}, flow buffer {} B, \
+             server ports {}, telemetry max age {} s; telemetry: {}{}; metrics http://{}/metrics",
+            env!("CARGO_PKG_VERSION"),
+            args.queue,
+            ue_nets.join(" "),
+            spec.policy,
+            mss1,
+            spec.mss2_bytes,
+            spec.max_flows,
+            spec.flow_buffer_bytes,
+            if spec.server_ports.is_empty() { "all".to_string() } else { format!("{:?}", spec.server_ports) },
+            spec.telemetry_max_age_s,
+            args.telemetry.as_ref().map_or("no socket".to_string(), |p| format!("socket {}", p.display())),
+            match (&args.telemetry_replay, &replay_records) {
+                (Some(p), Some(r)) => format!(", replay of {} ({} records)", p.display(), r.len()),
+                _ => String::new(),
+            },
+            args.metrics
+        );
+        Ok(Daemon {
+            datapath: Datapath::new(proxy, args.ue_nets.clone()),
+            queue,
+            raw,
+            mss1,
+            telemetry,
+            replay: replay_records.map(|r| Replay::new(r, now)),
+            metrics,
+            metrics_wake,
+            signals,
+            stats: LoopStats::default(),
+            last: Snapshot::default(),
+            next_report_ns: now + REPORT_PERIOD_NS,
+        })
+    }
+
+    /// Until SIGTERM or SIGINT; then the queue is unbound.
+    pub fn run(mut self) -> Result<(), String> {
+        let mut telemetry_buf = vec![0u8; 2048];
+        let mut fds = vec![poll_fd(self.signals.as_raw_fd()), poll_fd(self.queue.fd()), poll_fd(self.metrics_wake.as_raw_fd())];
+        if let Some(t) = &self.telemetry {
+            fds.push(poll_fd(t.socket.as_raw_fd()));
+        }
+        loop {
+            let now = monotonic_ns();
+            self.on_time(now);
+            let deadline = [self.datapath.next_timeout_ns(), self.replay.as_ref().and_then(Replay::next_due_ns), Some(self.next_report_ns)]
+                .into_iter()
+                .flatten()
+                .min()
+                .expect("the report is always due");
+            fds.iter_mut().for_each(|f| f.revents = 0);
+            let wait = deadline.saturating_sub(now);
+            let timeout =
+                libc::timespec { tv_sec: (wait / 1_000_000_000) as libc::time_t, tv_nsec: (wait % 1_000_000_000) as libc::c_long };
+            // SAFETY: `fds` is a valid array of its length; no signal mask is changed.
+            let n = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &timeout, std::ptr::null()) };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(format!("poll: {e}"));
+            }
+            let ready = |i: usize| fds.get(i).is_some_and(|f| f.revents != 0);
+            if ready(0) {
+                // Unbinding drops what the queue still holds: those packets are handled first
+                // (as many as it holds at most, so that traffic that goes on cannot hold the
+                // daemon back).
+                for _ in 0..QUEUE_MAX_LEN as usize / BATCH + 1 {
+                    if !self.on_queue()? {
+                        break;
+                    }
+                }
+                info!("signal received: unbinding NFQUEUE; packets now pass through the rule's --queue-bypass");
+                self.report(monotonic_ns());
+                return self.queue.unbind().map_err(|e| format!("cannot unbind the queue: {e}"));
+            }
+            if ready(1) {
+                self.on_queue()?;
+            }
+            if ready(2) {
+                self.on_metrics_requests();
+            }
+            if ready(3) {
+                self.on_telemetry(&mut telemetry_buf)?;
+            }
+        }
+    }
+
+    fn on_time(&mut self, now: u64) {
+        let Daemon { datapath, raw, stats, replay, .. } = self;
+        datapath.on_timeout(now, &mut |e| send(raw, stats, e));
+        if let Some(replay) = replay {
+            replay.due(now, &mut |record| datapath.on_telemetry(now, record, &mut |e| send(raw, stats, e)));
+        }
+        if now >= self.next_report_ns {
+            self.report(now);
+            self.next_report_ns = now + REPORT_PERIOD_NS;
+        }
+    }
+
+    /// Up to `BATCH` queued packets; true if more may wait.
+    fn on_queue(&mut self) -> Result<bool, String> {
+        for _ in 0..BATCH {
+            let Some(msg) = self.queue.recv().map_err(|e| format!("NFQUEUE receive: {e}"))? else { return Ok(false) };
+            let now = monotonic_ns();
+            self.stats.queued += 1;
+            self.stats.queued_gso += msg.is_seg_offloaded() as u64;
+            let mut accept = false;
+            let Daemon { datapath, raw, stats, .. } = self;
+            datapath.on_datagram(now, input_of(&msg, self.mss1), &mut |e| match e {
+                Emitted::Original => accept = true,
+                made => send(raw, stats, made),
+            });
+            if self.queue.verdict(msg, accept).is_err() {
+                // The kernel still holds the packet; fail-open does not cover it. Counted and
+                // logged with the progress line.
+                self.stats.verdict_failures += 1;
+            }
+        }
+        Ok(true)
+    }
+
+    fn on_telemetry(&mut self, buf: &mut [u8]) -> Result<(), String> {
+        let Daemon { datapath, raw, stats, telemetry, .. } = self;
+        let Some(socket) = telemetry else { return Ok(()) };
+        socket
+            .drain(buf, &mut |record| datapath.on_telemetry(monotonic_ns(), record, &mut |e| send(raw, stats, e)))
+            .map_err(|e| format!("telemetry socket: {e}"))
+    }
+
+    fn on_metrics_requests(&mut self) {
+        let mut wake = [0u8; 64];
+        while matches!(self.metrics_wake.read(&mut wake), Ok(n) if n > 0) {}
+        while let Ok(request) = self.metrics.try_recv() {
+            let response = match (request.method(), request.url()) {
+                (tiny_http::Method::Get, "/metrics") => {
+                    let text = self.metrics_text(monotonic_ns());
+                    let header = tiny_http::Header::from_bytes("Content-Type", "text/plain; version=0.0.4").expect("a valid header");
+                    tiny_http::Response::from_string(text).with_header(header)
+                }
+                _ => tiny_http::Response::from_string("only GET /metrics is served here\n").with_status_code(404),
+            };
+            // A client that went away is its own business.
+            let _ = request.respond(response);
+        }
+    }
+
+    /// The datapath's and core's metrics, then the loop's own.
+    fn metrics_text(&self, now: u64) -> String {
+        let mut text = render_metrics(&self.datapath, now);
+        let s = &self.stats;
+        for (name, help, value) in [
+            ("nfqueue_packets_total", "Packets received from NFQUEUE.", s.queued),
+            ("nfqueue_gso_packets_total", "Of those, GSO packets carrying several TCP segments.", s.queued_gso),
+            ("nfqueue_verdict_failures_total", "Verdicts the kernel refused.", s.verdict_failures),
+            (
+                "raw_send_failures_total",
+                "Datagrams made here that the raw socket could not send (e.g. larger than the route's MTU).",
+                s.raw_send_failures,
+            ),
+        ] {
+            text.push_str(&format!(
+                "# HELP millinet_proxy_{name} {help}\n# TYPE millinet_proxy_{name} counter\nmillinet_proxy_{name} {value}\n"
+            ));
+        }
+        text
+    }
+
+    /// The progress line, and a warning for each limit hit since the last one.
+    fn report(&mut self, now: u64) {
+        let st = &self.datapath.stats;
+        let d = &self.datapath;
+        let snap = Snapshot {
+            queued: self.stats.queued,
+            raw_send_failures: self.stats.raw_send_failures,
+            telemetry_malformed: st.telemetry_malformed,
+            flows_refused_limit: counter(d, "flows_refused_limit"),
+            buffer_full_drops: counter(d, "buffer_full_drops"),
+            telemetry_expired: counter(d, "telemetry_expired"),
+        };
+        let age = st.newest_telemetry_t_ns.map_or("none".to_string(), |t| format!("{:.1} s old", now.saturating_sub(t) as f64 / 1e9));
+        info!(
+            "flows {}; from server {} pkts {} B, from UE {} pkts {} B, made toward UE {} pkts {} B, toward server {} pkts; \
+             unchanged {}; malformed {}, bad checksum {}, buffer-full drops {}, refused flows {}, send failures {}; telemetry {} ({})",
+            d.proxy().flow_samples(now).len(),
+            st.datagrams_from_server,
+            st.bytes_from_server,
+            st.datagrams_from_ue,
+            st.bytes_from_ue,
+            st.datagrams_emitted_toward_ue,
+            st.bytes_emitted_toward_ue,
+            st.datagrams_emitted_toward_server,
+            st.datagrams_forwarded_unchanged,
+            st.malformed,
+            st.bad_checksum,
+            snap.buffer_full_drops,
+            snap.flows_refused_limit,
+            snap.raw_send_failures,
+            st.telemetry_received,
+            age
+        );
+        let last = std::mem::replace(&mut self.last, snap);
+        if snap.queued == 0 {
+            warn!("no packet from NFQUEUE yet: is the iptables rule in place (docs/proxyd.md)?");
+        }
+        let limits = [
+            (snap.flows_refused_limit - last.flows_refused_limit, "new flows passed through unproxied: proxy.max_flows reached"),
+            (snap.buffer_full_drops - last.buffer_full_drops, "server segments dropped: proxy.flow_buffer_bytes or the total buffer full"),
+            (snap.telemetry_malformed - last.telemetry_malformed, "telemetry datagrams malformed (docs/telemetry.md), ignored"),
+            (
+                snap.telemetry_expired - last.telemetry_expired,
+                "telemetry records older than proxy.telemetry_max_age_s: their flows pass through",
+            ),
+            (snap.raw_send_failures - last.raw_send_failures, "datagrams could not be sent (is proxy.mss2_bytes above the UE side's MTU?)"),
+        ];
+        for (n, what) in limits {
+            if n > 0 {
+                warn!("{n} {what}");
+            }
+        }
+    }
+}
+
+/// Sends a datagram made by the datapath (an `Original` is the caller's to accept).
+fn send(raw: &RawSender, stats: &mut LoopStats, emitted: Emitted) {
+    if let Emitted::Datagram { bytes, .. } = emitted {
+        if raw.send(bytes).is_err() {
+            stats.raw_send_failures += 1;
+        }
+    }
+}
+
+fn poll_fd(fd: std::os::fd::RawFd) -> libc::pollfd {
+    libc::pollfd { fd, events: libc::POLLIN, revents: 0 }
+}
+
+/// The HTTP server: its thread hands each request to the loop and wakes it, so the metrics
+/// are rendered from the live datapath.
+fn serve_metrics(args: &Args) -> Result<(Receiver<tiny_http::Request>, UnixStream), String> {
+    let server = tiny_http::Server::http(args.metrics).map_err(|e| format!("--metrics {}: cannot listen: {e}", args.metrics))?;
+    let (wake, mut waker) = UnixStream::pair().map_err(|e| format!("--metrics: {e}"))?;
+    wake.set_nonblocking(true).map_err(|e| format!("--metrics: {e}"))?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("metrics".into())
+        .spawn(move || {
+            for request in server.incoming_requests() {
+                if tx.send(request).is_err() || waker.write_all(&[1]).is_err() {
+                    return;
+                }
+            }
+        })
+        .map_err(|e| format!("--metrics: cannot start its thread: {e}"))?;
+    Ok((rx, wake))
+}
