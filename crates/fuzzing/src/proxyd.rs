@@ -73,7 +73,7 @@ pub fn proxyd_datapath(data: &[u8]) {
         ..ProxySpec::default()
     };
     let max_flows = spec.max_flows as usize;
-    let proxy = DaemonConfig::from_spec(spec).build().expect("a valid configuration");
+    let proxy = DaemonConfig::from_spec(spec).build(None).expect("a valid configuration");
     let mut datapath = Datapath::new(proxy, vec![UE_NET]);
     let mut now_ns = 1_000_000_000u64;
     let mut wire = vec![0u8; 1 << 16];

@@ -75,7 +75,7 @@ impl Daemon {
     /// Everything that can fail for a reason the operator must fix, before the first packet.
     pub fn start(args: &Args, config: &DaemonConfig) -> Result<Daemon, String> {
         let replay_records = args.telemetry_replay.as_deref().map(load_replay).transpose().map_err(|e| e.to_string())?;
-        let proxy = config.build().map_err(|e| e.to_string())?;
+        let proxy = config.build(None).map_err(|e| e.to_string())?;
         let mss1 = milliproxy_config(&config.spec).mss1_bytes as u16;
         // The queue first: its descriptor is found as the lowest free one, before other threads.
         let queue = NfQueue::bind(args.queue)?;

@@ -89,15 +89,20 @@ fn run(args: &[&str]) {
 
 pub struct Topology {
     prefix: String,
+    /// One topology at a time in this process: two would share the two cores, and the SYN
+    /// flood's sending rate and the transfers' timing would depend on each other.
+    _host: std::sync::MutexGuard<'static, ()>,
 }
 
 impl Topology {
     /// The three namespaces, linked and routed; the UE side's link has `ue_mtu`.
     pub fn new(ue_mtu: u32) -> Topology {
         static BENCHES: AtomicU32 = AtomicU32::new(0);
+        static HOST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let host = HOST.lock().unwrap_or_else(|e| e.into_inner());
         remove_orphans();
         let prefix = format!("mnpd-{}-{}", std::process::id(), BENCHES.fetch_add(1, Ordering::Relaxed));
-        let topo = Topology { prefix };
+        let topo = Topology { prefix, _host: host };
         for role in ["ue", "router", "server"] {
             run(&["ip", "netns", "add", &topo.ns(role)]);
             run(&["ip", "-n", &topo.ns(role), "link", "set", "lo", "up"]);
