@@ -79,6 +79,9 @@ const MIN_WINDOWS: f64 = 10.0;
 /// The relative error allowed between measured and expected growth.
 const TOLERANCE: f64 = 0.1;
 
+/// Relative band of the coupled subflows' growth against the rule.
+const COUPLED_TOLERANCE: f64 = 0.25;
+
 fn within_tolerance(measured: f64, expected: f64) -> bool {
     (measured - expected).abs() <= TOLERANCE * expected
 }
@@ -206,7 +209,10 @@ fn check_coupled(samples: &[Vec<TcpInfo>], rule: Rule) -> Result<Vec<Coupled>, S
                 c.subflow, c.windows
             ));
         }
-        if !within_tolerance(c.increase as f64, c.expected) {
+        // Coupled growth is judged from TCP_INFO samples of two subflows whose loss instants
+        // the host's timing moves: a 25% band (a clean CI run saw LIA +16%) still fails two
+        // uncoupled subflows by 4× (each grows as one TCP).
+        if (c.increase as f64 - c.expected).abs() > COUPLED_TOLERANCE * c.expected {
             return Err(format!("subflow {} grew by {} segments, the rule by {:.1}: {c:?}", c.subflow, c.increase, c.expected));
         }
     }
