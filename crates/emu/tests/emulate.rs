@@ -123,8 +123,10 @@ fn the_link_publishes_the_ues_telemetry_every_t_info_d_info_late() {
     let path = radio_route(&dir, "0,1e9\n", 10_000_000, 1.0);
     let socket_path = dir.path().join("telemetry.sock");
     let socket = std::os::unix::net::UnixDatagram::bind(&socket_path).unwrap();
-    // Long enough for the testbed to come up before the first record (namespaces, veths).
-    socket.set_read_timeout(Some(std::time::Duration::from_secs(3))).unwrap();
+    // The listener reads until the run has ended and the queue is empty (the run may wait for
+    // another test's emulation first, and an unread socket's queue fills after ten records).
+    socket.set_read_timeout(Some(std::time::Duration::from_millis(100))).unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
     let monotonic_ns = || {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: clock_gettime writes the timespec it is given.
@@ -135,15 +137,19 @@ fn the_link_publishes_the_ues_telemetry_every_t_info_d_info_late() {
         let listener = scope.spawn(|| {
             let mut records = Vec::new();
             let mut buf = [0u8; 128];
-            while let Ok(n) = socket.recv(&mut buf) {
-                records.push((monotonic_ns(), millinet_wire::Telemetry::decode(&buf[..n]).unwrap()));
+            loop {
+                match socket.recv(&mut buf) {
+                    Ok(n) => records.push((monotonic_ns(), millinet_wire::Telemetry::decode(&buf[..n]).unwrap())),
+                    Err(_) if done.load(std::sync::atomic::Ordering::Acquire) => return records,
+                    Err(_) => {}
+                }
             }
-            records
         });
         let overrides = vec!["proxy.t_info_s=0.005".to_string(), "proxy.d_info_s=0.02".to_string()];
         let opts = EmulateOptions { overrides, telemetry_socket: Some(socket_path.clone()), ..Default::default() };
-        let run = emulate_file(&path, &opts, &mut |_, _| true).unwrap();
-        assert_eq!(run.summary["emulator"]["telemetry_unsent"], 0);
+        let run = emulate_file(&path, &opts, &mut |_, _| true);
+        done.store(true, std::sync::atomic::Ordering::Release);
+        assert_eq!(run.unwrap().summary["emulator"]["telemetry_unsent"], 0);
         listener.join().unwrap()
     });
     // 1 s every 5 ms, the last 20 ms still on their way when the run ends.
