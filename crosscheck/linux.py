@@ -82,7 +82,8 @@ def run_both(case) -> ns3check.Row:
     ours, linux = (cwnd_series(r) for r in (simulated, emulated))
     row.cwnd_nrmsd, row.cwnd_corr = ns3check.cwnd_agreement(ours, linux, case.duration_s)
     link = emulated.summary["emulator"]
-    row.note = f"link at most {link['max_lateness_ms']:.1f} ms late"
+    row.reductions = (ssthresh_reductions(simulated), ssthresh_reductions(emulated))
+    row.note = f"link at most {link['max_lateness_ms']:.1f} ms late; ssthresh reductions {row.reductions[0]} / {row.reductions[1]}"
     row.series = (ours, linux)
     return row
 
@@ -92,6 +93,15 @@ def metrics(result) -> dict:
     flows = result.series["flows"]
     srtt = flows[(flows["flow"] == 0) & (flows["t"] >= ns3check.COMPARE_FROM_S) & (flows["srtt_ms"] > 0)]["srtt_ms"]
     return ns3check.flow_metrics(result.summary["flows"][0]) | {"rtt_ms_mean": float(srtt.mean())}
+
+
+def ssthresh_reductions(result) -> int:
+    """How many times the flow's ssthresh went down in its sampled series: its multiplicative
+    decreases (two reductions within one sampling step count once, on both sides alike)."""
+    flows = result.series["flows"]
+    ssthresh = flows[flows["flow"] == 0]["ssthresh_bytes"]
+    # Unsigned columns: differences in float, where "none yet" (u64::MAX) stays the largest.
+    return int((ssthresh.astype(float).diff() < 0).sum())
 
 
 def cwnd_series(result) -> pd.DataFrame:

@@ -9,6 +9,12 @@ on both sides. Tolerances and why:
 - RTOs within 1; mean RTT within 10% (queueing follows the same cwnd trajectory; Linux's RTT is
   its smoothed estimate sampled every 10 ms, the simulator's the mean of its samples).
 - cwnd correlation above 0.7: the same sawtooth in phase.
+- the same number of ssthresh reductions (multiplicative decreases). Linux's recovery from
+  the slow-start overshoot halves twice, as the simulator does, but in about one run in twelve
+  on this host it halves a third time (a retransmission lost in the queue the overshoot
+  filled, found after recovery; which one depends on the host's timing), and a 5 s run then
+  loses 12% of its goodput. That run is a different trajectory, not a fault of either side:
+  the case is run once more, and only then, and the second run must agree on everything.
 The 0.1 BDP case is left to the full table: its 19-packet queue makes Linux's goodput vary
 from run to run by ±10% (which segment a burst loses depends on the host's timing), more than a
 tolerance that could still catch a fault. CUBIC is left to the full table too: Linux's HyStart leaves slow start before the overshoot that
@@ -31,8 +37,12 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the emulator makes ne
 
 
 def test_the_simulator_agrees_with_linux():
-    row = linux.run_both(run.Case("newreno", 1e8, False, 1.0, 1400, 5.0))
-    table = run.format_table([row], reference="Linux")
+    case = run.Case("newreno", 1e8, False, 1.0, 1400, 5.0)
+    row = linux.run_both(case)
+    if row.reductions[0] != row.reductions[1]:
+        row = linux.run_both(case)
+    table = run.format_table([row], reference="Linux") + "\n" + row.note
+    assert row.reductions[0] == row.reductions[1], table
     assert abs(row.diff("goodput_bps")) <= 0.05, table
     assert abs(row.millinet["retransmits"] - row.reference["retransmits"]) <= max(10, 0.2 * row.reference["retransmits"]), table
     assert abs(row.millinet["rtos"] - row.reference["rtos"]) <= 1, table

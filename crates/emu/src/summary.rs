@@ -98,6 +98,15 @@ pub(crate) fn summary(
         "bytes_retransmitted": own.then_some(info.bytes_retrans),
         // Every byte the UE read was the byte the server wrote at that offset.
         "payload_intact": own.then_some(flow.first_corrupt_offset.is_none()),
+        // The kernel's chronographs (tcp_chrono, tcpi_busy_time and friends, µs): how long the
+        // sender had data in flight, and how much of that the UE's receive window or the
+        // server's send buffer held it back. A host too busy to run the endpoints shows here,
+        // not in the model: an application-limited sender is busy for less than the run.
+        "sender_limits": own.then(|| json!({
+            "busy_s": info.busy_time as f64 / 1e6,
+            "rwnd_limited_s": info.rwnd_limited as f64 / 1e6,
+            "sndbuf_limited_s": info.sndbuf_limited as f64 / 1e6,
+        })),
     })];
     let queues: Vec<Value> = queues
         .iter()
