@@ -115,8 +115,8 @@ study-train: build
 study-mptcp: build
 	$(BIN)/millinet study mptcp --out runs/study-mptcp
 
-# The full end-to-end study (scenarios.md §4, 170 runs: blockers, buildings, outages, drive
-# trace, 10 seeds). Estimated 3.5 minutes on 2 cores, not measured: one seed (`--runs 1`, 17
+# The full end-to-end study (scenarios.md §4, 190 runs: blockers, buildings, outages, drive and
+# pedestrian traces, 10 seeds). Estimated 3.5 minutes on 2 cores, not measured: one seed (`--runs 1`, 17
 # runs) took 22 s and three seeds 60 s with the analysis, next to another engineer's jobs.
 # Not in CI; `millinet study e2e --quick` (10 runs, about 10 s) is, in `make test`.
 study-e2e: build

@@ -11,7 +11,7 @@ import pytest
 from conftest import assert_reruns_identically, quick_study, saved_table
 from millinet import store
 
-RUNS = 10  # blockers 3, buildings 2, outage 4, trace 1
+RUNS = 11  # blockers 3, buildings 2, outage 4, traces 2 (drive, pedestrian)
 
 
 @pytest.fixture(scope="module")
@@ -26,10 +26,10 @@ def goodput(out, run_key):
 
 def test_prints_the_tables_and_writes_the_page(study):
     out, stdout, summary = study
-    for title in ("Blockers", "Buildings", "Forced outage", "Drive trace"):
+    for title in ("Blockers", "Buildings", "Forced outage", "Route traces"):
         assert title in stdout
     page = (out / "index.html").read_text()
-    assert "Reproduce: millinet study e2e --quick." in page and "no pedestrian trace" in page
+    assert "Reproduce: millinet study e2e --quick." in page and "recorded once with" in page
     assert "src='http" not in page and page.count("data:image/png;base64,") >= 6, "self-contained, with plots"
     assert {"outage--cwnd-over-time.png", "blockers--goodput-over-time.png"} <= {p.name for p in (out / "plots").iterdir()}
 
@@ -40,7 +40,10 @@ def test_every_promised_point(study):
     assert [p["flow"] for p in summary["blockers"]] == ["udp", "newreno", "cubic"]
     assert {(p["source_rate_bps"], p["b_rlc_bytes"]) for p in summary["buildings"]} == {(1e9, 10_000_000), (1e9, 3_000_000)}
     assert {(p["outage_s"], p["cc"]) for p in summary["outage"]} == {(0.4, "newreno"), (0.4, "cubic"), (1.0, "newreno"), (1.0, "cubic")}
-    assert [p["cc"] for p in summary["trace"]] == ["cubic"]
+    assert [(p["route"], p["cc"]) for p in summary["trace"]] == [("pedestrian, 3 m/s", "cubic"), ("vehicular (5Gophers drive)", "cubic")]
+    for p in summary["trace"]:
+        # Goodput never exceeds the capacity the trace offered (the radio's achievable rate).
+        assert 0 < p["series_goodput_bps"]["mean"] <= p["capacity_bps"]["mean"], p
     for p in summary["blockers"]:
         assert p["time_to_source_rate_s"]["mean"] is not None and p["burst_peak_bps"]["mean"] is not None, p
 

@@ -4,6 +4,8 @@ capacity trace, and one `error:` line with exit status 2 for every kind of bad t
 import csv
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 import millinet
@@ -126,3 +128,47 @@ def test_bad_trace_names_file_and_line(tmp_path, command, text, fragments):
     for fragment in [str(source), *fragments]:
         assert fragment in result.stderr
     assert not (tmp_path / "out").exists(), "nothing is written"
+
+
+ROUTE = SHIPPED / "pedestrian-route.toml"
+SLOT_S = 0.000125  # cells.N.slot_s's default (numerology 3), the shipped 28 GHz cells'
+
+
+def sinr_rows(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    lines = [line for line in path.read_text().splitlines() if line and not line.startswith("#")]
+    assert lines[0] == "time_s,sinr_db"
+    rows = np.array([[float(x) for x in line.split(",")] for line in lines[1:]])
+    return rows[:, 0], rows[:, 1]
+
+
+def test_a_recorded_route_replays_as_the_same_channel(tmp_path):
+    """`trace from-run` records a route's SINR; a scenario replaying it (`sinr-trace`) sees that
+    SINR: at each sample, the value of the slot in progress, which began one slot earlier."""
+    ok(cli("run", ROUTE, "--set", "duration_s=3", "--out", tmp_path / "route"))
+    recorded = tmp_path / "route.csv"
+    ok(cli("trace", "from-run", tmp_path / "route", recorded))
+    times_s, sinr_db = sinr_rows(recorded)
+    ues = pd.read_parquet(tmp_path / "route" / "ues.parquet")
+    assert len(times_s) == len(ues) and np.ptp(sinr_db) > 10, "every sample, of a route with blockage and fading"
+    assert "seed 1" in recorded.read_text().splitlines()[0], "the header names the run"
+
+    replay = tmp_path / "replay.toml"
+    text = (SHIPPED.parent / "e2e-trace-pedestrian.toml").read_text().replace("traces/pedestrian-3mps-sinr.csv", str(recorded))
+    replay.write_text(text)
+    ok(cli("run", replay, "--set", "duration_s=2", "--set", "outputs.sample_step_s=0.002", "--out", tmp_path / "replay"))
+    replayed = pd.read_parquet(tmp_path / "replay" / "ues.parquet")
+    expected = np.interp(np.maximum(replayed["t"] - SLOT_S, 0.0), times_s, sinr_db)
+    assert np.abs(replayed["sinr_db"] - expected).max() < 1e-3, "the trace's rounding (4 decimals), nothing more"
+
+
+@pytest.mark.parametrize(
+    "run_dir, ue, fragment",
+    [("missing", 0, "no such run directory"), ("dumbbell", 0, "no `ues` time series"), ("route", 2, "its UEs: 0")],
+)
+def test_from_run_refuses_what_it_cannot_record(tmp_path, run_dir, ue, fragment):
+    if run_dir != "missing":
+        scenario = ROUTE if run_dir == "route" else "dumbbell"
+        ok(cli("run", scenario, "--set", "duration_s=0.05", "--out", tmp_path / run_dir))
+    result = cli("trace", "from-run", tmp_path / run_dir, tmp_path / "out.csv", "--ue", str(ue))
+    assert result.returncode == 2 and result.stderr.startswith("error: ") and fragment in result.stderr, result.stderr
+    assert not (tmp_path / "out.csv").exists()

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import millinet
-from millinet import _core
+from millinet import _core, outputs
 from millinet._core import ScenarioError
 from millinet._toml import tomllib
 
@@ -208,7 +208,7 @@ def plot_command(run_dir: Path, out: Path | None) -> None:
 
 @cli.group()
 def trace() -> None:
-    """Converts link capacity traces (channel.md §6) between formats."""
+    """Converts link traces (channel.md §6) between formats, and records them from runs."""
 
 
 trace_in = click.argument("trace_in", metavar="IN", type=click.Path(path_type=Path))
@@ -257,6 +257,22 @@ def from_5gophers(trace_in: Path, out: Path, carrier: str, gaps: str) -> None:
     """Converts the 5Gophers drive CSV IN (one row per second, Mbit/s per carrier) into the
     capacity CSV OUT, with the dataset's CC BY 4.0 attribution in its header comment."""
     _write(out, _core.capacity_csv_from_5gophers(trace_in, carrier, gaps))
+
+
+@trace.command(name="from-run")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@trace_out
+@click.option("--ue", type=click.IntRange(min=0), default=0, show_default=True, help="The UE whose SINR is recorded.")
+def from_run(run_dir: Path, out: Path, ue: int) -> None:
+    """Records the SINR of a UE in the run saved in RUN_DIR as the SINR trace OUT
+    (time_s,sinr_db): a route's channel, replayed with `blockage = "sinr-trace"`."""
+    if not run_dir.is_dir():
+        raise UsageProblem(f"{run_dir}: no such run directory")
+    try:
+        text = outputs.sinr_trace_csv(run_dir, ue)
+    except ValueError as e:
+        raise UsageProblem(str(e)) from None
+    _write(out, text)
 
 
 def engine_options(command):

@@ -14,6 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from millinet._toml import tomllib
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -133,3 +135,25 @@ def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     write(tmp)
     os.replace(tmp, path)
+
+
+def sinr_trace_csv(run_dir: Path, ue: int) -> str:
+    """UE `ue`'s SINR in the run saved in `run_dir` as an SINR trace (channel.md §6,
+    `time_s,sinr_db`, one row per sample, `-inf` in outage), headed by a comment naming the
+    run: a route's channel recorded once and replayed (`blockage = "sinr-trace"`) under any
+    transport. Raises ValueError when the run has no such UE series."""
+    tables = read_tables(run_dir, ["ues"])
+    if "ues" not in tables:
+        raise ValueError(f"{run_dir}: no `ues` time series (a run with UEs saves ues.parquet)")
+    ues = tables["ues"]
+    rows = ues[ues["ue"] == ue]
+    if rows.empty:
+        known = ", ".join(str(u) for u in sorted(ues["ue"].unique()))
+        raise ValueError(f"--ue {ue}: the run has no such UE; its UEs: {known}")
+    head = f"# SINR of UE {ue} recorded by `millinet trace from-run` from the run {run_dir.name}"
+    if (run_dir / SCENARIO).is_file():
+        scenario = tomllib.loads((run_dir / SCENARIO).read_text())
+        head += f": {scenario.get('description', '')} (seed {scenario.get('seed')}, {scenario.get('duration_s')} s)"
+    lines = [head, "time_s,sinr_db"]
+    lines += [f"{t:.6f},{sinr:.4f}" for t, sinr in zip(rows["t"], rows["sinr_db"]) if sinr == sinr]  # NaN: no sample
+    return "\n".join(lines) + "\n"

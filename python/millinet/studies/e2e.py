@@ -11,7 +11,9 @@ into a result store, then, every metric computed from each run's saved time seri
 - outage (0.4 s and 1.0 s at 3 s, min RTO 1 s, NewReno and CUBIC): whether an RTO fired
   (the cwnd fell to one segment), the goodput before the outage and the time to get back to
   90% of it;
-- trace (the 5Gophers drive as a capacity trace): goodput against the trace's capacity.
+- trace (a vehicular route: the 5Gophers drive as a capacity trace; a pedestrian route at
+  3 m/s: the channel model's SINR recorded once and replayed): goodput against the capacity
+  the trace offered.
 
 Writes into OUT: summary.json (`blockers`, `buildings`, `outage`, `outage_runs`, `trace`),
 table.md, index.html, plots/*.png and the result store in store/.
@@ -34,7 +36,9 @@ APP_RATE, UDP_RATE = "flows.0.app_rate_bps", "flows.0.udp_rate_bps"
 B_RLC, VARIANT = "ues.0.rlc_buffer_bytes", "flows.0.newreno_variant"
 OUTAGE_START, OUTAGE_LENGTH = "ues.0.forced_events.0.start_s", "ues.0.forced_events.0.duration_s"
 RTOS, RETRANSMITS, OVERFLOW = "flows.0.rtos", "flows.0.retransmits", "ues.0.downlink.drops_overflow"
-BLOCKERS, BUILDINGS, OUTAGE, TRACE = "e2e-blockers", "e2e-buildings", "e2e-outage", "e2e-trace"
+BLOCKERS, BUILDINGS, OUTAGE = "e2e-blockers", "e2e-buildings", "e2e-outage"
+# The replayed routes (scenarios.md §4, e2e-trace): scenario -> the route's name in the tables.
+ROUTES = {"e2e-trace": "vehicular (5Gophers drive)", "e2e-trace-pedestrian": "pedestrian, 3 m/s"}
 
 # A rate counts as reached when the median goodput bin over the next RATE_WINDOW_S is at
 # least RATE_SHARE of the target: 90% leaves room for UDP's headers (the source rate counts
@@ -53,7 +57,8 @@ def run(out: Path, options: Options) -> StudyResult:
     frame = with_base_values(run_runs(out, options), [CC, KIND, MSS, APP_RATE, UDP_RATE, B_RLC, VARIANT, OUTAGE_START, OUTAGE_LENGTH, CWND_GROWTH, "duration_s"], BLOCKERS)
     head = summary_head(options, frame)
     frame = with_run_metrics(frame[frame["status"] == "ok"], out / "store", family_metrics)
-    families = {name: frame[frame[SCENARIO_COLUMN] == scenario] for name, scenario in (("blockers", BLOCKERS), ("buildings", BUILDINGS), ("outage", OUTAGE), ("trace", TRACE))}
+    families = {name: frame[frame[SCENARIO_COLUMN] == scenario] for name, scenario in (("blockers", BLOCKERS), ("buildings", BUILDINGS), ("outage", OUTAGE))}
+    families["trace"] = frame[frame[SCENARIO_COLUMN].isin(ROUTES)]
     summary = {
         **head,
         "seeds": sorted(int(seed) for seed in frame["seed"].unique()),
@@ -67,7 +72,7 @@ def run(out: Path, options: Options) -> StudyResult:
         "Blockers: 1 Gbit/s source past human blockers": blockers_table(summary["blockers"]),
         "Buildings: NewReno without SACK": buildings_table(summary["buildings"]),
         "Forced outage at 3 s, min RTO 1 s": outage_table(summary["outage"]),
-        "Drive trace (5Gophers, Verizon mmWave)": trace_table(summary["trace"]),
+        "Route traces: a drive (5Gophers, Verizon mmWave) and a pedestrian": trace_table(summary["trace"]),
     }
     tables = {title: table for title, table in tables.items() if len(table)}
     heading = f"End-to-end studies ({options.sweep}): {summary['runs']} runs"
@@ -178,7 +183,7 @@ def trace_metrics(row: pd.Series, store: Path) -> dict:
     return {"series_goodput_bps": goodput, "capacity_bps": capacity, "utilization": goodput / capacity if capacity else math.nan}
 
 
-_FAMILY_METRICS = {BLOCKERS: blocker_metrics, BUILDINGS: building_metrics, OUTAGE: outage_metrics, TRACE: trace_metrics}
+_FAMILY_METRICS = {BLOCKERS: blocker_metrics, BUILDINGS: building_metrics, OUTAGE: outage_metrics} | {route: trace_metrics for route in ROUTES}
 # Each list starts with a metric every run has, whose count is the point's number of runs
 # (a time never reached is NaN and leaves its own count short).
 BLOCKER_METRICS = ["series_goodput_bps", "time_to_source_rate_s", "los_goodput_bps", "nlos_goodput_bps", "nlos_transitions", "burst_peak_bps", "burst_excess_bytes"]
@@ -241,7 +246,8 @@ def _outage_runs(runs: pd.DataFrame) -> list[dict]:
 
 
 def _trace_points(runs: pd.DataFrame) -> list[dict]:
-    return sorted(({"cc": row[CC], **fields} for row, fields in _stats_points(runs, TRACE_METRICS, [CC])), key=lambda p: ORDER.get(p["cc"], 9))
+    points = ({"route": ROUTES[row[SCENARIO_COLUMN]], "cc": row[CC], **fields} for row, fields in _stats_points(runs, TRACE_METRICS, [SCENARIO_COLUMN, CC]))
+    return sorted(points, key=lambda p: (p["route"], ORDER.get(p["cc"], 9)))
 
 
 def _seconds(value: dict) -> str:
@@ -311,6 +317,7 @@ def trace_table(points: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
+                "route": p["route"],
                 "cc": p["cc"],
                 "runs": p["runs"],
                 "goodput Mbit/s": plus_minus(p["series_goodput_bps"], 1e-6),
@@ -339,7 +346,10 @@ def _notes(summary: dict) -> tuple[str, ...]:
         f"recovery never does (the per-run verdicts sit next to the flows' RTO counters in summary.json's outage_runs); "
         f"the rate before is the mean over the {PRE_OUTAGE_S:g} s before the outage, the rate after the mean from its "
         "end to the end of the run.",
-        "Trace: only a vehicular route is shipped (5Gophers drive 1, Verizon mmWave, CC BY 4.0); no pedestrian trace exists.",
+        "Traces: the vehicular route is measured (5Gophers drive 1, Verizon mmWave, CC BY 4.0: the throughput of 8 TCP "
+        "connections, replayed as capacity); no measured pedestrian mmWave trace ships, so the pedestrian route is the "
+        "channel model's own SINR (3 m/s past buildings and passers-by, traces/pedestrian-route.toml), recorded once with "
+        "`millinet trace from-run` and replayed, so every transport sees the same channel.",
     )
 
 
@@ -364,4 +374,6 @@ def _run_label(row: pd.Series) -> str:
         return f"NewReno {row[VARIANT]}, {row[APP_RATE] * 1e-6:g} Mbit/s, RLC {row[B_RLC] * 1e-6:g} MB"
     if scenario == OUTAGE:
         return f"{row[CC]}, {row[OUTAGE_LENGTH]:g} s outage at {row[OUTAGE_START]:g} s"
+    if scenario in ROUTES:
+        return f"{flow_label(row)}, {ROUTES[scenario]}"
     return flow_label(row)
