@@ -3,11 +3,12 @@ their paired ratios (recomputed here from the store independently), the page and
 the behaviour the study exists to show."""
 
 import json
+import tomllib
 
 import numpy as np
 import pytest
 
-from millinet import store
+from millinet import resolve, store
 from conftest import millinet, ok
 
 
@@ -75,3 +76,23 @@ def test_physics_and_the_proxy_effect(study):
     assert np.mean([p["latency_ratio"] for p in split]) < np.mean([p["latency_ratio"] for p in gnb])
     baselines = summary["baselines"]
     assert len(baselines) == 4 and all(b["proxy"] is None and "latency_ratio" not in b for b in baselines)
+
+
+def test_a_tcp_profile_runs_every_server_with_that_tcp_and_the_page_names_it(tmp_path):
+    out = tmp_path / "ns3"
+    ok(millinet("study", "milliproxy", "--quick", "--runs", "1", "--tcp-profile", "ns3-2017", "--out", out, "--quiet"))
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["command"] == "millinet study milliproxy --quick --runs 1 --tcp-profile ns3-2017"
+    # The growth rule is read back from the runs' resolved scenario: the profile's.
+    assert (summary["tcp_profile"], summary["cwnd_growth"]) == ("ns3-2017", "always")
+    assert "TCP profile: ns3-2017" in (out / "index.html").read_text()
+    runs = store.load(out / "store")
+    assert len(runs) == 16 and set(runs["flows.0.tcp_profile"]) == {"ns3-2017"}
+    flow = tomllib.loads(resolve("milliproxy", overrides={"flows.0.tcp_profile": "ns3-2017"}))["flows"][0]
+    assert (flow["sack"], flow["initial_window_segments"], flow["delayed_ack"], flow["min_rto_s"]) == (False, 1, True, 1.0)
+
+
+def test_tcp_profiles_do_not_reach_the_emulators_kernel_tcp(tmp_path):
+    result = millinet("study", "milliproxy", "--emulate", "--tcp-profile", "ns3-2017", "--out", tmp_path / "x")
+    assert result.returncode == 2 and "--tcp-profile" in result.stderr, result.stderr
+

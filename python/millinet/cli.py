@@ -341,12 +341,23 @@ EMULATED_STUDIES = ("milliproxy",)
 @click.option("--runs", type=click.IntRange(min=1), help="Paired seeds per point [default: milliproxy 50, others 10; --quick: milliproxy 3, others 1].")
 @click.option("--quick", is_flag=True, help="The short variant, under a minute on 2 cores (milliproxy: 4 s runs, under two minutes).")
 @click.option("--cwnd-growth", type=click.Choice(["cwnd-limited", "always"]), help="How the servers' cwnd grows [default: the scenario's, cwnd-limited].")
+@click.option("--tcp-profile", type=click.Choice(["modern", "ns3-2017"]), help="The servers' TCP as a whole (docs/scenario-reference.md, TCP profiles) [default: the scenario's, modern].")
 @click.option("--emulate", is_flag=True, help="Run the study's reduced grid (sweep NAME-emulated) on the emulator: real Linux TCP, root, one run at a time [milliproxy].")
 @click.option("--out", type=click.Path(path_type=Path), help="Study directory [default: runs/study-NAME, -quick or -emulated appended].")
 @engine_options
 @click.option("--quiet", is_flag=True, help="No progress bar and no table.")
 def study_command(
-    name: str, runs: int | None, quick: bool, emulate: bool, cwnd_growth: str | None, out: Path | None, engine: str, address: str | None, workers: int | None, quiet: bool
+    name: str,
+    runs: int | None,
+    quick: bool,
+    emulate: bool,
+    cwnd_growth: str | None,
+    tcp_profile: str | None,
+    out: Path | None,
+    engine: str,
+    address: str | None,
+    workers: int | None,
+    quiet: bool,
 ) -> None:
     """Runs the study NAME (scenarios.md, docs/studies.md): its sweep into OUT/store, then
     the tables, plots, summary.json and a self-contained index.html in OUT. Runs already in
@@ -359,12 +370,15 @@ def study_command(
     if emulate and quick:
         raise click.UsageError("--emulate and --quick: the emulated grid is already a reduced one; give one of them")
     out = out or Path("runs") / (f"study-{name}" + ("-quick" if quick else "") + ("-emulated" if emulate else ""))
-    result = STUDIES[name].run(out, Options(name, runs, quick, cwnd_growth, engine, workers, address, quiet, emulate))
+    if emulate and tcp_profile:
+        raise click.UsageError("--emulate and --tcp-profile: an emulated server runs the kernel's TCP, whose settings a profile does not reach")
+    options = Options(name, runs, quick, cwnd_growth, tcp_profile, engine, workers, address, quiet, emulate)
+    result = STUDIES[name].run(out, options)
     if not quiet:
         # Piped output (logs, CI) gets a width that fits the tables; a terminal its own.
         console = Console(width=None if sys.stdout.isatty() else 150)
         for title, frame in result.tables.items():
-            heading = f"{name} study: {result.summary['runs']} runs ({result.summary['cwnd_growth']} cwnd growth); {title}"
+            heading = f"{name} study: {result.summary['runs']} runs (TCP profile {result.summary['tcp_profile']}, {result.summary['cwnd_growth']} cwnd growth); {title}"
             console.print(_rich_table(frame, heading))
         click.echo(f"wrote {out / 'summary.json'}, {out / 'table.md'}, {out / 'index.html'} and {out / 'plots'}")
 

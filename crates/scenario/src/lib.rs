@@ -5,6 +5,7 @@
 
 mod error;
 mod load;
+pub mod profile;
 pub mod radio;
 pub mod rng;
 mod schema;

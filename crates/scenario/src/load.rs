@@ -4,12 +4,15 @@
 
 use std::path::Path;
 
+use serde::de::value::StrDeserializer;
+use serde::Deserialize;
 use serde_path_to_error::Segment;
 use toml_edit::{DocumentMut, ImDocument, Item, Table, Value};
 
 use super::schema::{ProxySpec, Scenario};
 use super::validate::{validate, validate_proxy_settings, Issue};
-use crate::radio::LteDefault;
+use crate::profile::TcpProfile;
+use crate::radio::FileDefault;
 use crate::ConfigError;
 
 /// A scenario ready to build, and how to name it.
@@ -48,7 +51,7 @@ pub fn load_text(text: &str, file: &str, overrides: &[String], seed: Option<u64>
     if let Some(seed) = seed {
         parsed.push(Override { path: vec!["seed".into()], raw: seed.to_string() });
     }
-    resolve(text, file, parsed, fill_lte_defaults, validate)
+    resolve(text, file, parsed, fill_defaults, validate)
 }
 
 /// A daemon's proxy configuration (crates/proxyd): a TOML file whose one table is `[proxy]`,
@@ -62,7 +65,7 @@ pub fn load_proxy_text(text: &str, file: &str, overrides: &[String]) -> Result<P
         proxy: ProxySpec,
     }
     let parsed: Vec<Override> = overrides.iter().map(|o| parse_override(o)).collect::<Result<_, _>>()?;
-    let file: ProxyFile = resolve(text, file, parsed, |_| {}, |f: &ProxyFile| validate_proxy_settings(&f.proxy))?;
+    let file: ProxyFile = resolve(text, file, parsed, |_, _| {}, |f: &ProxyFile| validate_proxy_settings(&f.proxy))?;
     Ok(file.proxy)
 }
 
@@ -72,7 +75,7 @@ fn resolve<T: serde::de::DeserializeOwned>(
     text: &str,
     file: &str,
     parsed: Vec<Override>,
-    fill_defaults: impl Fn(&mut DocumentMut),
+    fill_defaults: impl Fn(&mut DocumentMut, &[Override]),
     check: impl Fn(&T) -> Result<(), Issue>,
 ) -> Result<T, ConfigError> {
     let original = ImDocument::parse(text.to_string()).map_err(|e| {
@@ -83,7 +86,7 @@ fn resolve<T: serde::de::DeserializeOwned>(
     for o in &parsed {
         apply(&mut doc, o)?;
     }
-    fill_defaults(&mut doc);
+    fill_defaults(&mut doc, &parsed);
 
     let resolved_text = doc.to_string();
     let where_ = |path: &[String]| -> String {
@@ -113,24 +116,49 @@ fn resolve<T: serde::de::DeserializeOwned>(
     Ok(value)
 }
 
-/// Every field an LTE cell leaves out takes its LTE default (radio.rs), so the schema's
-/// own defaults (a mmWave gNB's) apply to mmWave cells only.
-fn fill_lte_defaults(doc: &mut DocumentMut) {
-    let Some(Item::ArrayOfTables(cells)) = doc.get_mut("cells") else { return };
-    for cell in cells.iter_mut() {
-        if cell.get("kind").and_then(Item::as_str) != Some("lte") {
-            continue;
+/// The values that depend on another key. Every field an LTE cell leaves out takes its LTE
+/// default (radio.rs), so the schema's own defaults (a mmWave gNB's) apply to mmWave cells
+/// only. A flow with a TCP profile takes the profile's settings (profile.rs) over what the
+/// file wrote, so that `--set flows.0.tcp_profile=...` on a shipped scenario, which spells its
+/// TCP settings out, still runs that TCP; only a key set by an override beats the profile.
+fn fill_defaults(doc: &mut DocumentMut, overrides: &[Override]) {
+    if let Some(Item::ArrayOfTables(cells)) = doc.get_mut("cells") {
+        for cell in cells.iter_mut().filter(|cell| cell.get("kind").and_then(Item::as_str) == Some("lte")) {
+            fill_missing(cell, crate::radio::LTE_CELL_DEFAULTS);
         }
-        for (key, value) in crate::radio::LTE_CELL_DEFAULTS {
-            if !cell.contains_key(key) {
-                let value = match *value {
-                    LteDefault::Number(x) => Value::from(x),
-                    LteDefault::Whole(n) => Value::from(n),
-                    LteDefault::Text(t) => Value::from(t),
-                };
-                cell.insert(key, Item::Value(value));
+    }
+    if let Some(Item::ArrayOfTables(flows)) = doc.get_mut("flows") {
+        for (i, flow) in flows.iter_mut().enumerate() {
+            // An unknown profile name is left to deserialisation, which names the allowed ones.
+            let profile = flow
+                .get("tcp_profile")
+                .and_then(Item::as_str)
+                .and_then(|name| TcpProfile::deserialize(StrDeserializer::<serde::de::value::Error>::new(name)).ok());
+            let Some(profile) = profile else { continue };
+            let overridden = |key: &str| overrides.iter().any(|o| o.path == ["flows", &i.to_string(), key]);
+            for (key, value) in profile.flow_settings() {
+                if !overridden(key) {
+                    flow.insert(key, Item::Value(file_value(*value)));
+                }
             }
         }
+    }
+}
+
+fn fill_missing(table: &mut Table, defaults: &[(&str, FileDefault)]) {
+    for (key, value) in defaults {
+        if !table.contains_key(key) {
+            table.insert(key, Item::Value(file_value(*value)));
+        }
+    }
+}
+
+fn file_value(value: FileDefault) -> Value {
+    match value {
+        FileDefault::Number(x) => Value::from(x),
+        FileDefault::Whole(n) => Value::from(n),
+        FileDefault::Text(t) => Value::from(t),
+        FileDefault::Flag(b) => Value::from(b),
     }
 }
 

@@ -50,29 +50,30 @@ impl CellKind {
 /// The defaults of an LTE cell's fields that differ from a mmWave cell's (channel.md §7:
 /// 2.1 GHz, 20 MHz, 46 dBm, 2×2 MIMO gain 3 dB, UMa, peak 150 Mbit/s; ran.md: a 1 ms TTI, the
 /// LTE FDD HARQ of 8 processes with an 8 ms round trip, 5 ms CQI and SR periods).
-pub const LTE_CELL_DEFAULTS: &[(&str, LteDefault)] = &[
-    ("height_m", LteDefault::Number(25.0)),
-    ("pathloss", LteDefault::Text("uma")),
-    ("fc_ghz", LteDefault::Number(2.1)),
-    ("bandwidth_hz", LteDefault::Number(20e6)),
-    ("tx_power_dbm", LteDefault::Number(46.0)),
-    ("antennas", LteDefault::Whole(1)),
-    ("mimo_gain_db", LteDefault::Number(3.0)),
-    ("peak_rate_bps", LteDefault::Number(150e6)),
-    ("slot_s", LteDefault::Number(0.001)),
-    ("harq_rtt_s", LteDefault::Number(0.008)),
-    ("harq_processes", LteDefault::Whole(8)),
-    ("cqi_period_s", LteDefault::Number(0.005)),
-    ("cqi_delay_s", LteDefault::Number(0.004)),
-    ("sr_delay_s", LteDefault::Number(0.005)),
+pub const LTE_CELL_DEFAULTS: &[(&str, FileDefault)] = &[
+    ("height_m", FileDefault::Number(25.0)),
+    ("pathloss", FileDefault::Text("uma")),
+    ("fc_ghz", FileDefault::Number(2.1)),
+    ("bandwidth_hz", FileDefault::Number(20e6)),
+    ("tx_power_dbm", FileDefault::Number(46.0)),
+    ("antennas", FileDefault::Whole(1)),
+    ("mimo_gain_db", FileDefault::Number(3.0)),
+    ("peak_rate_bps", FileDefault::Number(150e6)),
+    ("slot_s", FileDefault::Number(0.001)),
+    ("harq_rtt_s", FileDefault::Number(0.008)),
+    ("harq_processes", FileDefault::Whole(8)),
+    ("cqi_period_s", FileDefault::Number(0.005)),
+    ("cqi_delay_s", FileDefault::Number(0.004)),
+    ("sr_delay_s", FileDefault::Number(0.005)),
 ];
 
 /// A default value as the scenario file would write it.
 #[derive(Clone, Copy, Debug)]
-pub enum LteDefault {
+pub enum FileDefault {
     Number(f64),
     Whole(i64),
     Text(&'static str),
+    Flag(bool),
 }
 
 /// A gNB: its radio, MAC, RLC and PDCP. `node` names the [[nodes]] entry it sits on.

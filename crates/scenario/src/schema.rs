@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::profile::TcpProfile;
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -251,6 +253,10 @@ pub struct FlowSpec {
     #[serde(default, skip_serializing_if = "is_lowest_rtt")]
     pub mptcp_scheduler: MptcpSchedulerSpec,
     // TCP
+    /// The named set of TCP settings the keys below default to (profile.rs); left out of the
+    /// resolved scenario at its default, so the runs of existing stores keep their ids.
+    #[serde(default, skip_serializing_if = "is_modern")]
+    pub tcp_profile: TcpProfile,
     #[serde(default = "default_cc")]
     pub cc: String,
     #[serde(default = "default_mss_bytes")]
@@ -278,6 +284,10 @@ pub struct FlowSpec {
     pub udp_rate_bps: f64,
     #[serde(default = "default_packet_bytes")]
     pub packet_bytes: u32,
+}
+
+fn is_modern(p: &TcpProfile) -> bool {
+    *p == TcpProfile::Modern
 }
 
 fn default_kind() -> FlowKind {

@@ -21,7 +21,7 @@ from millinet.report.stats import aggregate
 from millinet.sweep import load_sweep, run_sweep
 from millinet.sweep.spec import SCENARIO_COLUMN, lookup
 
-CWND_GROWTH = "flows.0.cwnd_growth"
+CWND_GROWTH, TCP_PROFILE = "flows.0.cwnd_growth", "flows.0.tcp_profile"
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class Options:
     runs: int | None = None  # paired seeds per point; None: the sweep file's
     quick: bool = False
     cwnd_growth: str | None = None  # None: the scenarios' own rule
+    tcp_profile: str | None = None  # None: the scenarios' own TCP settings (modern)
     engine: str = "local"
     workers: int | None = None
     address: str | None = None
@@ -62,14 +63,16 @@ class Options:
             + (" --emulate" if self.emulate else "")
             + (f" --runs {self.runs}" if self.runs else "")
             + (f" --cwnd-growth {self.cwnd_growth}" if self.cwnd_growth else "")
+            + (f" --tcp-profile {self.tcp_profile}" if self.tcp_profile else "")
         )
 
 
 def run_runs(out: Path, options: Options) -> pd.DataFrame:
     """Runs the study's sweep into OUT/store (what the store lacks) and returns its results
-    table. `--cwnd-growth` becomes a fixed override of every run."""
-    overrides = {CWND_GROWTH: options.cwnd_growth} if options.cwnd_growth else None
-    sweep = load_sweep(options.sweep, overrides)
+    table. `--tcp-profile` and `--cwnd-growth` become fixed overrides of every run (the
+    latter beats the profile's cwnd growth)."""
+    overrides = ({TCP_PROFILE: options.tcp_profile} if options.tcp_profile else {}) | ({CWND_GROWTH: options.cwnd_growth} if options.cwnd_growth else {})
+    sweep = load_sweep(options.sweep, overrides or None)
     seeds = list(range(1, options.runs + 1)) if options.runs else None
     run_sweep(sweep, out / "store", engine=options.engine, workers=options.workers, address=options.address, quiet=options.quiet, seeds=seeds, emulate=options.emulate)
     return stores.load(out / "store")
@@ -77,11 +80,12 @@ def run_runs(out: Path, options: Options) -> pd.DataFrame:
 
 def summary_head(options: Options, frame: pd.DataFrame) -> dict:
     """The fields every study's summary.json starts with: what ran, the command that
-    reproduces it, the cwnd growth rule used, and how many runs succeeded."""
+    reproduces it, the TCP profile and cwnd growth rule used, and how many runs succeeded."""
     return {
         "study": options.study,
         "sweep": options.sweep,
         "command": options.command,
+        "tcp_profile": options.tcp_profile or "modern",
         "cwnd_growth": options.cwnd_growth or frame[CWND_GROWTH].iloc[0],
         "runs": int((frame["status"] == "ok").sum()),
         "failed_runs": int((frame["status"] != "ok").sum()),
@@ -100,9 +104,11 @@ def timed_head(options: Options, frame: pd.DataFrame) -> dict:
 def with_base_values(frame: pd.DataFrame, keys: Sequence[str], scenario: str) -> pd.DataFrame:
     """The keys a sweep does not vary become columns too, holding each row's base scenario's
     value (a sweep's table only has the keys it sets): `scenario`, or the row's own when the
-    sweep's parts run different scenarios."""
+    sweep's parts run different scenarios. A TCP profile the runs set (`--tcp-profile`) is
+    resolved into the base, since it changes the values of the keys it names."""
     names = frame[SCENARIO_COLUMN] if SCENARIO_COLUMN in frame.columns else pd.Series(scenario, index=frame.index)
-    bases = {name: tomllib.loads(resolve(name)) for name in names.unique()}
+    profile = {TCP_PROFILE: frame[TCP_PROFILE].iloc[0]} if TCP_PROFILE in frame.columns and len(frame) else None
+    bases = {name: tomllib.loads(resolve(name, overrides=profile)) for name in names.unique()}
     for key in keys:
         if key not in frame.columns:
             frame[key] = [lookup(bases[name], key) for name in names]

@@ -117,7 +117,8 @@ def _notes(summary: dict) -> tuple[str, ...]:
         "always": "the servers' cwnd grows on every ACK even when not cwnd-limited (as in the simulators of the original evaluation)",
     }[summary["cwnd_growth"]]
     return (
-        f"Reproduce: {summary['command']}. Congestion window growth: {growth} (flows.0.cwnd_growth = {summary['cwnd_growth']!r}).",
+        f"Reproduce: {summary['command']}. TCP profile: {summary['tcp_profile']} (docs/scenario-reference.md, TCP profiles). "
+        f"Congestion window growth: {growth} (flows.0.cwnd_growth = {summary['cwnd_growth']!r}).",
         "Goodput and RAN latency: mean over runs with a 95% Student-t interval. Ratios: paired on the same seeds "
         "(same obstacles, shadowing and fading) as the runs without a proxy, mean over mean, with a 95% percentile "
         "bootstrap interval over seeds.",

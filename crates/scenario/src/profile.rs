@@ -1,0 +1,95 @@
+//! Named TCP profiles: sets of flow settings a scenario selects with `flows.N.tcp_profile`.
+//! A profile's settings replace what the file wrote for that flow (shipped scenarios spell
+//! their TCP settings out), a key given with `--set` (or a sweep) still beats them, and the
+//! resolved scenario (`millinet show`) shows every value the profile set.
+
+use serde::{Deserialize, Serialize};
+
+use crate::radio::FileDefault;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TcpProfile {
+    /// The schema's own defaults: a modern server (SACK, timestamps, IW 10, cwnd growth only
+    /// while cwnd-limited as Linux does, min RTO 200 ms).
+    #[default]
+    Modern,
+    /// The TCP of ns-3 as of 2017, which the original milliProxy evaluation ran on (ns-3.27
+    /// and the ns3-mmwave module built on it).
+    #[serde(rename = "ns3-2017")]
+    Ns3_2017,
+}
+
+impl TcpProfile {
+    /// The keys this profile sets.
+    pub fn flow_settings(self) -> &'static [(&'static str, FileDefault)] {
+        match self {
+            TcpProfile::Modern => &[],
+            TcpProfile::Ns3_2017 => NS3_2017_FLOW_SETTINGS,
+        }
+    }
+}
+
+/// ns-3.27's TcpSocket/TcpSocketBase defaults (docs/scenario-reference.md, "TCP profiles"):
+/// - NewReno (TcpNewReno was the default TcpL4Protocol::SocketType);
+/// - no SACK: the SACK option came with ns-3.28 (2018);
+/// - InitialCwnd 1 segment: ns-3 raised it to 10 only in November 2019;
+/// - DelAckCount 2 (an ACK every second segment, DelAckTimeout 200 ms);
+/// - MinRto 1 s;
+/// - cwnd grown on every ACK, whether or not the window limited the sender (no
+///   tcp_is_cwnd_limited check in that release);
+/// - timestamps and window scaling on (both default true), as in the modern profile.
+pub const NS3_2017_FLOW_SETTINGS: &[(&str, FileDefault)] = &[
+    ("cc", FileDefault::Text("newreno")),
+    ("sack", FileDefault::Flag(false)),
+    ("initial_window_segments", FileDefault::Whole(1)),
+    ("delayed_ack", FileDefault::Flag(true)),
+    ("min_rto_s", FileDefault::Number(1.0)),
+    ("cwnd_growth", FileDefault::Text("always")),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{load_text, CwndGrowthSpec, FlowSpec};
+
+    const DUMBBELL: &str = include_str!("../../../python/millinet/scenarios/dumbbell.toml");
+
+    /// The dumbbell's flow (which writes out cc, sack, IW, delayed ACKs and min RTO) with
+    /// `extra_lines` appended to it.
+    fn flow(overrides: &[&str], extra_lines: &str) -> Result<FlowSpec, crate::ConfigError> {
+        let overrides: Vec<String> = overrides.iter().map(|o| o.to_string()).collect();
+        load_text(&format!("{DUMBBELL}{extra_lines}"), "dumbbell.toml", &overrides, None).map(|s| s.flows[0].clone())
+    }
+
+    #[test]
+    fn the_ns3_2017_profile_sets_that_releases_tcp() {
+        let f = flow(&[], "tcp_profile = \"ns3-2017\"\n").unwrap();
+        assert_eq!(f.tcp_profile, TcpProfile::Ns3_2017);
+        assert_eq!((f.cc.as_str(), f.sack, f.initial_window_segments, f.delayed_ack), ("newreno", false, 1, true));
+        assert_eq!((f.min_rto_s, f.cwnd_growth), (1.0, CwndGrowthSpec::Always));
+        // Chosen with --set as well.
+        let g = flow(&["flows.0.tcp_profile=ns3-2017"], "").unwrap();
+        assert_eq!((g.sack, g.initial_window_segments, g.cwnd_growth), (false, 1, CwndGrowthSpec::Always));
+    }
+
+    #[test]
+    fn keys_set_by_an_override_win_over_the_profile_and_the_files_do_not() {
+        let f = flow(&["flows.0.cc=bbr", "flows.0.sack=true"], "tcp_profile = \"ns3-2017\"\n").unwrap();
+        assert_eq!((f.cc.as_str(), f.sack, f.initial_window_segments, f.delayed_ack), ("bbr", true, 1, true));
+    }
+
+    #[test]
+    fn the_modern_profile_is_the_schemas_defaults() {
+        let (plain, modern) = (flow(&[], "").unwrap(), flow(&[], "tcp_profile = \"modern\"\n").unwrap());
+        assert_eq!(format!("{plain:?}"), format!("{modern:?}"));
+        assert_eq!((plain.sack, plain.initial_window_segments, plain.cwnd_growth), (true, 10, CwndGrowthSpec::CwndLimited));
+    }
+
+    #[test]
+    fn an_unknown_profile_names_the_line_and_the_profiles_there_are() {
+        let e = flow(&[], "tcp_profile = \"ns2\"\n").unwrap_err().to_string();
+        assert!(e.contains("dumbbell.toml: line") && e.contains("tcp_profile") && e.contains("ns2"), "{e}");
+        assert!(e.contains("modern") && e.contains("ns3-2017"), "{e}");
+    }
+}
