@@ -116,9 +116,8 @@ study-mptcp: build
 	$(BIN)/millinet study mptcp --out runs/study-mptcp
 
 # The full end-to-end study (scenarios.md §4, 190 runs: blockers, buildings, outages, drive and
-# pedestrian traces, 10 seeds). Estimated 3.5 minutes on 2 cores, not measured: one seed (`--runs 1`, 17
-# runs) took 22 s and three seeds 60 s with the analysis, next to another engineer's jobs.
-# Not in CI; `millinet study e2e --quick` (10 runs, about 10 s) is, in `make test`.
+# pedestrian traces, 10 seeds): 204 s on 2 cores (measured, beside two fuzzers at nice 19).
+# Not in CI; `millinet study e2e --quick` (11 runs, about 15 s) is, in `make test`.
 study-e2e: build
 	$(BIN)/millinet study e2e --out runs/study-e2e
 
