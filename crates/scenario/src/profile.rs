@@ -1,7 +1,8 @@
 //! Named TCP profiles: sets of flow settings a scenario selects with `flows.N.tcp_profile`.
 //! A profile's settings replace what the file wrote for that flow (shipped scenarios spell
 //! their TCP settings out), a key given with `--set` (or a sweep) still beats them, and the
-//! resolved scenario (`millinet show`) shows every value the profile set.
+//! resolved scenario (`millinet show`) spells out every value the profile set, without the
+//! profile's name, so that it loads again to the same scenario.
 
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +78,18 @@ mod tests {
     fn keys_set_by_an_override_win_over_the_profile_and_the_files_do_not() {
         let f = flow(&["flows.0.cc=bbr", "flows.0.sack=true"], "tcp_profile = \"ns3-2017\"\n").unwrap();
         assert_eq!((f.cc.as_str(), f.sack, f.initial_window_segments, f.delayed_ack), ("bbr", true, 1, true));
+    }
+
+    #[test]
+    fn the_resolved_scenario_loads_again_to_the_same_one() {
+        let overrides = ["flows.0.sack=true".to_string()];
+        let text = format!("{DUMBBELL}tcp_profile = \"ns3-2017\"\n");
+        let scenario = load_text(&text, "dumbbell.toml", &overrides, None).unwrap();
+        let resolved = toml::to_string(&scenario).unwrap();
+        assert!(!resolved.contains("tcp_profile") && resolved.contains("initial_window_segments = 1"), "{resolved}");
+        let again = load_text(&resolved, "resolved.toml", &[], None).unwrap();
+        assert_eq!(toml::to_string(&again).unwrap(), resolved);
+        assert!(again.flows[0].sack, "the --set key that beat the profile stays");
     }
 
     #[test]

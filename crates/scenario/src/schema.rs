@@ -253,9 +253,11 @@ pub struct FlowSpec {
     #[serde(default, skip_serializing_if = "is_lowest_rtt")]
     pub mptcp_scheduler: MptcpSchedulerSpec,
     // TCP
-    /// The named set of TCP settings the keys below default to (profile.rs); left out of the
-    /// resolved scenario at its default, so the runs of existing stores keep their ids.
-    #[serde(default, skip_serializing_if = "is_modern")]
+    /// The named set of TCP settings that replaces the keys below as the file wrote them
+    /// (profile.rs). Never written into the resolved scenario, which spells out every value
+    /// the profile set: loaded again, it must give the same scenario, also where a `--set`
+    /// key had beaten the profile; and runs of existing stores keep their ids.
+    #[serde(default, skip_serializing)]
     pub tcp_profile: TcpProfile,
     #[serde(default = "default_cc")]
     pub cc: String,
@@ -284,10 +286,6 @@ pub struct FlowSpec {
     pub udp_rate_bps: f64,
     #[serde(default = "default_packet_bytes")]
     pub packet_bytes: u32,
-}
-
-fn is_modern(p: &TcpProfile) -> bool {
-    *p == TcpProfile::Modern
 }
 
 fn default_kind() -> FlowKind {

@@ -121,8 +121,14 @@ class Sweep:
             shown = ", ".join(f"{k}={v!r}" for k, v in overrides.items())
             raise ScenarioError(f"{self.path}: the run arm={arm}, seed={seed}, {shown} is rejected: {e}") from None
         resolved = tomllib.loads(text)
-        params = {key: scenario if key == SCENARIO_COLUMN else lookup(resolved, key) for key in self.parameters}
+        # A key the resolved scenario does not write back (a flow's `tcp_profile`, spelled out
+        # as the values it set) keeps the value the run was given.
+        params = {key: scenario if key == SCENARIO_COLUMN else _first_known(lookup(resolved, key), overrides.get(key)) for key in self.parameters}
         return RunSpec(outputs.run_id(text), arm, seed, scenario, overrides, params)
+
+
+def _first_known(*values: Scalar | None) -> Scalar | None:
+    return next((v for v in values if v is not None), None)
 
 
 def lookup(doc: dict, key: str) -> Scalar | None:
