@@ -378,7 +378,8 @@ def study_command(
         # Piped output (logs, CI) gets a width that fits the tables; a terminal its own.
         console = Console(width=None if sys.stdout.isatty() else 150)
         for title, frame in result.tables.items():
-            heading = f"{name} study: {result.summary['runs']} runs (TCP profile {result.summary['tcp_profile']}, {result.summary['cwnd_growth']} cwnd growth); {title}"
+            profile = "" if result.summary["tcp_profile"] == "modern" else f", TCP profile {result.summary['tcp_profile']}"
+            heading = f"{name} study: {result.summary['runs']} runs ({result.summary['cwnd_growth']} cwnd growth{profile}); {title}"
             console.print(_rich_table(frame, heading))
         click.echo(f"wrote {out / 'summary.json'}, {out / 'table.md'}, {out / 'index.html'} and {out / 'plots'}")
 
