@@ -81,7 +81,10 @@ mod tests {
         let path = dir.join("proxy.toml");
         std::fs::write(&path, text).unwrap();
         let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-        DaemonConfig::load(Some(&path), &overrides).map_err(|e| e.to_string().replace(&path.display().to_string(), "FILE"))
+        let loaded = DaemonConfig::load(Some(&path), &overrides).map_err(|e| e.to_string().replace(&path.display().to_string(), "FILE"));
+        // Tests leave nothing behind in the host's temporary directory.
+        std::fs::remove_dir_all(&dir).unwrap();
+        loaded
     }
 
     fn tempfile_dir() -> std::path::PathBuf {
