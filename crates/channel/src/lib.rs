@@ -9,6 +9,7 @@
 //! [`LinkChannel`] assembles the models for one (UE, cell) pair.
 
 pub mod blockage;
+pub mod capacity_process;
 mod channel;
 pub mod cqi;
 mod error;
@@ -27,6 +28,7 @@ pub mod traces;
 pub mod units;
 
 pub use blockage::{BlockageConfig, ForcedEvent, ForcedKind};
+pub use capacity_process::{CapacityCarrier, CapacityConfig, CapacityProcess};
 pub use channel::{BlockedEffect, LinkChannel, LinkConfig, LinkState, DEFAULT_INDOOR_DISTANCE_M};
 pub use cqi::{CqiConfig, CqiReporter};
 pub use error::ConfigError;

@@ -304,14 +304,22 @@ impl Link {
         if self.rates_bps[0] == self.rates_bps[1] {
             return false;
         }
-        self.rate_bps = if self.rate_bps == self.rates_bps[0] { self.rates_bps[1] } else { self.rates_bps[0] };
+        let next_bps = if self.rate_bps == self.rates_bps[0] { self.rates_bps[1] } else { self.rates_bps[0] };
+        self.set_rate(now_ns, next_bps);
+        true
+    }
+
+    /// Serialises from `now_ns` on at `rate_bps` (switching links and rate processes such as
+    /// the spep study's capacity process); queued drop-tail packets are rescheduled as above.
+    pub fn set_rate(&mut self, now_ns: u64, rate_bps: u64) {
+        self.rate_bps = rate_bps;
         self.last_serialisation = (0, 0);
         self.advance(now_ns);
         if let Queue::DropTail { starts } = &mut self.queue {
             // The queued packets are the pipe's last ones; the first starts when the packet
             // on the wire ends, which the switch does not change.
             let first_queued = self.pipe.len() - starts.len();
-            let Some(&(mut start_ns, _)) = starts.front() else { return true };
+            let Some(&(mut start_ns, _)) = starts.front() else { return };
             for ((queued_start_ns, bytes), (arrival_ns, _)) in starts.iter_mut().zip(self.pipe.range_mut(first_queued..)) {
                 *queued_start_ns = start_ns;
                 start_ns += transmission_ns(*bytes, self.rate_bps);
@@ -319,7 +327,6 @@ impl Link {
             }
             self.busy_until_ns = start_ns;
         }
-        true
     }
 
     /// Time-average queue occupancy over [0, now].
@@ -406,5 +413,17 @@ mod tests {
         }
         assert!(l.switch_rate(1000));
         assert_eq!(arrivals(&mut l, &mut q), [11_000, 12_000, 14_000]);
+    }
+
+    #[test]
+    fn set_rate_reschedules_queued_packets_at_any_rate() {
+        // Set to 2 Gbit/s at 500 ns: the packet on the wire ends at 1000 ns, the two queued
+        // take 4000 ns each (1000 B at 2 Gbit/s).
+        let (mut l, mut q) = (link(8_000_000_000, 10_000), Wakes::default());
+        for _ in 0..3 {
+            l.enqueue(0, packet(), &mut q);
+        }
+        l.set_rate(500, 2_000_000_000);
+        assert_eq!(arrivals(&mut l, &mut q), [11_000, 15_000, 19_000]);
     }
 }
