@@ -1,7 +1,8 @@
 //! One direction of a wired link of the path, in real time: the transport crate's link model
 //! (the simulator's), with the wake-ups it asks for kept as deadlines of the emulation's clock,
-//! and its rate switched at the scenario's instants.
+//! and its rate changed as the scenario's rate schedule says (the simulator's [`LinkRate`]).
 
+use millinet_scenario::translate::LinkRate;
 use millinet_transport::link::{Link, LinkParams, Wakes};
 use millinet_wire::Packet;
 
@@ -11,13 +12,13 @@ pub struct Hop {
     /// The latest instant the link has been brought to: the model never goes back in time,
     /// so an arrival stamped earlier (a frame the link read late) enters at this instant.
     now_ns: u64,
-    /// The next rate switch and the period, for a switching link.
-    switch: Option<(u64, u64)>,
+    /// What changes the rate, if anything does.
+    rate: Option<LinkRate>,
 }
 
 impl Hop {
-    pub fn new(params: LinkParams, switch_period_ns: Option<u64>) -> Hop {
-        Hop { link: Link::new(params), wakes: Wakes::default(), now_ns: 0, switch: switch_period_ns.map(|p| (p, p)) }
+    pub fn new(params: LinkParams, rate: Option<LinkRate>) -> Hop {
+        Hop { link: Link::new(params), wakes: Wakes::default(), now_ns: 0, rate }
     }
 
     /// Offers `packet` arriving at `at_ns`; handed back, uncounted, when the queue cannot
@@ -67,17 +68,16 @@ impl Hop {
         }
     }
 
-    /// Runs the earliest rate switch or end of transmission (AQM) at or before `limit_ns`;
+    /// Runs the earliest rate change or end of transmission (AQM) at or before `limit_ns`;
     /// false when there is none.
     fn run_own_instant(&mut self, limit_ns: u64) -> bool {
-        let switch = self.switch.map(|(at, _)| at).filter(|&at| at <= limit_ns);
+        let change = self.rate.as_ref().map(LinkRate::next_ns).filter(|&at| at <= limit_ns);
         let transmitted = self.wakes.transmitted.filter(|&at| at <= limit_ns);
-        let switch_first = switch.is_some_and(|s| transmitted.is_none_or(|t| s <= t));
-        match (switch, transmitted) {
-            (Some(at), _) if switch_first => {
+        let change_first = change.is_some_and(|c| transmitted.is_none_or(|t| c <= t));
+        match (change, transmitted) {
+            (Some(at), _) if change_first => {
                 self.now_ns = self.now_ns.max(at);
-                self.link.switch_rate(at);
-                self.switch = self.switch.map(|(at, period)| (at + period, period));
+                self.rate.as_mut().expect("a change is due").update(at, &mut self.link);
             }
             (_, Some(at)) => {
                 self.now_ns = self.now_ns.max(at);
@@ -91,7 +91,7 @@ impl Hop {
 
     /// When the hop next needs attention.
     pub fn next_due_ns(&self) -> Option<u64> {
-        [self.switch.map(|(at, _)| at), self.wakes.transmitted, self.wakes.arrival].into_iter().flatten().min()
+        [self.rate.as_ref().map(LinkRate::next_ns), self.wakes.transmitted, self.wakes.arrival].into_iter().flatten().min()
     }
 
     /// Time to serialise `bytes` at the current rate.
@@ -115,8 +115,9 @@ mod tests {
     }
 
     fn hop(rate_bps: u64, switch_rate_bps: u64, delay_ns: u64, limit_bytes: u64, period_ns: Option<u64>) -> Hop {
-        let params = LinkParams { name: "a->b".into(), to_node: 0, rate_bps, switch_rate_bps, delay_ns, limit_bytes, aqm: None };
-        Hop::new(params, period_ns)
+        let params =
+            LinkParams { name: "a->b".into(), to_node: 0, rate_bps, switch_rate_bps, delay_ns, limit_bytes, limit_packets: u64::MAX, aqm: None };
+        Hop::new(params, period_ns.map(|period_ns| LinkRate::Switching { period_ns, next_ns: period_ns }))
     }
 
     #[test]

@@ -112,6 +112,8 @@ pub struct QueueSample {
     pub queue: u32,
     pub bytes: u64,
     pub packets: u64,
+    /// The rate the hop serialises at (it changes on switching and capacity-process links).
+    pub rate_bps: u64,
 }
 
 /// What the link measured about itself and the path.
@@ -654,7 +656,8 @@ impl Link {
         for i in 0..hops {
             for (k, hop) in [(2 * i, &mut self.down[i]), (2 * i + 1, &mut self.up[hops - 1 - i])] {
                 let (bytes, packets) = hop.queued(now);
-                self.report.queue_samples.push(QueueSample { t_ns, queue: k as u32, bytes, packets });
+                let rate_bps = hop.link.rate_bps();
+                self.report.queue_samples.push(QueueSample { t_ns, queue: k as u32, bytes, packets, rate_bps });
             }
         }
     }

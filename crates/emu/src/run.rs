@@ -7,7 +7,7 @@ use millinet_bpfcc::Registration;
 use millinet_proxyd::{DaemonConfig, Datapath, Ipv4Network};
 use millinet_ran::{CellId, UeId};
 use millinet_scenario::translate::radio::build_ran;
-use millinet_scenario::translate::{link_params, switch_period_ns};
+use millinet_scenario::translate::{link_params, LinkRate};
 use millinet_transport::link::QueueStats;
 
 use crate::capture::Capture;
@@ -77,8 +77,9 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     for h in &plan.hops {
         let spec = &s.links[h.link];
         // Hops are numbered by the link process alone: `to_node` means nothing here.
-        down.push(Hop::new(link_params(spec, format!("{}->{}", h.from, h.to), 0), switch_period_ns(spec)));
-        up.insert(0, Hop::new(link_params(spec, format!("{}->{}", h.to, h.from), 0), switch_period_ns(spec)));
+        let rate = |a_to_b: bool| LinkRate::new(h.link, spec, a_to_b, s.seed, &loaded.base_dir);
+        down.push(Hop::new(link_params(spec, format!("{}->{}", h.from, h.to), 0), rate(h.from == spec.a)?));
+        up.insert(0, Hop::new(link_params(spec, format!("{}->{}", h.to, h.from), 0), rate(h.to == spec.a)?));
     }
     check_root()?;
     // The project's BPF congestion control, registered under a name of this run's own until

@@ -19,8 +19,8 @@ pub enum Event {
     Timer(u32, u32),
     /// Periodic sampling of time series.
     Sample,
-    /// A link changes its rate (rate-switching bottlenecks).
-    RateSwitch(u32),
+    /// A link changes its rate (switching bottlenecks, capacity processes).
+    LinkRate(u32),
     /// A flow starts (its receiver opens the connection or its source begins).
     FlowStart(FlowId),
     /// A flow's application reached its deadline (a rate-limited source's next write).

@@ -27,6 +27,7 @@ pub struct Series {
     pub queue_id: Vec<u32>,
     pub queue_bytes: Vec<u64>,
     pub queue_packets: Vec<u64>,
+    pub queue_rate_bps: Vec<u64>,
     pub ue_t: Vec<f64>,
     pub ue_id: Vec<u32>,
     pub ue_sinr_db: Vec<f64>,
@@ -137,6 +138,7 @@ impl Series {
                     col("queue", ColumnData::U32(s.queue_id)),
                     col("bytes", ColumnData::U64(s.queue_bytes)),
                     col("packets", ColumnData::U64(s.queue_packets)),
+                    col("rate_bps", ColumnData::U64(s.queue_rate_bps)),
                 ],
             },
         ];

@@ -59,6 +59,7 @@ fn tables(e: &Emulation) -> Vec<Table> {
             col("queue", ColumnData::U32(q.iter().map(|x| x.queue).collect())),
             col("bytes", ColumnData::U64(q.iter().map(|x| x.bytes).collect())),
             col("packets", ColumnData::U64(q.iter().map(|x| x.packets).collect())),
+            col("rate_bps", ColumnData::U64(q.iter().map(|x| x.rate_bps).collect())),
         ],
     };
     let mut tables = vec![flows, goodput, queues];

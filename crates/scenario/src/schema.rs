@@ -157,6 +157,83 @@ pub struct LinkSpec {
     pub switch_period_s: f64,
     #[serde(default)]
     pub switch_rate_bps: f64,
+    /// Packets each direction's queue holds at most besides `queue_bytes` (a Linux qdisc's
+    /// `limit`); 0: no packet limit. Left out of the resolved scenario while 0.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub queue_packets: u64,
+    /// The a→b direction's rate follows a cell's per-user capacity (scenarios.md §7); b→a
+    /// keeps `rate_bps`. Left out of the resolved scenario when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacitySpec>,
+}
+
+/// The per-user capacity process of the spep-emulation study (scenarios.md §7,
+/// channel.md §12): C_user = B · SE(SINR*) / `users`, updated every `update_s`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapacitySpec {
+    /// "lte": shadow fading on the baseline SINR; "mmwave": plus the Markov LOS/NLOS
+    /// excess loss.
+    pub carrier: CapacityCarrierSpec,
+    #[serde(default = "default_capacity_bandwidth_hz")]
+    pub bandwidth_hz: f64,
+    /// Users sharing the cell equally: each gets 1/`users` of its capacity.
+    #[serde(default = "default_capacity_users")]
+    pub users: u32,
+    /// SINR_base when `sinr_trace` is empty, dB.
+    #[serde(default = "default_capacity_sinr_db")]
+    pub sinr_db: f64,
+    /// SINR_base as a `time_s,sinr_db` CSV (relative to the scenario file); "" for constant.
+    #[serde(default)]
+    pub sinr_trace: String,
+    /// σ_LOS-SF of the shadow-fading draw at each SINR sample, dB.
+    #[serde(default = "default_capacity_shadow_sigma_db")]
+    pub shadow_sigma_db: f64,
+    /// mmWave: the LOS→NLOS rate λ of the Markov chain, 1/s.
+    #[serde(default = "default_capacity_lambda_per_s")]
+    pub lambda_per_s: f64,
+    /// mmWave: the distance whose UMi LOS probability and NLOS excess loss the chain uses.
+    #[serde(default = "default_capacity_distance_m")]
+    pub distance_m: f64,
+    #[serde(default = "default_capacity_update_s")]
+    pub update_s: f64,
+    #[serde(default = "default_capacity_sinr_samples_per_s")]
+    pub sinr_samples_per_s: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CapacityCarrierSpec {
+    Lte,
+    Mmwave,
+}
+
+fn default_capacity_bandwidth_hz() -> f64 {
+    10e6
+}
+fn default_capacity_users() -> u32 {
+    10
+}
+fn default_capacity_sinr_db() -> f64 {
+    15.0
+}
+fn default_capacity_shadow_sigma_db() -> f64 {
+    4.0
+}
+fn default_capacity_lambda_per_s() -> f64 {
+    0.5
+}
+fn default_capacity_distance_m() -> f64 {
+    30.0
+}
+fn default_capacity_update_s() -> f64 {
+    0.1
+}
+fn default_capacity_sinr_samples_per_s() -> u32 {
+    3
+}
+fn is_zero_u64(x: &u64) -> bool {
+    *x == 0
 }
 
 fn is_lowest_rtt(s: &MptcpSchedulerSpec) -> bool {

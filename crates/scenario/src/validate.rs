@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use super::radio::{BlockageSpec, CellKind};
-use super::schema::{App, FlowKind, ProxySpec, Scenario};
+use super::schema::{App, CapacityCarrierSpec, CapacitySpec, FlowKind, ProxySpec, Scenario};
 
 /// What is wrong with one field.
 pub struct Issue {
@@ -77,6 +77,10 @@ pub fn validate(s: &Scenario) -> Result<(), Issue> {
         range(p("switch_period_s"), l.switch_period_s, 0.0, 1e6, "0 (constant rate) or a period in seconds")?;
         if l.switch_period_s > 0.0 {
             range(p("switch_rate_bps"), l.switch_rate_bps, 1e3, 1e13, "1e3 to 1e13 bit/s when switch_period_s > 0")?;
+        }
+        whole(p("queue_packets"), l.queue_packets, 0, 1 << 32)?;
+        if let Some(c) = &l.capacity {
+            capacity(&p, c, l.switch_period_s)?;
         }
     }
 
@@ -308,6 +312,30 @@ fn validate_radio(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
             problem: "empty region",
             allowed: "[x_min, y_min, x_max, y_max] with x_max > x_min and y_max > y_min".into(),
         });
+    }
+    Ok(())
+}
+
+/// A link's capacity process (scenarios.md §7); `p` names a key of the link.
+fn capacity(p: &dyn Fn(&str) -> String, c: &CapacitySpec, switch_period_s: f64) -> Result<(), Issue> {
+    let q = |f: &str| p(&format!("capacity.{f}"));
+    if switch_period_s > 0.0 {
+        return Err(Issue {
+            path: p("switch_period_s"),
+            value: switch_period_s.to_string(),
+            problem: "a switching link cannot also follow a capacity process",
+            allowed: "0 when [links.capacity] is set".into(),
+        });
+    }
+    range(q("bandwidth_hz"), c.bandwidth_hz, 1e5, 1e10, "1e5 to 1e10 Hz")?;
+    whole(q("users"), u64::from(c.users), 1, 100_000)?;
+    range(q("sinr_db"), c.sinr_db, -50.0, 80.0, "-50 to 80 dB")?;
+    range(q("shadow_sigma_db"), c.shadow_sigma_db, 0.0, 30.0, "0 to 30 dB")?;
+    range(q("update_s"), c.update_s, 1e-3, 1e3, "0.001 to 1000 seconds")?;
+    whole(q("sinr_samples_per_s"), u64::from(c.sinr_samples_per_s), 1, 1_000_000)?;
+    if c.carrier == CapacityCarrierSpec::Mmwave {
+        range(q("lambda_per_s"), c.lambda_per_s, 1e-6, 1e3, "1e-6 to 1000 transitions per second")?;
+        range(q("distance_m"), c.distance_m, 10.0, 5000.0, "10 to 5000 m (UMi street canyon)")?;
     }
     Ok(())
 }

@@ -88,6 +88,7 @@ pub struct Link {
     /// packet has one of two sizes, and the division costs more than the rest of `start`.
     last_serialisation: (u32, u64),
     limit_bytes: u64,
+    limit_packets: u64,
     queue: Queue,
     /// Bytes queued as of `last_change_ns`.
     queued_bytes: u64,
@@ -107,6 +108,8 @@ pub struct LinkParams {
     pub switch_rate_bps: u64,
     pub delay_ns: u64,
     pub limit_bytes: u64,
+    /// Packets the queue holds at most (`u64::MAX`: bytes only), like a qdisc's `limit`.
+    pub limit_packets: u64,
     /// Drop-tail without.
     pub aqm: Option<Box<dyn Aqm>>,
 }
@@ -127,6 +130,7 @@ impl Link {
             delay_ns: p.delay_ns,
             last_serialisation: (0, 0),
             limit_bytes: p.limit_bytes,
+            limit_packets: p.limit_packets,
             queue: match p.aqm {
                 Some(aqm) => Queue::Aqm { aqm, waiting: VecDeque::new(), transmitting: false },
                 None => Queue::DropTail { starts: VecDeque::new() },
@@ -189,10 +193,11 @@ impl Link {
     }
 
     /// Whether a packet of `bytes` arriving at `now_ns` would be taken: an idle transmitter
-    /// takes any packet, a busy one queues it within the byte limit.
+    /// takes any packet, a busy one queues it within the byte and packet limits.
     pub fn accepts(&mut self, now_ns: u64, bytes: u32) -> bool {
         self.advance(now_ns);
-        self.transmitting_packets(now_ns) == 0 || self.queued_bytes + bytes as u64 <= self.limit_bytes
+        self.transmitting_packets(now_ns) == 0
+            || (self.queued_bytes + bytes as u64 <= self.limit_bytes && self.queued_packets(now_ns) < self.limit_packets)
     }
 
     /// The rate the transmitter serialises at now.
@@ -356,7 +361,7 @@ mod tests {
 
     fn link(switch_rate_bps: u64, limit_bytes: u64) -> Link {
         let p =
-            LinkParams { name: "l".into(), to_node: 1, rate_bps: 8_000_000_000, switch_rate_bps, delay_ns: 10_000, limit_bytes, aqm: None };
+            LinkParams { name: "l".into(), to_node: 1, rate_bps: 8_000_000_000, switch_rate_bps, delay_ns: 10_000, limit_bytes, limit_packets: u64::MAX, aqm: None };
         Link::new(p)
     }
 

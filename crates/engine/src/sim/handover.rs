@@ -239,6 +239,7 @@ impl Simulation {
             switch_rate_bps: self.handovers.x2_rate_bps,
             delay_ns: self.handovers.x2_delay_ns,
             limit_bytes: u64::MAX,
+            limit_packets: u64::MAX,
             aqm: None,
         }));
         self.link_from.push(source);

@@ -6,7 +6,7 @@ use std::net::SocketAddrV4;
 
 use millinet_proxy::{Direction as ProxyDirection, Middlebox};
 use millinet_ran::{CellId, RanOutput, UeId};
-use millinet_scenario::translate::{app_spec, link_params, mptcp_config, seconds_to_ns, switch_period_ns, tcp_config};
+use millinet_scenario::translate::{app_spec, link_params, mptcp_config, seconds_to_ns, tcp_config, LinkRate};
 use millinet_transport::app::{AppAction, FlowId};
 use millinet_transport::mptcp::MptcpConnection;
 use millinet_transport::udp::{UdpSink, UdpSource, UdpSourceConfig};
@@ -74,8 +74,8 @@ pub struct Simulation {
     links: Vec<Link>,
     /// The node each link leaves from.
     link_from: Vec<u32>,
-    /// Links that alternate their rate, with the switching period.
-    switching: Vec<(u32, u64)>,
+    /// Links whose rate changes over time (switching bottlenecks, capacity processes).
+    link_rates: Vec<(u32, LinkRate)>,
     endpoints: Vec<Endpoint>,
     flows: Vec<Flow>,
     captures: Vec<Option<PcapWriter>>,
@@ -95,13 +95,13 @@ impl Simulation {
     pub fn new(scenario: Scenario, base_dir: &std::path::Path, pcap: &[(String, std::path::PathBuf)]) -> Result<Simulation, Error> {
         let node_index = |name: &str| scenario.nodes.iter().position(|n| n.name == name).expect("validated") as u32;
         let mut links = Vec::new();
-        let mut switching = Vec::new();
-        for spec in &scenario.links {
+        let mut link_rates = Vec::new();
+        for (i, spec) in scenario.links.iter().enumerate() {
             let (a, b) = (node_index(&spec.a), node_index(&spec.b));
             for (from, to) in [(a, b), (b, a)] {
                 let id = links.len() as u32;
-                if let Some(period_ns) = switch_period_ns(spec) {
-                    switching.push((id, period_ns));
+                if let Some(rate) = LinkRate::new(i, spec, from == a, scenario.seed, base_dir)? {
+                    link_rates.push((id, rate));
                 }
                 let name = format!("{}->{}", scenario.nodes[from as usize].name, scenario.nodes[to as usize].name);
                 links.push((from, Link::new(link_params(spec, name, to))));
@@ -163,7 +163,7 @@ impl Simulation {
             network,
             link_from: links.iter().map(|(from, _)| *from).collect(),
             links: links.into_iter().map(|(_, l)| l).collect(),
-            switching,
+            link_rates,
             endpoints: Vec::new(),
             flows: Vec::new(),
             captures,
@@ -242,8 +242,8 @@ impl Simulation {
             let ep = &sim.endpoints[e as usize];
             sim.timers.set(&mut sim.events, ep.timer, ep.model.next_timeout_ns());
         }
-        for &(link, period_ns) in &sim.switching {
-            sim.events.schedule(period_ns, Event::RateSwitch(link));
+        for (link, rate) in &sim.link_rates {
+            sim.events.schedule(rate.next_ns(), Event::LinkRate(*link));
         }
         for c in 0..sim.radio.cell_nodes.len() as u32 {
             sim.events.schedule(0, Event::Slot(c));
@@ -350,11 +350,10 @@ impl Simulation {
                         series(self.take_chunk(false));
                     }
                 }
-                Event::RateSwitch(l) => {
-                    if self.links[l as usize].switch_rate(now_ns) {
-                        let period = self.switching.iter().find(|s| s.0 == l).map(|s| s.1).expect("switching link");
-                        self.events.schedule(now_ns + period, Event::RateSwitch(l));
-                    }
+                Event::LinkRate(l) => {
+                    let (_, rate) = self.link_rates.iter_mut().find(|r| r.0 == l).expect("a link with a rate schedule");
+                    rate.update(now_ns, &mut self.links[l as usize]);
+                    self.events.schedule(rate.next_ns(), Event::LinkRate(l));
                 }
                 Event::FlowStart(f) => self.start_flow(f),
                 Event::AppDeadline(f) => self.app_deadline(f),

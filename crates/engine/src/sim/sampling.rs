@@ -29,6 +29,7 @@ impl Simulation {
             s.queue_id.push(i as u32);
             s.queue_bytes.push(l.queued_bytes(self.now_ns));
             s.queue_packets.push(l.queued_packets(self.now_ns));
+            s.queue_rate_bps.push(l.rate_bps());
         }
         for (k, m) in self.ue_metrics.iter_mut().enumerate() {
             let ue = UeId(k as u32);

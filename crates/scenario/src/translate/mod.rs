@@ -2,11 +2,13 @@
 //! emulator) build their channel, RAN, transport and proxy models from. Seconds become
 //! integer nanoseconds here, once.
 
+mod link_rate;
 pub mod proxy;
 pub mod radio;
 mod transport;
 
-pub use transport::{app_spec, link_codel, link_params, mptcp_config, rlc_codel, switch_period_ns, tcp_config};
+pub use link_rate::LinkRate;
+pub use transport::{app_spec, link_codel, link_params, mptcp_config, rlc_codel, tcp_config};
 
 /// Seconds (as scenario files write them) to the models' integer nanoseconds.
 pub fn seconds_to_ns(s: f64) -> u64 {

@@ -6,8 +6,14 @@ use millinet_transport::link::LinkParams;
 use millinet_transport::mptcp::{MptcpConfig, Scheduler};
 use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig};
 
+use std::path::Path;
+use std::sync::Arc;
+
+use millinet_channel::traces::{load_sinr_csv, SinrSeries, SinrTrace};
+use millinet_channel::{CapacityCarrier, CapacityConfig, CapacityProcess, LinkRngs};
+
 use super::seconds_to_ns;
-use crate::{App, Aqm, CwndGrowthSpec, FlowSpec, LinkSpec, MptcpSchedulerSpec, NewRenoVariantSpec};
+use crate::{rng, App, Aqm, CapacityCarrierSpec, ConfigError, CwndGrowthSpec, FlowSpec, LinkSpec, MptcpSchedulerSpec, NewRenoVariantSpec};
 
 /// The MTU CoDel is told: it does not drop while no more than one such packet is queued
 /// (RFC 8289 §4.4, `maxpacket`).
@@ -60,7 +66,7 @@ pub fn mptcp_config(f: &FlowSpec, seed: u64) -> MptcpConfig {
 }
 
 /// One direction of a wired link, named `name`, leading to node `to_node` (as its driver
-/// numbers nodes). A switching link alternates rates every [`switch_period_ns`].
+/// numbers nodes). Its rate changes as its [`super::LinkRate`] says.
 pub fn link_params(spec: &LinkSpec, name: String, to_node: u32) -> LinkParams {
     let rate_bps = spec.rate_bps.round() as u64;
     LinkParams {
@@ -70,13 +76,38 @@ pub fn link_params(spec: &LinkSpec, name: String, to_node: u32) -> LinkParams {
         switch_rate_bps: if spec.switch_period_s > 0.0 { spec.switch_rate_bps.round() as u64 } else { rate_bps },
         delay_ns: seconds_to_ns(spec.delay_s),
         limit_bytes: spec.queue_bytes,
+        limit_packets: if spec.queue_packets == 0 { u64::MAX } else { spec.queue_packets },
         aqm: (spec.aqm == Aqm::Codel).then(|| -> Box<dyn millinet_transport::aqm::Aqm> { Box::new(link_codel(spec)) }),
     }
 }
 
-/// How often a switching link changes rate; `None` for a constant one.
-pub fn switch_period_ns(spec: &LinkSpec) -> Option<u64> {
-    (spec.switch_period_s > 0.0).then(|| seconds_to_ns(spec.switch_period_s))
+/// The capacity process of link `i`'s a→b direction, if it has one (scenarios.md §7), drawing
+/// from the run's stream `links/i/capacity`; a `sinr_trace` is read relative to `base_dir`.
+pub(super) fn capacity_process(i: usize, spec: &LinkSpec, seed: u64, base_dir: &Path) -> Result<Option<CapacityProcess>, ConfigError> {
+    let Some(c) = &spec.capacity else { return Ok(None) };
+    let err = |e: &dyn std::fmt::Display| ConfigError::new(format!("links.{i}.capacity.sinr_trace: {e}"));
+    let sinr_base = if c.sinr_trace.is_empty() {
+        SinrSeries::from_points(&[(0.0, c.sinr_db)]).map_err(|e| err(&e))?
+    } else {
+        match load_sinr_csv(&base_dir.join(&c.sinr_trace)).map_err(|e| err(&e))? {
+            SinrTrace::Single(series) => series,
+            SinrTrace::PerCell(_) => return Err(err(&format!("{}: has a cell column; a capacity process takes one series (time_s,sinr_db)", c.sinr_trace))),
+        }
+    };
+    let carrier = match c.carrier {
+        CapacityCarrierSpec::Lte => CapacityCarrier::Lte,
+        CapacityCarrierSpec::Mmwave => CapacityCarrier::Mmwave { lambda_per_s: c.lambda_per_s, distance_m: c.distance_m },
+    };
+    let config = CapacityConfig {
+        bandwidth_hz: c.bandwidth_hz,
+        sinr_base: Arc::new(sinr_base),
+        carrier,
+        shadow_sigma_db: c.shadow_sigma_db,
+        update_ns: seconds_to_ns(c.update_s),
+        sinr_samples_per_s: c.sinr_samples_per_s,
+        user_share: 1.0 / f64::from(c.users),
+    };
+    Ok(Some(CapacityProcess::new(config, LinkRngs::from_stream(rng::stream(seed, &format!("links/{i}/capacity"))))))
 }
 
 /// CoDel on a wired link with the link's target and interval.
