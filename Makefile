@@ -34,7 +34,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban studies bench bench-study bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-spep-emulation studies bench bench-study bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -121,24 +121,28 @@ study-mptcp: build
 study-e2e: build
 	$(BIN)/millinet study e2e --out runs/study-e2e
 
-# The full link-level retransmission study (scenarios.md §6, 640 runs of 10 s, 10 seeds).
-# Estimated 5 minutes on 2 cores, not measured: one seed (`--runs 1`, 64 runs) took 35 s and
-# three seeds 87 s with the analysis. Not in CI; `millinet study lower-layer --quick` (32 runs
-# of 5 s, about 10 s) is, in `make test`.
+# The full link-level retransmission study (scenarios.md §6, 640 runs of 10 s, 10 seeds):
+# 149 s on 2 cores with the analysis (measured 2026-11-24, beside a cargo build). Not in CI;
+# `millinet study lower-layer --quick` (32 runs of 5 s, about 10 s) is, in `make test`.
 study-lower-layer: build
 	$(BIN)/millinet study lower-layer --out runs/study-lower-layer
 
 # The full dense-urban study (scenarios.md §3, 40 runs of 10 s: ten UEs on one cell, four CCs,
-# 10 seeds). Estimated 2 minutes on 2 cores, not measured: a run takes 2.2-3.5 s on one core
-# (BBR the slowest); on one worker, next to another engineer's jobs, one seed (`--runs 1`,
-# 4 runs) took 26 s with the analysis, and going on to three seeds (8 more runs, the analysis
-# of all 12) 42 s. Not in CI; `millinet study urban --quick` (4 runs of 5 s, about 20 s) is,
-# in `make test`.
+# 10 seeds): 164 s on 2 cores with the analysis (measured 2026-11-24, beside a cargo build; a
+# run takes 2.2-3.5 s on one core, BBR the slowest). Not in CI; `millinet study urban --quick`
+# (4 runs of 5 s, about 20 s) is, in `make test`.
 study-urban: build
 	$(BIN)/millinet study urban --out runs/study-urban
 
+# The full split-proxy study (scenarios.md §7, 1280 one-file downloads in runs of up to 60 s:
+# LTE and three mmWave λ x proxy or none x near/far server x 4 file sizes, 20 seeds): 40 s
+# on 2 cores with the analysis (measured 2026-11-24). Not in CI; `millinet study spep-emulation --quick` (80 runs,
+# about 10 s) is, in `make test`.
+study-spep-emulation: build
+	$(BIN)/millinet study spep-emulation --out runs/study-spep-emulation
+
 # Every full study, then one page linking them all (runs/index.html).
-studies: study study-train study-mptcp study-e2e study-lower-layer study-urban
+studies: study study-train study-mptcp study-e2e study-lower-layer study-urban study-spep-emulation
 	$(BIN)/millinet studies --index runs
 
 # Issue 7's figures in one run (BENCHMARKS.md): speed against ns-3 on the dumbbell, real time

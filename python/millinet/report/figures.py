@@ -37,6 +37,27 @@ def bars(summary: pd.DataFrame, labels: list[str], unit: str, scale: float) -> b
     return _png(fig)
 
 
+def boxes(panels: dict[str, dict[str, np.ndarray]], unit: str) -> bytes | None:
+    """Box plots (median, quartiles, whiskers at 1.5 IQR, outliers as dots), one panel per
+    title on a shared axis, one box per label; a label ending in ", split" is drawn orange.
+    None when no panel has a value."""
+    if not any(len(v) for boxes in panels.values() for v in boxes.values()):
+        return None
+    widest = max(len(b) for b in panels.values())
+    fig, axes = plt.subplots(1, len(panels), sharey=True, squeeze=False, figsize=(max(4.0, 0.55 * widest + 1.5) * len(panels), 4.2))
+    for (title, boxes), ax in zip(panels.items(), axes[0]):
+        labels = list(boxes)
+        drawn_boxes = ax.boxplot([boxes[k] if len(boxes[k]) else [np.nan] for k in labels], patch_artist=True, widths=0.6, flierprops={"markersize": 3}, medianprops={"color": "black"})
+        for patch, label in zip(drawn_boxes["boxes"], labels):
+            patch.set_facecolor("tab:orange" if label.endswith(", split") else "tab:blue")
+            patch.set_alpha(0.6)
+        ax.set_xticks(range(1, len(labels) + 1), labels, rotation=35, ha="right", fontsize=7)
+        ax.set_title(title, fontsize=10)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0, 0].set_ylabel(unit)
+    return _png(fig)
+
+
 def cdfs(values: dict[str, np.ndarray], unit: str, scale: float) -> bytes:
     """The empirical CDF over runs of one metric, one line per point."""
     fig, ax = plt.subplots(figsize=(6, 3.6))

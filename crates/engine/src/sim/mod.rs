@@ -68,7 +68,8 @@ pub struct Simulation {
     middlebox_at: Vec<u32>,
     /// Whether `middleboxes[0]` is the scenario's `[proxy]` (summary.json's `proxy`).
     scenario_proxy: bool,
-    /// Per node: whether a UE sits there (packets toward it go "from the server").
+    /// Per node: whether it is a UE or, without UEs, a flow's receiver (packets toward it go
+    /// "from the server" through a proxy).
     ue_node: Vec<bool>,
     network: Network,
     links: Vec<Link>,
@@ -159,7 +160,14 @@ impl Simulation {
             middleboxes: Vec::new(),
             middlebox_at: vec![NO_MIDDLEBOX; scenario.nodes.len()],
             scenario_proxy: false,
-            ue_node: (0..scenario.nodes.len()).map(|i| scenario.ues.iter().any(|u| node_index(&u.node) == i as u32)).collect(),
+            // A proxy's UE side: the UEs' nodes; on a wired-only path (the spep study), the
+            // nodes that receive a flow's data, as a UE does.
+            ue_node: (0..scenario.nodes.len() as u32)
+                .map(|i| match scenario.ues.is_empty() {
+                    false => scenario.ues.iter().any(|u| node_index(&u.node) == i),
+                    true => scenario.flows.iter().any(|f| node_index(&f.dst) == i),
+                })
+                .collect(),
             network,
             link_from: links.iter().map(|(from, _)| *from).collect(),
             links: links.into_iter().map(|(_, l)| l).collect(),
