@@ -25,7 +25,10 @@ pub enum Workload {
 pub struct FlowPlan {
     /// The kernel's name of the congestion control (`reno`, `cubic`, `bbr`).
     pub cc: String,
+    /// Where the server listens.
     pub server: SocketAddrV4,
+    /// Where the UE connects: the server, or the split proxy that connects to it.
+    pub connect_to: SocketAddrV4,
     pub workload: Workload,
     pub start_ns: u64,
     pub end_ns: u64,
@@ -192,8 +195,8 @@ pub fn download(plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Result<FlowReport, 
     }
     let requested_ns = clock();
     let remaining = Duration::from_nanos(plan.end_ns.saturating_sub(requested_ns).max(1));
-    let mut stream = TcpStream::connect_timeout(&plan.server.into(), remaining)
-        .map_err(|e| EmuError::System(format!("the UE cannot connect to {}: {e}", plan.server)))?;
+    let mut stream = TcpStream::connect_timeout(&plan.connect_to.into(), remaining)
+        .map_err(|e| EmuError::System(format!("the UE cannot connect to {}: {e}", plan.connect_to)))?;
     stream.set_read_timeout(Some(Duration::from_millis(20))).map_err(|e| EmuError::System(format!("SO_RCVTIMEO: {e}")))?;
     let bins = plan.end_ns.div_ceil(plan.goodput_bin_ns) as usize;
     let mut report = FlowReport { received_per_bin: vec![0; bins], ..FlowReport::default() };
@@ -224,7 +227,7 @@ pub fn download(plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Result<FlowReport, 
     Ok(report)
 }
 
-fn set_congestion_control(fd: i32, cc: &str) -> Result<(), EmuError> {
+pub(crate) fn set_congestion_control(fd: i32, cc: &str) -> Result<(), EmuError> {
     // SAFETY: TCP_CONGESTION reads `len` bytes of the name.
     let r = unsafe { libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, cc.as_ptr().cast(), cc.len() as libc::socklen_t) };
     if r != 0 {

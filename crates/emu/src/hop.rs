@@ -115,8 +115,16 @@ mod tests {
     }
 
     fn hop(rate_bps: u64, switch_rate_bps: u64, delay_ns: u64, limit_bytes: u64, period_ns: Option<u64>) -> Hop {
-        let params =
-            LinkParams { name: "a->b".into(), to_node: 0, rate_bps, switch_rate_bps, delay_ns, limit_bytes, limit_packets: u64::MAX, aqm: None };
+        let params = LinkParams {
+            name: "a->b".into(),
+            to_node: 0,
+            rate_bps,
+            switch_rate_bps,
+            delay_ns,
+            limit_bytes,
+            limit_packets: u64::MAX,
+            aqm: None,
+        };
         Hop::new(params, period_ns.map(|period_ns| LinkRate::Switching { period_ns, next_ns: period_ns }))
     }
 

@@ -73,7 +73,7 @@ pub fn download(namespace: &str, plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Re
         Workload::Bulk => ["-t".to_string(), (plan.end_ns.saturating_sub(started_ns + 500_000_000) / 1_000_000_000).max(1).to_string()],
         Workload::File { bytes } => ["-n".to_string(), bytes.to_string()],
     };
-    let (ip, port) = (plan.server.ip().to_string(), plan.server.port().to_string());
+    let (ip, port) = (plan.connect_to.ip().to_string(), plan.connect_to.port().to_string());
     let out = Command::new("ip")
         .args(["netns", "exec", namespace, "iperf3", "-c", &ip, "-p", &port, "-R", "-J", "--get-server-output"])
         .args(["-C", &plan.cc, "-i", &INTERVAL_S.to_string()])

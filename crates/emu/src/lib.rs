@@ -13,6 +13,7 @@ pub mod link;
 pub mod netns;
 pub mod plan;
 mod run;
+pub mod split_proxy;
 mod summary;
 pub mod tcp_info;
 pub mod telemetry;

@@ -55,6 +55,15 @@ pub struct ProxyStage {
     pub monotonic_start_ns: u64,
 }
 
+/// The kernel split proxy (crate::split_proxy) at the node where downlink stage `down_stage`
+/// begins: frames reaching the node in either direction are written to `device`, which the
+/// testbed routes into the proxy's namespace; what the proxy sends comes back out of it and
+/// goes on toward the UE or the server by its destination.
+pub struct SplitStage {
+    pub device: Tun,
+    pub down_stage: usize,
+}
+
 /// Where a frame crosses the proxy's node.
 #[derive(Clone, Copy)]
 enum Crossing {
@@ -128,6 +137,8 @@ pub struct LinkReport {
     pub lateness: Lateness,
     pub frames_down: u64,
     pub frames_up: u64,
+    /// Frames the split proxy sent into the link.
+    pub frames_from_proxy: u64,
     /// Frames cut into segments because a queue could not take them whole.
     pub split_frames: u64,
     /// Frames the models do not carry (not TCP/UDP over IPv4), dropped and counted.
@@ -159,11 +170,11 @@ pub struct Link {
     batch: Vec<Packet>,
     /// Frames read, with their arrival times, not yet run.
     arrivals: VecDeque<(u64, Side, Packet)>,
-    /// When each side (server, UE) was last read.
-    last_read_ns: [u64; 2],
+    /// When each side (server, UE, split proxy) was last read.
+    last_read_ns: [u64; 3],
     /// When the link last wrote a frame to each side: what it reads there later may be the
     /// endpoint's answer to that frame, so it cannot have arrived before.
-    last_write_ns: [u64; 2],
+    last_write_ns: [u64; 3],
     sample_step_ns: u64,
     next_sample_ns: u64,
     step_latency: (u64, u64),
@@ -171,6 +182,7 @@ pub struct Link {
     pub telemetry: Option<TelemetryPublisher>,
     telemetry_due: Vec<(u64, [u8; TELEMETRY_DATAGRAM_BYTES])>,
     pub proxy: Option<ProxyStage>,
+    pub split: Option<SplitStage>,
     /// What the proxy emitted in one call, before it is routed.
     proxied: Vec<(Toward, Packet)>,
     /// Frames for the server-side device's writer thread, with their due times, while `run`
@@ -194,14 +206,15 @@ impl Link {
             parts: Vec::new(),
             batch: Vec::new(),
             arrivals: VecDeque::new(),
-            last_read_ns: [0; 2],
-            last_write_ns: [0; 2],
+            last_read_ns: [0; 3],
+            last_write_ns: [0; 3],
             sample_step_ns,
             next_sample_ns: 0,
             step_latency: (0, 0),
             telemetry: None,
             telemetry_due: Vec::new(),
             proxy: None,
+            split: None,
             proxied: Vec::new(),
             server_writes: None,
             report: LinkReport::default(),
@@ -299,6 +312,7 @@ impl Link {
                     match side {
                         Side::Server => self.enter_down(0, at, now, packet)?,
                         Side::Ue => self.enter_up(at, packet),
+                        Side::Proxy => self.enter_from_split_proxy(at, now, packet)?,
                     }
                 }
                 Event::Telemetry => {
@@ -320,8 +334,9 @@ impl Link {
     /// Reads what waits on both devices into `arrivals`, in arrival order.
     fn read_arrivals(&mut self, now: u64) -> Result<(), EmuError> {
         let mut batch = std::mem::take(&mut self.batch);
-        let mut server_side = 0;
-        for side in [Side::Server, Side::Ue] {
+        let (leftover, mut sides_read) = (self.arrivals.len(), 0);
+        let sides: &[Side] = if self.split.is_some() { &[Side::Server, Side::Ue, Side::Proxy] } else { &[Side::Server, Side::Ue] };
+        for &side in sides {
             for _ in 0..READ_BATCH {
                 let Some(packet) = self.read(side)? else { break };
                 batch.push(packet);
@@ -336,20 +351,17 @@ impl Link {
             match side {
                 Side::Server => self.report.frames_down += n,
                 Side::Ue => self.report.frames_up += n,
+                Side::Proxy => self.report.frames_from_proxy += n,
             }
-            let first = self.arrivals.len();
+            sides_read += (n > 0) as usize;
             for (k, packet) in batch.drain(..).enumerate() {
                 self.arrivals.push_back((previous + (now - previous) * (k as u64 + 1) / n, side, packet));
             }
-            if side == Side::Server {
-                server_side = self.arrivals.len() - first;
-            }
         }
         self.batch = batch;
-        // Both sides' frames in one time order (each side's already is).
-        let arrivals = self.arrivals.make_contiguous();
-        if server_side > 0 && server_side < arrivals.len() {
-            arrivals.sort_by_key(|(at, side, _)| (*at, *side as u8));
+        // The sides' frames in one time order (each side's already is).
+        if sides_read > 1 || (sides_read == 1 && leftover > 0) {
+            self.arrivals.make_contiguous().sort_by_key(|(at, side, _)| (*at, *side as u8));
         }
         Ok(())
     }
@@ -386,8 +398,9 @@ impl Link {
 
     /// A downlink packet reaches stage `stage` at `at`, through the proxy if it sits there.
     fn enter_down(&mut self, stage: usize, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
-        match &self.proxy {
-            Some(p) if p.down_stage == stage => self.through_proxy(Crossing::Down, at, now, packet),
+        match (&self.proxy, &self.split) {
+            (Some(p), _) if p.down_stage == stage => self.through_proxy(Crossing::Down, at, now, packet),
+            (_, Some(split)) if split.down_stage == stage => self.deliver(Side::Proxy, now, at, packet),
             _ => {
                 self.continue_down(stage, at, packet);
                 Ok(())
@@ -465,9 +478,22 @@ impl Link {
     /// An uplink packet reaches wired hop `stage` (past the last one: the server side),
     /// through the proxy if it sits there.
     fn enter_wired_up(&mut self, stage: usize, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
-        match &self.proxy {
-            Some(p) if self.down.len() - p.down_stage == stage => self.through_proxy(Crossing::Up, at, now, packet),
+        match (&self.proxy, &self.split) {
+            (Some(p), _) if self.down.len() - p.down_stage == stage => self.through_proxy(Crossing::Up, at, now, packet),
+            (_, Some(split)) if self.down.len() - split.down_stage == stage => self.deliver(Side::Proxy, now, at, packet),
             _ => self.continue_up(stage, at, now, packet),
+        }
+    }
+
+    /// A frame the split proxy sent goes on from its node: toward the UE if addressed to it,
+    /// else toward the server.
+    fn enter_from_split_proxy(&mut self, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
+        let stage = self.split.as_ref().expect("frames from the split proxy's device").down_stage;
+        if packet.dst == crate::plan::UE_IP {
+            self.continue_down(stage, at, packet);
+            Ok(())
+        } else {
+            self.continue_up(self.down.len() - stage, at, now, packet)
         }
     }
 
@@ -589,6 +615,7 @@ impl Link {
             let tun = match side {
                 Side::Server => &mut self.server_side,
                 Side::Ue => &mut self.ue_side,
+                Side::Proxy => &mut self.split.as_mut().expect("a split proxy's device").device,
             };
             let Some(len) = tun.read(self.frames.buffer_mut(id))? else {
                 self.frames.release(id);
@@ -617,6 +644,10 @@ impl Link {
             Side::Ue => {
                 self.report.lateness.record(now.saturating_sub(due));
                 self.ue_side.write(self.frames.frame(id))?
+            }
+            Side::Proxy => {
+                self.report.lateness.record(now.saturating_sub(due));
+                self.split.as_mut().expect("a split proxy's device").device.write(self.frames.frame(id))?
             }
         };
         self.report.write_failures += !written as u64;
@@ -688,15 +719,13 @@ impl Link {
         due
     }
 
-    /// Sleeps up to `timeout_ns`, or until a frame arrives on either device.
+    /// Sleeps up to `timeout_ns`, or until a frame arrives on any device.
     fn wait(&self, timeout_ns: u64) -> Result<(), EmuError> {
-        let mut fds = [
-            libc::pollfd { fd: self.server_side.fd(), events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: self.ue_side.fd(), events: libc::POLLIN, revents: 0 },
-        ];
+        let poll = |fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        let mut fds = [poll(self.server_side.fd()), poll(self.ue_side.fd()), poll(self.split.as_ref().map_or(-1, |s| s.device.fd()))];
         let timeout = libc::timespec { tv_sec: (timeout_ns / 1_000_000_000) as i64, tv_nsec: (timeout_ns % 1_000_000_000) as i64 };
-        // SAFETY: two valid pollfds and a timespec that outlive the call.
-        let r = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &timeout, std::ptr::null()) };
+        // SAFETY: valid pollfds (a negative fd is ignored) and a timespec that outlive the call.
+        let r = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &timeout, std::ptr::null()) };
         if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
             return Err(EmuError::os("waiting for frames"));
         }
@@ -740,4 +769,5 @@ fn write_frames(mut tun: Tun, frames: Receiver<(u64, Vec<u8>)>, clock: &(dyn Fn(
 enum Side {
     Server,
     Ue,
+    Proxy,
 }

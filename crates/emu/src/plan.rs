@@ -35,9 +35,11 @@ pub struct Plan {
     /// The MTU between the gNB and the UE: `mtu_bytes`, or room for milliProxy's coalesced
     /// segments of up to MSS2 payload bytes (emulation.md §2: the UE-side MTU must allow them).
     pub ue_side_mtu_bytes: u32,
-    /// milliProxy in the link, at the node where downlink stage `proxy_stage` begins (wired
-    /// hop `proxy_stage`, or the radio when it equals the number of hops).
+    /// A proxy at the node where downlink stage `proxy_stage` begins (wired hop `proxy_stage`,
+    /// or the radio when it equals the number of hops): milliProxy in the link, or with
+    /// `split` the kernel split proxy of its own namespace.
     pub proxy_stage: Option<usize>,
+    pub split: Option<SplitPlan>,
     pub sack: bool,
     pub timestamps: bool,
     pub window_scaling: bool,
@@ -46,8 +48,24 @@ pub struct Plan {
     pub initial_window_segments: u32,
 }
 
-/// The testbed's own private addresses: the server side and the UE side of the gNB.
+/// The split-TCP baseline (milliproxy.md §5) as a real proxy: Linux TCP both ways, in a
+/// namespace of its own at its node, relaying bytes between its two connections.
+#[derive(Clone, Debug)]
+pub struct SplitPlan {
+    /// The kernel's name of its congestion control toward the UE.
+    pub cc: String,
+    /// Its MSS toward the UE: the payload of its segments (at most the path's).
+    pub mss_bytes: u32,
+    /// TCP_MAXSEG for that payload, when it is below the path's: Linux subtracts the
+    /// timestamp option (12 bytes) from the MSS it is given.
+    pub max_segment_bytes: Option<u32>,
+}
+
+/// The testbed's own private addresses: the server side and the UE side of the gNB, and the
+/// split proxy with its side of the gNB.
 pub const SERVER_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 1, 1);
+pub const PROXY_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 3, 1);
+pub const GNB_PROXY_SIDE_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 3, 2);
 pub const GNB_SERVER_SIDE_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 1, 2);
 pub const UE_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 2, 1);
 pub const GNB_UE_SIDE_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 2, 2);
@@ -118,17 +136,21 @@ impl Plan {
         let end = if radio { s.cells[0].node.clone() } else { f.dst.clone() };
         let hops = wired_path(&s.links, &f.src, &end)?;
         let mtu_bytes = f.mss_bytes + 40 + if f.timestamps { 12 } else { 0 };
-        if !(576..=65_535).contains(&mtu_bytes) {
+        if f.mss_bytes < LINUX_MIN_MSS_BYTES || mtu_bytes > 65_535 {
             return Err(EmuError::unsupported(
                 "flows.0.mss_bytes",
-                format!("{} gives an MTU of {mtu_bytes}; allowed 576 to 65535", f.mss_bytes),
+                format!("{} gives an MTU of {mtu_bytes}; allowed an MSS of at least {LINUX_MIN_MSS_BYTES} (Linux's smallest) and an MTU up to 65535", f.mss_bytes),
             ));
         }
         let proxy_stage = proxy_stage(s, &hops, &end)?;
+        let split = match s.proxy.kind {
+            ProxyKind::Split if proxy_stage.is_some() => Some(split_plan(s, available_cc)?),
+            _ => None,
+        };
         // The coalesced segments carry the server segments' options too (40 bytes at most).
         let ue_side_mtu_bytes = match proxy_stage {
-            Some(_) => mtu_bytes.max(s.proxy.mss2_bytes + 40 + 40).min(65_535),
-            None => mtu_bytes,
+            Some(_) if split.is_none() => mtu_bytes.max(s.proxy.mss2_bytes + 40 + 40).min(65_535),
+            _ => mtu_bytes,
         };
         let seconds = |s: f64| (s * 1e9).round() as u64;
         Ok(Plan {
@@ -138,6 +160,7 @@ impl Plan {
             flow: FlowPlan {
                 cc,
                 server: server_address(SERVER_IP),
+                connect_to: server_address(if split.is_some() { PROXY_IP } else { SERVER_IP }),
                 workload,
                 start_ns: seconds(f.start_s),
                 end_ns: seconds(s.duration_s),
@@ -147,6 +170,7 @@ impl Plan {
             mtu_bytes,
             ue_side_mtu_bytes,
             proxy_stage,
+            split,
             sack: f.sack,
             timestamps: f.timestamps,
             window_scaling: f.window_scaling,
@@ -163,13 +187,13 @@ fn proxy_stage(s: &Scenario, hops: &[HopPlan], end: &str) -> Result<Option<usize
     if node.is_empty() {
         return Ok(None);
     }
-    if s.proxy.kind == ProxyKind::Split {
-        return Err(EmuError::unsupported(
-            "proxy.kind",
-            "the split-TCP baseline runs in the simulator only (its TCP carries lengths, not bytes); the emulator runs milliproxy",
-        ));
-    }
     if node == end {
+        if s.proxy.kind == ProxyKind::Split {
+            return Err(EmuError::unsupported(
+                "proxy.node",
+                format!("the split proxy sits on a node between two wired links, not at `{node}`"),
+            ));
+        }
         return Ok(Some(hops.len()));
     }
     match hops.iter().position(|h| h.from == *node) {
@@ -179,6 +203,33 @@ fn proxy_stage(s: &Scenario, hops: &[HopPlan], end: &str) -> Result<Option<usize
         )),
         Some(stage) => Ok(Some(stage)),
     }
+}
+
+/// Linux never sends segments smaller than this (TCP_MIN_MSS, include/net/tcp.h).
+const LINUX_MIN_MSS_BYTES: u32 = 88;
+
+/// The kernel split proxy's TCP toward the UE: a congestion control the kernel has, and an MSS
+/// the path's MTU carries.
+fn split_plan(s: &Scenario, available_cc: &str) -> Result<SplitPlan, EmuError> {
+    let cc = match kernel_cc(&s.proxy.split_cc) {
+        Some(KernelCc::Builtin(cc)) if available_cc.split_whitespace().any(|a| a == cc) => cc.to_string(),
+        _ => {
+            return Err(EmuError::unsupported(
+                "proxy.split_cc",
+                format!("the split proxy runs one of the kernel's `{}`, not `{}`", available_cc.trim(), s.proxy.split_cc),
+            ))
+        }
+    };
+    let path_mss = s.flows[0].mss_bytes;
+    if !(LINUX_MIN_MSS_BYTES..=path_mss).contains(&s.proxy.split_mss_bytes) {
+        return Err(EmuError::unsupported(
+            "proxy.split_mss_bytes",
+            format!("{} does not fit the path: allowed {LINUX_MIN_MSS_BYTES} to the flow's MSS, {path_mss}", s.proxy.split_mss_bytes),
+        ));
+    }
+    let options = if s.flows[0].timestamps { 12 } else { 0 };
+    let max_segment_bytes = (s.proxy.split_mss_bytes < path_mss).then_some(s.proxy.split_mss_bytes + options);
+    Ok(SplitPlan { cc, mss_bytes: s.proxy.split_mss_bytes, max_segment_bytes })
 }
 
 /// The chain of links from `from` to `to`, each oriented along the way. A node on the path

@@ -16,9 +16,10 @@ use crate::endpoint::{download, FlowReport, Server};
 use crate::error::EmuError;
 use crate::hop::Hop;
 use crate::iperf::Iperf3Server;
-use crate::link::{Link, LinkReport, ProxyStage, Radio};
+use crate::link::{Link, LinkReport, ProxyStage, Radio, SplitStage};
 use crate::netns::Namespaces;
 use crate::plan::Plan;
+use crate::split_proxy::SplitRelay;
 use crate::telemetry::TelemetryPublisher;
 use crate::testbed::{self, in_namespace};
 
@@ -97,8 +98,13 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         }
         None => None,
     };
-    let ns = Namespaces::create(&testbed::ROLES)?;
-    let (tun_server, tun_ue) = testbed::wire(&ns, &plan)?;
+    let ns = Namespaces::create(testbed::roles(&plan))?;
+    let devices = testbed::wire(&ns, &plan)?;
+    // The split proxy listens before the UE can connect.
+    let relay = match &plan.split {
+        Some(split) => Some(in_namespace(ns.name("proxy"), || SplitRelay::bind(plan.flow.connect_to, split))?),
+        None => None,
+    };
     // The server side: the own listening socket, or the iperf3 server process (kept until the
     // run ends, then stopped).
     let (server, iperf3_server) = match opts.client {
@@ -110,7 +116,10 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         .iter()
         .map(|(node, role)| Capture::start(ns.name(role), "eth0", &dir.join(format!("{node}.pcap"))))
         .collect::<Result<_, _>>()?;
-    let mut link = Link::new(tun_server, tun_ue, down, up, radio, plan.flow.sample_step_ns);
+    let mut link = Link::new(devices.server_side, devices.ue_side, down, up, radio, plan.flow.sample_step_ns);
+    if let (Some(device), Some(down_stage)) = (devices.proxy_side, plan.proxy_stage) {
+        link.split = Some(SplitStage { device, down_stage });
+    }
     let end_ns = plan.flow.end_ns;
     let duration_s = end_ns as f64 / 1e9;
 
@@ -118,7 +127,7 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     if opts.telemetry_socket.is_some() && link.radio().is_none() {
         return Err(EmuError::unsupported("telemetry", "a wired path has no RAN to report on"));
     }
-    if let Some(down_stage) = plan.proxy_stage {
+    if let (Some(down_stage), None) = (plan.proxy_stage, &plan.split) {
         // The clamp toward the server is the server side's own MSS, so the server sends the
         // scenario's segments (Linux advertises MTU − 40 and fits its options inside).
         let mss1 = plan.mtu_bytes - 40;
@@ -137,7 +146,7 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         link.telemetry = Some(TelemetryPublisher::new(to, crate::plan::UE_IP, period, delay, clock.monotonic_start_ns)?);
     }
     let now = || clock.now_ns();
-    let (served, received, linked, realtime) = std::thread::scope(|scope| {
+    let (served, received, linked, realtime, relayed) = std::thread::scope(|scope| {
         let link_thread = scope.spawn(|| {
             let realtime = make_realtime();
             let result = link.run(&now, end_ns);
@@ -154,6 +163,14 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
             }
             None => Ok(None),
         });
+        let proxy_ns = relay.as_ref().map(|_| ns.name("proxy"));
+        let relay_thread = scope.spawn(move || match (&relay, proxy_ns) {
+            (Some(relay), Some(proxy_ns)) => {
+                crate::netns::enter(proxy_ns)?;
+                relay.serve(plan.flow.server, end_ns, &now).map(Some)
+            }
+            _ => Ok(None),
+        });
         let ue_ns = ns.name("ue");
         let ue_thread = scope.spawn(|| match opts.client {
             Client::Own => {
@@ -162,14 +179,21 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
             }
             Client::Iperf3 => crate::iperf::download(ue_ns, &plan.flow, &now),
         });
-        while !(link_thread.is_finished() && server_thread.is_finished() && ue_thread.is_finished()) {
+        while !(link_thread.is_finished() && server_thread.is_finished() && ue_thread.is_finished() && relay_thread.is_finished()) {
             std::thread::sleep(std::time::Duration::from_millis(100));
             if !clock.stopped() && !progress((clock.now_ns() as f64 / 1e9).min(duration_s), duration_s) {
                 clock.stop();
             }
         }
         let (linked, realtime) = link_thread.join().expect("the link does not panic");
-        (server_thread.join().expect("the server does not panic"), ue_thread.join().expect("the UE does not panic"), linked, realtime)
+        let relayed = relay_thread.join().expect("the split proxy does not panic");
+        (
+            server_thread.join().expect("the server does not panic"),
+            ue_thread.join().expect("the UE does not panic"),
+            linked,
+            realtime,
+            relayed,
+        )
     });
     let interrupted = clock.stopped();
     let captured: Result<Vec<()>, EmuError> = captures.into_iter().map(Capture::stop).collect();
@@ -178,6 +202,7 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     drop(bpf);
     captured?;
     linked?;
+    let relayed_bytes = relayed?;
     if interrupted {
         return Err(EmuError::System("the emulation was interrupted".into()));
     }
@@ -191,7 +216,11 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     }
     let queues = queue_summaries(&link);
     let ue_stats = link.radio().map(|r| r.ran.ue_stats(r.ue));
-    let proxy = link.proxy.as_ref().map(|p| crate::summary::proxy(&s.proxy.node, &p.datapath));
+    let proxy = match (&link.proxy, &plan.split, relayed_bytes) {
+        (Some(p), ..) => Some(crate::summary::proxy(&s.proxy.node, &p.datapath)),
+        (None, Some(split), Some(bytes)) => Some(crate::summary::split_proxy(&s.proxy.node, split, bytes)),
+        _ => None,
+    };
     let mut summary =
         crate::summary::summary(&loaded.name, s, &plan, opts.client, &flow, &link.report, &queues, ue_stats.as_ref(), realtime);
     summary["proxy"] = proxy.into();

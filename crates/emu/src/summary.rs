@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::endpoint::FlowReport;
 use crate::link::LinkReport;
-use crate::plan::Plan;
+use crate::plan::{Plan, SplitPlan};
 use crate::run::{Client, QueueSummary};
 
 /// Mean and percentiles (nearest rank) of `values`, in the values' unit; nulls when empty.
@@ -25,6 +25,12 @@ fn distribution(mut values: Vec<f64>) -> Value {
         "p95": rank(95.0),
         "p99": rank(99.0),
     })
+}
+
+/// The kernel split proxy's section: where it sat, its TCP toward the UE and the bytes it
+/// relayed toward the UE (its counters are the kernel's: early ACKs are all of them).
+pub(crate) fn split_proxy(node: &str, split: &SplitPlan, relayed_bytes: u64) -> Value {
+    json!({ "node": node, "kind": "split", "cc": split.cc, "mss_bytes": split.mss_bytes, "bytes_relayed_toward_ue": relayed_bytes })
 }
 
 /// The proxy's section: the simulator's fields (node, kind, policy, the core's counters) and
@@ -163,6 +169,7 @@ pub(crate) fn summary(
             "frames_over_1ms_late": link.lateness.over_1ms,
             "frames_down": link.frames_down,
             "frames_up": link.frames_up,
+            "frames_from_proxy": link.frames_from_proxy,
             "split_frames": link.split_frames,
             "unparsed_frames": link.unparsed_frames,
             "ran_dropped_frames": link.ran_dropped_frames,

@@ -12,7 +12,7 @@ fn queue_column(out: &RunOutput, q: u32, name: &str) -> Vec<(f64, u64)> {
     let table = out.tables.iter().find(|t| t.name == "queues").unwrap();
     let get = |n: &str| &table.columns.iter().find(|c| c.name == n).unwrap().data;
     let (ColumnData::F64(t), ColumnData::U32(id), ColumnData::U64(v)) = (get("t"), get("queue"), get(name)) else { panic!("column types") };
-    t.iter().zip(id).zip(v).filter(|(( _, &i), _)| i == q).map(|((&t, _), &v)| (t, v)).collect()
+    t.iter().zip(id).zip(v).filter(|((_, &i), _)| i == q).map(|((&t, _), &v)| (t, v)).collect()
 }
 
 #[test]

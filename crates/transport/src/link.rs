@@ -360,8 +360,16 @@ mod tests {
     }
 
     fn link(switch_rate_bps: u64, limit_bytes: u64) -> Link {
-        let p =
-            LinkParams { name: "l".into(), to_node: 1, rate_bps: 8_000_000_000, switch_rate_bps, delay_ns: 10_000, limit_bytes, limit_packets: u64::MAX, aqm: None };
+        let p = LinkParams {
+            name: "l".into(),
+            to_node: 1,
+            rate_bps: 8_000_000_000,
+            switch_rate_bps,
+            delay_ns: 10_000,
+            limit_bytes,
+            limit_packets: u64::MAX,
+            aqm: None,
+        };
         Link::new(p)
     }
 

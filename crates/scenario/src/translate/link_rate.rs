@@ -8,13 +8,16 @@ use std::path::Path;
 use millinet_channel::CapacityProcess;
 use millinet_transport::link::Link;
 
-use super::transport::capacity_process;
 use super::seconds_to_ns;
+use super::transport::capacity_process;
 use crate::{ConfigError, LinkSpec};
 
 pub enum LinkRate {
     /// Alternates between the link's two rates at `next_ns`, `next_ns + period_ns`, ...
-    Switching { period_ns: u64, next_ns: u64 },
+    Switching {
+        period_ns: u64,
+        next_ns: u64,
+    },
     Capacity(Box<CapacityProcess>),
 }
 

@@ -91,7 +91,9 @@ pub(super) fn capacity_process(i: usize, spec: &LinkSpec, seed: u64, base_dir: &
     } else {
         match load_sinr_csv(&base_dir.join(&c.sinr_trace)).map_err(|e| err(&e))? {
             SinrTrace::Single(series) => series,
-            SinrTrace::PerCell(_) => return Err(err(&format!("{}: has a cell column; a capacity process takes one series (time_s,sinr_db)", c.sinr_trace))),
+            SinrTrace::PerCell(_) => {
+                return Err(err(&format!("{}: has a cell column; a capacity process takes one series (time_s,sinr_db)", c.sinr_trace)))
+            }
         }
     };
     let carrier = match c.carrier {
