@@ -200,3 +200,11 @@ fn a_flow_names_a_radio_the_device_has_and_a_device_moves_as_one() {
     let m = error_of(&two, &["ues.1.route_m=[[41.0, 0.0]]"]);
     assert_all(&m, &["ues.1.route_m", "differs from the device's first radio", "same route_m"]);
 }
+
+#[test]
+fn target_queue_parameters_out_of_range_name_their_range() {
+    let m = error_of(&shipped("milliproxy"), &["proxy.node=\"gnb\"", "proxy.policy=\"target-queue\"", "proxy.target_queue_gain=2"]);
+    assert_all(&m, &["proxy.target_queue_gain", "2", "0 to 1"]);
+    let m = error_of(&shipped("milliproxy"), &["proxy.node=\"gnb\"", "proxy.target_queue_delay_s=-0.001"]);
+    assert_all(&m, &["proxy.target_queue_delay_s", "-0.001", "0 to 10 seconds"]);
+}

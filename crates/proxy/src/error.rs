@@ -24,6 +24,13 @@ pub enum PolicyError {
         policy: String,
         parameter: &'static str,
     },
+    /// A number outside what the parameter allows (`allowed` says what that is).
+    OutOfRange {
+        policy: String,
+        parameter: &'static str,
+        value: f64,
+        allowed: &'static str,
+    },
 }
 
 impl fmt::Display for PolicyError {
@@ -41,6 +48,9 @@ impl fmt::Display for PolicyError {
             }
             PolicyError::MissingParameter { policy, parameter } => {
                 write!(f, "flow-window policy '{policy}': parameter '{parameter}' is required")
+            }
+            PolicyError::OutOfRange { policy, parameter, value, allowed } => {
+                write!(f, "flow-window policy '{policy}': {parameter} = {value}: allowed {allowed}")
             }
         }
     }

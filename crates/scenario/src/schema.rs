@@ -64,6 +64,13 @@ pub struct ProxySpec {
     pub bdp_threshold_bytes: u64,
     pub bdp_start_bytes: u64,
     pub static_fw_bytes: u64,
+    /// target-queue: the RLC queue it aims at, as seconds at the achievable rate (d*), and the
+    /// gain on the queue's error (g). Left out of the resolved scenario at their defaults, so
+    /// the runs of existing stores keep their ids.
+    #[serde(skip_serializing_if = "is_default_target_queue_delay_s")]
+    pub target_queue_delay_s: f64,
+    #[serde(skip_serializing_if = "is_default_target_queue_gain")]
+    pub target_queue_gain: f64,
     /// Segment size toward the UE (MSS2).
     pub mss2_bytes: u32,
     pub flow_buffer_bytes: u64,
@@ -92,6 +99,8 @@ impl Default for ProxySpec {
             bdp_threshold_bytes: 2_000_000,
             bdp_start_bytes: 400_000_000,
             static_fw_bytes: 10_000_000,
+            target_queue_delay_s: DEFAULT_TARGET_QUEUE_DELAY_S,
+            target_queue_gain: DEFAULT_TARGET_QUEUE_GAIN,
             mss2_bytes: 20_000,
             flow_buffer_bytes: 10_000_000,
             max_flows: 65_536,
@@ -231,6 +240,14 @@ fn default_capacity_update_s() -> f64 {
 }
 fn default_capacity_sinr_samples_per_s() -> u32 {
     3
+}
+const DEFAULT_TARGET_QUEUE_DELAY_S: f64 = 0.002;
+const DEFAULT_TARGET_QUEUE_GAIN: f64 = 0.5;
+fn is_default_target_queue_delay_s(x: &f64) -> bool {
+    *x == DEFAULT_TARGET_QUEUE_DELAY_S
+}
+fn is_default_target_queue_gain(x: &f64) -> bool {
+    *x == DEFAULT_TARGET_QUEUE_GAIN
 }
 fn is_zero_u64(x: &u64) -> bool {
     *x == 0

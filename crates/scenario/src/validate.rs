@@ -181,6 +181,8 @@ pub fn validate_proxy_settings(p: &ProxySpec) -> Result<(), Issue> {
         &format!("above proxy.d_info_s + proxy.t_info_s ({fresh_s} s), up to 3600 s"),
     )?;
     range("proxy.rtt_min_window_s".into(), p.rtt_min_window_s, 0.001, 3600.0, "0.001 to 3600 seconds")?;
+    range("proxy.target_queue_delay_s".into(), p.target_queue_delay_s, 0.0, 10.0, "0 to 10 seconds")?;
+    range("proxy.target_queue_gain".into(), p.target_queue_gain, 0.0, 1.0, "0 to 1")?;
     Ok(())
 }
 

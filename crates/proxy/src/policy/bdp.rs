@@ -6,7 +6,7 @@
 use super::{FlowWindowPolicy, Params, PolicyInput};
 use crate::error::PolicyError;
 
-const DEFAULT_START_BYTES: u64 = 400_000_000;
+pub(super) const DEFAULT_START_BYTES: u64 = 400_000_000;
 const DEFAULT_THRESHOLD_BYTES: u64 = 2_000_000;
 const NS_PER_S: u128 = 1_000_000_000;
 
@@ -45,21 +45,9 @@ impl FlowWindowPolicy for Bdp {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::input;
     use super::super::PolicySpec;
-    use super::*;
-    use crate::rtt::RttEstimates;
     use millinet_wire::Telemetry;
-
-    fn input(rtt_min_ns: Option<u64>, telemetry: Option<&Telemetry>) -> PolicyInput<'_> {
-        PolicyInput {
-            now_ns: 0,
-            telemetry,
-            rtt: RttEstimates { min_ns: rtt_min_ns, ..RttEstimates::default() },
-            buffered_bytes: 0,
-            in_flight_bytes: 0,
-            ue_window_bytes: 1 << 30,
-        }
-    }
 
     #[test]
     fn hand_computed_values() {

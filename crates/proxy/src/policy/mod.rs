@@ -4,6 +4,7 @@
 mod bdp;
 mod passthrough;
 mod static_fw;
+mod target_queue;
 
 use millinet_wire::Telemetry;
 
@@ -83,10 +84,42 @@ impl Params<'_> {
     }
 }
 
+impl Params<'_> {
+    /// A finite number within `range` (inclusive), or `default` when absent.
+    pub fn number(&self, key: &'static str, default: f64, range: (f64, f64), allowed: &'static str) -> Result<f64, PolicyError> {
+        match self.given.iter().find(|(k, _)| k == key) {
+            None => Ok(default),
+            Some((_, v)) if v.is_finite() && (range.0..=range.1).contains(v) => Ok(*v),
+            Some((_, v)) => Err(PolicyError::OutOfRange { policy: self.policy.to_string(), parameter: key, value: *v, allowed }),
+        }
+    }
+}
+
 type Constructor = fn(&Params) -> Result<Box<dyn FlowWindowPolicy>, PolicyError>;
 
 /// Every policy by name.
-pub const REGISTRY: &[(&str, Constructor)] = &[("bdp", bdp::build), ("static", static_fw::build), ("passthrough", passthrough::build)];
+pub const REGISTRY: &[(&str, Constructor)] =
+    &[("bdp", bdp::build), ("static", static_fw::build), ("passthrough", passthrough::build), ("target-queue", target_queue::build)];
+
+/// What the policies' unit tests feed them.
+#[cfg(test)]
+mod testing {
+    use super::PolicyInput;
+    use crate::rtt::RttEstimates;
+    use millinet_wire::Telemetry;
+
+    /// An input with RTT_min `rtt_min_ns`, `telemetry` and a 1 GiB UE window.
+    pub fn input(rtt_min_ns: Option<u64>, telemetry: Option<&Telemetry>) -> PolicyInput<'_> {
+        PolicyInput {
+            now_ns: 0,
+            telemetry,
+            rtt: RttEstimates { min_ns: rtt_min_ns, ..RttEstimates::default() },
+            buffered_bytes: 0,
+            in_flight_bytes: 0,
+            ue_window_bytes: 1 << 30,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -96,7 +129,7 @@ mod tests {
     fn unknown_names_and_parameters_are_clear_errors() {
         let e = PolicySpec::new("bbr").build().err().unwrap();
         assert_eq!(e, PolicyError::UnknownPolicy { policy: "bbr".into() });
-        assert_eq!(e.to_string(), "flow-window policy 'bbr': unknown; allowed: bdp, static, passthrough");
+        assert_eq!(e.to_string(), "flow-window policy 'bbr': unknown; allowed: bdp, static, passthrough, target-queue");
         let e = PolicySpec::new("bdp").with("thresh", 1.0).build().err().unwrap();
         assert!(matches!(&e, PolicyError::UnknownParameter { parameter, .. } if parameter == "thresh"), "{e:?}");
         assert_eq!(e.to_string(), "flow-window policy 'bdp': unknown parameter 'thresh'; allowed: start_bytes, threshold_bytes");
