@@ -4,11 +4,23 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
 
 use millinet_bpfcc::{BpfCcError, Registration};
 
+/// Held while a test writes its stand-in loader and while one starts a loader: a child forked
+/// by one test thread inherits every descriptor open in the process until it execs, so a
+/// script still open for writing in another thread cannot be executed then (ETXTBSY, "Text
+/// file busy"). The tests of this file run on parallel threads.
+static FILES_AND_FORKS: Mutex<()> = Mutex::new(());
+
+fn files_and_forks() -> MutexGuard<'static, ()> {
+    FILES_AND_FORKS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// A build directory whose loader is `script` and whose objects are empty files.
 fn build_dir(script: Option<&str>) -> tempfile::TempDir {
+    let _guard = files_and_forks();
     let dir = tempfile::tempdir().expect("temporary directory");
     for object in ["highspeed.bpf.o", "coupled.bpf.o"] {
         std::fs::write(dir.path().join(object), b"").expect("object");
@@ -22,6 +34,7 @@ fn build_dir(script: Option<&str>) -> tempfile::TempDir {
 }
 
 fn register(dir: &Path) -> Result<Registration, BpfCcError> {
+    let _guard = files_and_forks();
     Registration::new(dir)
 }
 
