@@ -153,6 +153,11 @@ impl Link {
     /// Packets waiting for the transmitter at `now_ns`.
     pub fn queued_packets(&mut self, now_ns: u64) -> u64 {
         self.advance(now_ns);
+        self.waiting_packets()
+    }
+
+    /// Packets waiting, as of the last `advance`.
+    fn waiting_packets(&self) -> u64 {
         (match &self.queue {
             Queue::DropTail { starts } => starts.len(),
             Queue::Aqm { waiting, .. } => waiting.len(),
@@ -197,7 +202,7 @@ impl Link {
     pub fn accepts(&mut self, now_ns: u64, bytes: u32) -> bool {
         self.advance(now_ns);
         self.transmitting_packets(now_ns) == 0
-            || (self.queued_bytes + bytes as u64 <= self.limit_bytes && self.queued_packets(now_ns) < self.limit_packets)
+            || (self.queued_bytes + bytes as u64 <= self.limit_bytes && self.waiting_packets() < self.limit_packets)
     }
 
     /// The rate the transmitter serialises at now.
