@@ -1,11 +1,9 @@
 //! The event loop: stations joined by links, one event at a time.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
-
 use millinet_wire::Packet;
 
 use crate::link::Link;
+use crate::timed::TimedQueue;
 
 /// Anything the driver runs: packets and the time in, packets and the next deadline out.
 pub trait Station {
@@ -76,48 +74,15 @@ fn wire_index(wires: &[Wire], from: Port) -> usize {
     wires.iter().position(|w| w.from == from).unwrap_or_else(|| panic!("no link leaves {from:?}"))
 }
 
-/// A packet on its way; equal arrival times keep send order.
-struct Arrival {
-    at_ns: u64,
-    order: u64,
-    to: Port,
-    packet: Packet,
-}
-
-impl Arrival {
-    fn key(&self) -> (u64, u64) {
-        (self.at_ns, self.order)
-    }
-}
-
-impl PartialEq for Arrival {
-    fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
-    }
-}
-
-impl Eq for Arrival {}
-
-impl PartialOrd for Arrival {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Arrival {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.key().cmp(&other.key())
-    }
-}
-
 /// The links between stations and the packets on them. The stations stay with the test (it
 /// reads their state between steps) and are lent to each [`Driver::step`].
 #[derive(Default)]
 pub struct Driver {
     now_ns: u64,
     wires: Vec<Wire>,
-    arrivals: BinaryHeap<Reverse<Arrival>>,
-    sent_count: u64,
+    /// Packets on their way, with the port they arrive at; equal arrival times keep send
+    /// order.
+    arrivals: TimedQueue<(Port, Packet)>,
     /// Record every packet sent (memory grows with the run).
     pub record: bool,
     sent: Vec<Sent>,
@@ -167,7 +132,7 @@ impl Driver {
     /// packet re-arms does not fire spuriously); packets in send order; deadlines in the
     /// order of `stations`.
     pub fn step(&mut self, limit_ns: u64, stations: &mut [&mut dyn Station]) -> bool {
-        let arrival_ns = self.arrivals.peek().map(|a| a.0.at_ns);
+        let arrival_ns = self.arrivals.next_ns();
         let deadline = stations.iter().enumerate().filter_map(|(i, s)| Some((s.next_deadline_ns()?, i))).min();
         let next = match (arrival_ns, deadline) {
             (Some(a), Some((d, i))) if d < a => Some((d, Some(i))),
@@ -187,10 +152,9 @@ impl Driver {
                 i
             }
             None => {
-                let Reverse(a) = self.arrivals.pop().expect("an arrival is due");
-                let to = a.to;
+                let (to, packet) = self.arrivals.pop_due(t).expect("an arrival is due");
                 let outbox = &mut Outbox { now_ns: t, station: to.station, wires: &self.wires, packets: &mut self.pending };
-                stations[to.station].on_packet(t, to.port, a.packet, outbox);
+                stations[to.station].on_packet(t, to.port, packet, outbox);
                 to.station
             }
         };
@@ -209,8 +173,7 @@ impl Driver {
                 self.sent.push(Sent { time_ns: self.now_ns, from: station, port, packet, dropped: arrival_ns.is_none() });
             }
             if let Some(at_ns) = arrival_ns {
-                self.arrivals.push(Reverse(Arrival { at_ns, order: self.sent_count, to: wire.to, packet }));
-                self.sent_count += 1;
+                self.arrivals.push(at_ns, (wire.to, packet));
             }
         }
     }

@@ -6,6 +6,7 @@ use millinet_wire::{emit, parse, Packet};
 
 use crate::driver::{Outbox, Station};
 use crate::rng::SplitMix64;
+use crate::timed::TimedQueue;
 
 /// Probabilities (each in [0, 1]) of what happens to one packet, drawn in this order:
 /// dropped, else corrupted, else forwarded, then maybe duplicated; every copy that goes out
@@ -36,15 +37,14 @@ pub struct FaultCounts {
 pub struct FaultInjector {
     faults: Faults,
     rng: SplitMix64,
-    /// (release time, order, out port, packet) of the packets held back.
-    held: Vec<(u64, u64, usize, Packet)>,
-    held_count: u64,
+    /// The packets held back, with their out port, by release time.
+    held: TimedQueue<(usize, Packet)>,
     pub counts: FaultCounts,
 }
 
 impl FaultInjector {
     pub fn new(faults: Faults, seed: u64) -> FaultInjector {
-        FaultInjector { faults, rng: SplitMix64::new(seed), held: Vec::new(), held_count: 0, counts: FaultCounts::default() }
+        FaultInjector { faults, rng: SplitMix64::new(seed), held: TimedQueue::new(), counts: FaultCounts::default() }
     }
 
     fn chance(&mut self, p: f64) -> bool {
@@ -55,8 +55,7 @@ impl FaultInjector {
         if self.chance(self.faults.delay) {
             self.counts.delayed += 1;
             let extra_ns = self.rng.next_u64() % (self.faults.max_extra_delay_ns + 1);
-            self.held.push((now_ns + extra_ns, self.held_count, port, packet));
-            self.held_count += 1;
+            self.held.push(now_ns + extra_ns, (port, packet));
         } else {
             out.send(port, packet);
         }
@@ -95,15 +94,13 @@ impl Station for FaultInjector {
     }
 
     fn on_deadline(&mut self, now_ns: u64, out: &mut Outbox<'_>) {
-        // Release in (time, arrival) order: equal release times keep the order they came in.
-        self.held.sort_unstable_by_key(|h| (h.0, h.1));
-        let due = self.held.partition_point(|h| h.0 <= now_ns);
-        for (_, _, port, packet) in self.held.drain(..due) {
+        // Equal release times keep the order the packets came in.
+        while let Some((port, packet)) = self.held.pop_due(now_ns) {
             out.send(port, packet);
         }
     }
 
     fn next_deadline_ns(&self) -> Option<u64> {
-        self.held.iter().map(|h| h.0).min()
+        self.held.next_ns()
     }
 }

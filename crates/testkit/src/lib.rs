@@ -17,6 +17,7 @@ mod faults;
 mod link;
 mod rng;
 mod stream;
+mod timed;
 
 pub use driver::{Driver, LinkId, Outbox, Port, Sent, Station};
 pub use faults::{FaultCounts, FaultInjector, Faults};
