@@ -78,7 +78,16 @@ pub fn run_pair(setup: &PairSetup) -> PairOutcome {
             return PairOutcome { handshake_abandoned: true, delivered_bytes: 0, counts: injector.counts };
         }
         events += 1;
-        assert!(progressed, "{} of {} bytes delivered when nothing was left to happen ({setup:?})", client.delivered_bytes(), setup.bytes);
+        assert!(
+            progressed,
+            "{} of {} bytes delivered when nothing was left to happen: server {:?} {:?}, client {:?} {:?} ({setup:?})",
+            client.delivered_bytes(),
+            setup.bytes,
+            server.conn.state(),
+            server.conn.stats(),
+            client.conn.state(),
+            client.conn.stats()
+        );
         assert!(events < MAX_EVENTS, "{events} events at {} ns: livelock? ({setup:?})", driver.now_ns());
     }
     PairOutcome { handshake_abandoned: false, delivered_bytes: client.delivered_bytes(), counts: injector.counts }

@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 use millinet_transport::{NewRenoVariant, TcpConfig};
+use millinet_wire::TcpFlags;
 
 const MSS: u64 = 1400;
 
@@ -224,4 +225,23 @@ fn spurious_timeouts_are_detected_with_timestamps() {
     let spiked = run(true);
     assert!(spiked.rtos >= 1, "the spike causes a timeout");
     assert!(spiked.spurious_rtos >= 1, "and it is recognised as spurious: {spiked:?}");
+}
+
+#[test]
+fn a_lost_full_segment_that_carries_the_fin_is_retransmitted_by_the_timeout() {
+    // The timeout leaves a one-MSS cwnd and nothing in flight; the retransmission spans MSS + 1
+    // sequence numbers (the FIN) and must still go (RFC 5681 §3.1: one segment). Before the
+    // fix it waited forever for an ACK; found by fuzzing (tcp_pair_faults).
+    // Eleven segments and the close: the initial window takes ten, so the FIN joins the
+    // eleventh, which goes when the first ACK comes back and is lost.
+    for cc in ["newreno", "cubic", "highspeed", "bbr"] {
+        let server_cfg = cfg(cc, true);
+        let down = Link::new(10 * MS).with_filter(drop_first_transmission_of(&[10 * MSS], server_cfg.iss));
+        let mut h = Harness::new(server_cfg, cfg(cc, true), down, Link::new(10 * MS), 11 * MSS, true).recording();
+        assert!(h.run_to_completion(60_000 * MS), "{cc}: the segment is delivered");
+        let fins: Vec<u64> =
+            h.server_data().filter(|s| s.packet.tcp_header().is_some_and(|t| t.flags.contains(TcpFlags::FIN))).map(|s| s.time_ns).collect();
+        assert_eq!(fins.len(), 2, "{cc}: sent once with the data and the FIN, lost, and retransmitted once");
+        assert_eq!(h.server.stats().rtos, 1, "{cc}: by the timeout");
+    }
 }

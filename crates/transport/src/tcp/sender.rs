@@ -522,7 +522,12 @@ impl Sender {
                 Next::New { payload_bytes, fin } => payload_bytes as u64 + fin as u64,
                 Next::Blocked(reason) => break reason,
             };
-            if self.effective_cwnd().saturating_sub(self.sb.pipe_bytes()) < seq_len {
+            // With nothing in flight one segment may always go (RFC 5681 §3.1: the loss
+            // window is one segment): a full-sized segment that also carries the FIN takes
+            // one more sequence number than a one-MSS cwnd holds, and without this rule it
+            // would wait for an ACK that nothing in flight can bring (found by fuzzing).
+            let pipe_bytes = self.sb.pipe_bytes();
+            if pipe_bytes > 0 && self.effective_cwnd().saturating_sub(pipe_bytes) < seq_len {
                 stopped_by_cwnd = true;
                 break LimitedBy::Cwnd;
             }
