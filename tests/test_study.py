@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from millinet import resolve, store
+from millinet.sweep import load_sweep
 from conftest import millinet, ok
 
 
@@ -96,3 +97,53 @@ def test_tcp_profiles_do_not_reach_the_emulators_kernel_tcp(tmp_path):
     result = millinet("study", "milliproxy", "--emulate", "--tcp-profile", "ns3-2017", "--out", tmp_path / "x")
     assert result.returncode == 2 and "--tcp-profile" in result.stderr, result.stderr
 
+
+
+def test_policies_pair_every_milliproxy_arm_per_policy_on_the_same_seeds(tmp_path):
+    out = tmp_path / "policies"
+    ok(millinet("study", "milliproxy", "--quick", "--runs", "1", "--policies", "bdp,target-queue", "--out", out, "--quiet"))
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["policies"] == ["bdp", "target-queue"]
+    assert summary["command"] == "millinet study milliproxy --quick --runs 1 --policies bdp,target-queue"
+    # The shipped arms keep their names (and runs); each milliProxy arm gains a target-queue
+    # twin; split-TCP has no flow window and stays single.
+    arms = {(p["arm"], p["policy"]) for p in summary["points"]}
+    assert arms == {("gnb", "bdp"), ("edge", "bdp"), ("gnb-target-queue", "target-queue"), ("edge-target-queue", "target-queue"), ("split", None)}
+    runs = store.load(out / "store")
+    assert len(runs) == 4 * 6 and (runs["status"] == "ok").all()
+    for arm, policy in (("gnb", "bdp"), ("gnb-target-queue", "target-queue")):
+        key = runs.loc[runs["arm"] == arm, "run_key"].iloc[0]
+        resolved = tomllib.loads((out / "store" / "runs" / key / "scenario.toml").read_text())
+        assert (resolved["proxy"]["node"], resolved["proxy"]["policy"]) == ("gnb", policy)
+    # Ratios recomputed from the store: the twin is paired with the same no-proxy runs.
+    goodput = "flows.0.goodput_bps"
+    for p in (p for p in summary["points"] if p["arm"] == "gnb-target-queue"):
+        point = (runs["links.0.delay_s"] * 1e3).round(6).eq(p["d_rs_ms"]) & runs["ues.0.rlc_buffer_bytes"].eq(p["b_rlc_bytes"])
+        base, treat = (runs.loc[point & runs["arm"].eq(arm), goodput] for arm in ("none", "gnb-target-queue"))
+        assert p["pairs"] == 1 and p["goodput_ratio"] == pytest.approx(treat.iloc[0] / base.iloc[0])
+    assert (out / "plots" / "goodput-vs-ran-latency-per-point-and-policy.png").stat().st_size > 10_000
+    assert "Policies run: bdp, target-queue" in (out / "index.html").read_text()
+    # The sweep the study ran is a sweep file of its own, with the twins' pairings.
+    sweep = load_sweep(out / "milliproxy-quick-policies.toml")
+    assert {p.name for p in sweep.pairings} == {"gnb-vs-none", "gnb-target-queue-vs-none", "edge-vs-none", "edge-target-queue-vs-none", "split-vs-none"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["milliproxy", "--policies", "bdp,,target-queue"], "an empty name"),
+        (["milliproxy", "--policies", "bdp,bdp"], "a policy named twice"),
+        (["train", "--policies", "bdp"], "only the milliproxy study runs flow-window policies"),
+    ],
+)
+def test_bad_policy_lists_are_refused_before_anything_runs(tmp_path, args, message):
+    result = millinet("study", *args, "--out", tmp_path / "x")
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_an_unknown_policy_is_named_with_the_policies_there_are(tmp_path):
+    result = millinet("study", "milliproxy", "--quick", "--policies", "bdp,outage", "--out", tmp_path / "x")
+    assert result.returncode != 0
+    assert 'proxy.policy = "outage": unknown policy; allowed: one of bdp' in result.stderr and "target-queue" in result.stderr, result.stderr
+    assert not (tmp_path / "x" / "store").exists(), "nothing ran"

@@ -343,6 +343,7 @@ EMULATED_STUDIES = ("milliproxy", "spep-emulation")
 @click.option("--quick", is_flag=True, help="The short variant, under a minute on 2 cores (milliproxy: 4 s runs, under two minutes).")
 @click.option("--cwnd-growth", type=click.Choice(["cwnd-limited", "always"]), help="How the servers' cwnd grows [default: the scenario's, cwnd-limited].")
 @click.option("--tcp-profile", type=click.Choice(["modern", "ns3-2017"]), help="The servers' TCP as a whole (docs/scenario-reference.md, TCP profiles) [default: the scenario's, modern].")
+@click.option("--policies", callback=lambda _ctx, _param, value: _policy_list(value), help="milliproxy: run every milliProxy arm once per flow-window policy, comma-separated, e.g. bdp,target-queue (docs/proxy.md) [default: bdp].")
 @click.option("--emulate", is_flag=True, help="Run the study's reduced grid (sweep NAME-emulated) on the emulator: real Linux TCP, root, one run at a time [milliproxy, spep-emulation].")
 @click.option("--out", type=click.Path(path_type=Path), help="Study directory [default: runs/study-NAME, -quick or -emulated appended].")
 @engine_options
@@ -354,6 +355,7 @@ def study_command(
     emulate: bool,
     cwnd_growth: str | None,
     tcp_profile: str | None,
+    policies: tuple[str, ...] | None,
     out: Path | None,
     engine: str,
     address: str | None,
@@ -373,7 +375,9 @@ def study_command(
     out = out or Path("runs") / (f"study-{name}" + ("-quick" if quick else "") + ("-emulated" if emulate else ""))
     if emulate and tcp_profile:
         raise click.UsageError("--emulate and --tcp-profile: an emulated server runs the kernel's TCP, whose settings a profile does not reach")
-    options = Options(name, runs, quick, cwnd_growth, tcp_profile, engine, workers, address, quiet, emulate)
+    if policies and name != "milliproxy":
+        raise click.UsageError(f"--policies: only the milliproxy study runs flow-window policies, not {name}")
+    options = Options(name, runs, quick, cwnd_growth, tcp_profile, engine, workers, address, quiet, emulate, policies)
     result = STUDIES[name].run(out, options)
     if not quiet:
         # Piped output (logs, CI) gets a width that fits the tables; a terminal its own.
@@ -383,6 +387,19 @@ def study_command(
             heading = f"{name} study: {result.summary['runs']} runs ({result.summary['cwnd_growth']} cwnd growth{profile}); {title}"
             console.print(_rich_table(frame, heading))
         click.echo(f"wrote {out / 'summary.json'}, {out / 'table.md'}, {out / 'index.html'} and {out / 'plots'}")
+
+
+def _policy_list(value: str | None) -> tuple[str, ...] | None:
+    """--policies: names separated by commas, each once (unknown names are refused by the
+    scenario check, which lists the policies there are)."""
+    if value is None:
+        return None
+    names = tuple(name.strip() for name in value.split(","))
+    if not all(names):
+        raise click.BadParameter(f"{value!r}: an empty name; give policy names separated by commas, e.g. bdp,target-queue")
+    if len(set(names)) != len(names):
+        raise click.BadParameter(f"{value!r}: a policy named twice")
+    return names
 
 
 @cli.command(name="studies")

@@ -13,6 +13,7 @@ import pandas as pd
 from millinet import mobility, outputs, plot  # plot chooses matplotlib's file-only backend before pyplot is imported
 
 import matplotlib.pyplot as plt  # noqa: E402, I001
+from matplotlib import ticker  # noqa: E402
 
 
 def _png(fig) -> bytes:
@@ -101,6 +102,34 @@ def marked_scatter(panels: dict[str, dict[tuple[str, str], tuple[np.ndarray, np.
         ax.set_ylim(bottom=0)
     axes[0, 0].set_ylabel("goodput (Mbit/s)")
     axes[0, -1].legend(fontsize=6, loc="upper right")
+    return _png(fig)
+
+
+def tradeoff(panels: dict[str, dict[str, list[tuple[tuple[float, float, float], tuple[float, float, float], str]]]], xlabel: str, ylabel: str, goal: float, caption: str) -> bytes:
+    """One panel per title on shared axes, one colour per series: each point at (x, y) with
+    its intervals as error bars ((mean, low, high) each) and its label beside it; the goal
+    line y = `goal` dashed; x logarithmic (latencies span decades)."""
+    fig, axes = plt.subplots(1, len(panels), sharey=True, squeeze=False, figsize=(4.2 * len(panels) + 1.5, 4.0))
+    colours = {}
+    for (title, series), ax in zip(panels.items(), axes[0]):
+        for name, points in series.items():
+            colour = colours.setdefault(name, f"C{len(colours) % 10}")
+            x, y = (np.array([p[i] for p in points], float) for i in (0, 1))
+            errors = [np.nan_to_num(np.abs(np.array([v[:, 0] - v[:, 1], v[:, 2] - v[:, 0]]))) for v in (x, y)]
+            ax.errorbar(x[:, 0], y[:, 0], xerr=errors[0], yerr=errors[1], fmt="o", ms=4, capsize=2, color=colour, label=name)
+            for (px, py, label) in points:
+                ax.annotate(label, (px[0], py[0]), fontsize=6, xytext=(3, 3), textcoords="offset points", color=colour)
+        ax.axhline(goal, color="grey", linestyle="--", linewidth=1)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel(xlabel)
+        ax.grid(True, alpha=0.3)
+    axes[0, 0].set_ylabel(ylabel)
+    axes[0, -1].legend(fontsize=7)
+    fig.text(0.01, 0.01, f"{caption}; dashed: {goal:g}", fontsize=7)
     return _png(fig)
 
 

@@ -49,6 +49,7 @@ class Options:
     address: str | None = None
     quiet: bool = False
     emulate: bool = False  # the reduced grid `STUDY-emulated`, on the emulator
+    policies: tuple[str, ...] | None = None  # milliproxy: flow-window policies; None: the sweep's (bdp)
 
     @property
     def sweep(self) -> str:
@@ -64,15 +65,17 @@ class Options:
             + (f" --runs {self.runs}" if self.runs else "")
             + (f" --cwnd-growth {self.cwnd_growth}" if self.cwnd_growth else "")
             + (f" --tcp-profile {self.tcp_profile}" if self.tcp_profile else "")
+            + (f" --policies {','.join(self.policies)}" if self.policies else "")
         )
 
 
-def run_runs(out: Path, options: Options) -> pd.DataFrame:
-    """Runs the study's sweep into OUT/store (what the store lacks) and returns its results
-    table. `--tcp-profile` and `--cwnd-growth` become fixed overrides of every run (the
-    latter beats the profile's cwnd growth)."""
+def run_runs(out: Path, options: Options, sweep_file: Path | None = None) -> pd.DataFrame:
+    """Runs the study's sweep (or `sweep_file`, a variant of it the study wrote) into
+    OUT/store (what the store lacks) and returns its results table. `--tcp-profile` and
+    `--cwnd-growth` become fixed overrides of every run (the latter beats the profile's cwnd
+    growth)."""
     overrides = ({TCP_PROFILE: options.tcp_profile} if options.tcp_profile else {}) | ({CWND_GROWTH: options.cwnd_growth} if options.cwnd_growth else {})
-    sweep = load_sweep(options.sweep, overrides or None)
+    sweep = load_sweep(sweep_file or options.sweep, overrides or None)
     seeds = list(range(1, options.runs + 1)) if options.runs else None
     run_sweep(sweep, out / "store", engine=options.engine, workers=options.workers, address=options.address, quiet=options.quiet, seeds=seeds, emulate=options.emulate)
     return stores.load(out / "store")

@@ -2,6 +2,8 @@
 sweep (or `milliproxy-quick`) run into a result store, then per parameter point the goodput
 and RAN latency with 95% intervals and the paired ratios against the runs without a proxy
 on the same seeds: latency(no proxy) / latency(proxy) and goodput(proxy) / goodput(no proxy).
+With `--policies`, every milliProxy arm runs once per flow-window policy on the same seeds
+(the sweep file the study then runs is written into OUT too).
 
 Writes into OUT: summary.json (`points`, one per proxy parameter point), table.md, index.html
 (self-contained), plots/*.png and the result store in store/.
@@ -9,13 +11,17 @@ Writes into OUT: summary.json (`points`, one per proxy parameter point), table.m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
+import tomli_w
 
 from millinet import store as stores
+from millinet._toml import tomllib
 from millinet.report import figures
 from millinet.report.stats import paired_ratios
+from millinet.sweep.spec import sweep_path
 from millinet.studies.common import CWND_GROWTH, Options, StudyResult, interval, plus_minus, point_stats, ratio_cell, ratio_fields, run_runs, summary_head, with_base_values, write_outputs
 
 BASELINE_ARM = "none"
@@ -23,22 +29,63 @@ GOODPUT = "flows.0.goodput_bps"
 LATENCY = "flows.0.ran_latency_ms.mean"
 # The sweep's parameters that define a point (besides the arm), and their names in summary.json.
 CC, D_RS, B_RLC = "flows.0.cc", "links.0.delay_s", "ues.0.rlc_buffer_bytes"
-D_INFO, T_INFO, KIND, NODE = "proxy.d_info_s", "proxy.t_info_s", "proxy.kind", "proxy.node"
-POINT = [CC, D_RS, B_RLC, D_INFO, T_INFO, KIND, NODE]
+D_INFO, T_INFO, KIND, NODE, POLICY = "proxy.d_info_s", "proxy.t_info_s", "proxy.kind", "proxy.node", "proxy.policy"
+POINT = [CC, D_RS, B_RLC, D_INFO, T_INFO, KIND, NODE, POLICY]
+# The flow-window policy of the shipped sweeps' milliProxy arms (the scenario's default).
+SHIPPED_POLICY = "bdp"
+# Issue 19's goal for a flow-window policy: goodput at least 0.98 of no proxy's everywhere.
+GOODPUT_GOAL = 0.98
 
 
 def run(out: Path, options: Options) -> StudyResult:
     """Runs the study (what the store lacks) and writes its results into `out`;
     `options.runs` paired seeds per point, default 50 (quick 3)."""
     out = Path(out)
-    frame = with_base_values(run_runs(out, options), [*POINT, CWND_GROWTH], "milliproxy")
+    sweep_file = None
+    if options.policies:
+        sweep_file = out / f"{options.sweep}-policies.toml"
+        out.mkdir(parents=True, exist_ok=True)
+        sweep_file.write_text(policy_sweep_text(options.sweep, options.policies, options.command))
+    frame = with_base_values(run_runs(out, options, sweep_file), [*POINT, CWND_GROWTH], "milliproxy")
     points = _points(frame)
     baselines = _baselines(frame)
-    summary = {**summary_head(options, frame), "points": points, "baselines": baselines}
+    policies = list(options.policies or [SHIPPED_POLICY])
+    summary = {**summary_head(options, frame), "policies": policies, "points": points, "baselines": baselines}
     tables = {"Per point": result_table(points, baselines)}
     heading = f"milliProxy study ({options.sweep}): {summary['runs']} runs"
-    write_outputs(out, summary, heading, tables, _notes(summary), _plots(frame, points, out / "store"))
+    write_outputs(out, summary, heading, tables, _notes(summary), _plots(frame, points, baselines, out / "store"))
     return StudyResult(summary, tables, out)
+
+
+def policy_sweep_text(sweep: str, policies: Sequence[str], command: str) -> str:
+    """The shipped sweep `sweep` with each milliProxy arm run once per flow-window policy: the
+    arm itself for `bdp` (the shipped arm, so the study without --policies shares its runs),
+    ARM-POLICY with `proxy.policy` = POLICY for the others, and each pairing whose treatment
+    is such an arm likewise. Arms without a proxy or with split-TCP stay as they are. The
+    result is a sweep file of its own: `millinet sweep` runs it as the study did."""
+    doc = tomllib.loads(sweep_path(sweep).read_text())
+    renamed: dict[str, list[str]] = {}
+    for table in [doc, *doc.get("parts", [])]:
+        arms = {}
+        for name, overrides in table.get("arms", {}).items():
+            if NODE not in overrides or overrides.get(KIND, "milliproxy") != "milliproxy":
+                arms[name] = overrides
+                continue
+            for policy in policies:
+                variant = name if policy == SHIPPED_POLICY else f"{name}-{policy}"
+                arms[variant] = overrides if policy == SHIPPED_POLICY else {**overrides, POLICY: policy}
+                renamed.setdefault(name, [])
+                if variant not in renamed[name]:
+                    renamed[name].append(variant)
+        if "arms" in table:
+            table["arms"] = arms
+    doc["pairings"] = [
+        {**pairing, "name": f"{arm}-vs-{pairing['baseline']}", "treatment": arm}
+        for pairing in doc.get("pairings", [])
+        for arm in renamed.get(pairing["treatment"], [pairing["treatment"]])
+    ]
+    doc["description"] = f"{doc.get('description', '')}; here every milliProxy arm once per flow-window policy: {', '.join(policies)}"
+    return f"# Written by `{command}`: the shipped sweep {sweep} with every milliProxy arm once per policy.\n" + tomli_w.dumps(doc)
 
 
 def _points(frame: pd.DataFrame) -> list[dict]:
@@ -74,6 +121,7 @@ def _describe(arm: str, row: pd.Series) -> dict:
         "arm": arm,
         "proxy": proxy,
         "placement": placement,
+        "policy": row[POLICY] if proxy == "milliproxy" else None,
         "cc": row[CC],
         "d_rs_ms": round(row[D_RS] * 1e3, 6),
         "b_rlc_bytes": int(row[B_RLC]),
@@ -125,16 +173,31 @@ def _notes(summary: dict) -> tuple[str, ...]:
         f"{summary['runs']} runs succeeded, {summary['failed_runs']} failed.",
         "Proxies: none = no proxy; gnb = milliProxy at the gNB (D_info 0, T_info 1 ms); edge = milliProxy at the "
         "PGW/edge (D_info 3 ms, T_info 1 ms); edge-t10 = the same with T_info 10 ms; split = the split-TCP baseline "
-        "at the edge (CUBIC, MSS 1400 toward the UE, 10 MB buffer). MSS2 20000, policy bdp (2 MB threshold).",
+        "at the edge (CUBIC, MSS 1400 toward the UE, 10 MB buffer). MSS2 20000, flow-window policy bdp (2 MB "
+        "threshold) unless the arm's name ends in another policy's: ARM-POLICY is ARM with that policy "
+        f"(docs/proxy.md). Policies run: {', '.join(summary['policies'])}.",
     )
 
 
-def _plots(frame: pd.DataFrame, points: list[dict], store: Path) -> dict[str, bytes]:
+def _tradeoff(points: list[dict], baselines: list[dict]) -> bytes:
+    """Per server CC, each arm's points as (RAN latency, paired goodput ratio) with their
+    intervals, the runs without a proxy at ratio 1: which policy buys latency with goodput."""
+    panels: dict[str, dict[str, list]] = {}
+    for p in [*baselines, *points]:
+        latency = p["ran_latency_ms"]
+        ratio = (p["goodput_ratio"], *p["goodput_ratio_ci"]) if p["arm"] != BASELINE_ARM else (1.0, 1.0, 1.0)
+        label = f"{p['d_rs_ms']:g}/{p['b_rlc_bytes'] / 1e6:g}"
+        panels.setdefault(p["cc"], {}).setdefault(p["arm"], []).append(((latency["mean"], latency["ci_low"], latency["ci_high"]), ratio, label))
+    return figures.tradeoff(panels, "mean RAN latency (ms)", "goodput proxy/none", GOODPUT_GOAL, "labels: D_RS ms / B_RLC MB")
+
+
+def _plots(frame: pd.DataFrame, points: list[dict], baselines: list[dict], store: Path) -> dict[str, bytes]:
     images = {}
     labels = [f"{p['arm']} {p['cc']} {p['d_rs_ms']:g}ms {p['b_rlc_bytes'] / 1e6:g}MB" for p in points]
     for key, title in (("latency_ratio", "RAN latency ratio none/proxy"), ("goodput_ratio", "goodput ratio proxy/none")):
         bars = pd.DataFrame({"mean": [p[key] for p in points], "ci_low": [p[f"{key}_ci"][0] for p in points], "ci_high": [p[f"{key}_ci"][1] for p in points]})
         images[title] = figures.bars(bars, labels, "ratio", 1.0)
+    images["goodput vs RAN latency per point and policy"] = _tradeoff(points, baselines)
     runs = _example_runs(frame)
     for arm, key in runs.items():
         panels = figures.run_panels(stores.run_dir(store, key))
@@ -145,7 +208,8 @@ def _plots(frame: pd.DataFrame, points: list[dict], store: Path) -> dict[str, by
 
 def _example_runs(frame: pd.DataFrame) -> dict[str, str]:
     """Run keys of one point (the largest D_RS and B_RLC, NewReno, seed 1) without a proxy
-    and with milliProxy at the gNB: the time-series panels compare them."""
+    and with milliProxy at the gNB under each policy: the time-series panels compare them."""
     ok = frame[(frame["status"] == "ok") & (frame["seed"] == frame["seed"].min()) & (frame[CC] == "newreno")]
     ok = ok[(ok[D_RS] == ok[D_RS].max()) & (ok[B_RLC] == ok[B_RLC].max())]
-    return {arm: ok.loc[ok["arm"] == arm, "run_key"].iloc[0] for arm in (BASELINE_ARM, "gnb") if (ok["arm"] == arm).any()}
+    arms = [BASELINE_ARM, *sorted(arm for arm in ok["arm"].unique() if arm == "gnb" or arm.startswith("gnb-"))]
+    return {arm: ok.loc[ok["arm"] == arm, "run_key"].iloc[0] for arm in arms if (ok["arm"] == arm).any()}
