@@ -198,14 +198,15 @@ REF ?= HEAD~1
 bench-route: build
 	bash bench/route_against.sh $(REF)
 
-# Every cargo-fuzz target for FUZZ_SECONDS each at the lowest CPU priority (installs
-# cargo-fuzz if missing; needs the nightly toolchain); prints the executions each reached.
+# Every fuzz target for FUZZ_SECONDS each at the lowest CPU priority: the cargo-fuzz ones
+# (installs cargo-fuzz if missing; needs the nightly toolchain) and the Python ones under
+# Atheris in the venv; prints the executions each reached.
 # FUZZ_TARGETS names a subset. docs/reliability.md records what the targets reached.
 FUZZ_SECONDS ?= 120
 FUZZ_TARGETS ?=
-fuzz:
+fuzz: build
 	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh $(FUZZ_TARGETS)
 
 # Merges what `make fuzz` found into the checked-in corpora (fuzz/corpus, replayed by `make test`).
-fuzz-corpus:
+fuzz-corpus: build
 	fuzz/run.sh --minimise $(FUZZ_TARGETS)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every cargo-fuzz target (or those named) for FUZZ_SECONDS each, at the lowest CPU
-# priority, and prints the executions each reached. New inputs go to fuzz/work/<target>
-# (not checked in); crashes to fuzz/artifacts/<target>. With --minimise, merges what a
+# Runs every fuzz target (or those named) for FUZZ_SECONDS each, at the lowest CPU
+# priority, and prints the executions each reached: the cargo-fuzz targets of Cargo.toml
+# and the Python ones, python/<target>.py under Atheris (the project's venv, `make build`).
+# New inputs go to fuzz/work/<target> (not checked in); crashes to fuzz/artifacts/<target>. With --minimise, merges what a
 # target reached into fuzz/corpus/<target> instead, keeping at most FUZZ_CORPUS_FILES
 # inputs (libFuzzer's merge keeps those that add coverage; of those, a spread of sizes).
 set -euo pipefail
@@ -13,8 +14,21 @@ minimise=false
 if [[ ${1:-} == --minimise ]]; then minimise=true; shift; fi
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
-  mapfile -t targets < <(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -vx millinet-fuzz)
+  mapfile -t targets < <(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -vx millinet-fuzz; for f in python/*.py; do basename "$f" .py; done)
 fi
+
+# Runs target $1 under libFuzzer: the folders and -flags that follow are libFuzzer's.
+run_target() {
+  local t=$1 dirs=() flags=()
+  shift
+  for a in "$@"; do if [[ $a == -* ]]; then flags+=("$a"); else dirs+=("$a"); fi; done
+  if [[ -f python/$t.py ]]; then
+    mkdir -p "artifacts/$t"
+    nice -n 19 ../.venv/bin/python "python/$t.py" -artifact_prefix="artifacts/$t/" "${flags[@]}" "${dirs[@]}"
+  else
+    nice -n 19 cargo +nightly fuzz run -O -a -s none "$t" "${dirs[@]}" -- "${flags[@]}"
+  fi
+}
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "installing cargo-fuzz"
@@ -26,7 +40,7 @@ for t in "${targets[@]}"; do
   mkdir -p "work/$t" "corpus/$t"
   if $minimise; then
     rm -rf "work/$t.merged" && mkdir "work/$t.merged"
-    nice -n 19 cargo +nightly fuzz run -O -a -s none "$t" "work/$t.merged" "corpus/$t" "work/$t" -- -merge=1 2>"work/$t.merge.log"
+    run_target "$t" "work/$t.merged" "corpus/$t" "work/$t" -merge=1 2>"work/$t.merge.log"
     rm -f "corpus/$t"/*
     # Evenly across sizes: the smallest inputs alone are trivial ones.
     mapfile -t by_size < <(ls -S -r "work/$t.merged")
@@ -39,8 +53,7 @@ for t in "${targets[@]}"; do
     continue
   fi
   log="work/$t.log"
-  if nice -n 19 cargo +nightly fuzz run -O -a -s none "$t" "work/$t" "corpus/$t" -- \
-      -max_total_time="$seconds" -print_final_stats=1 -timeout=60 >"$log" 2>&1; then
+  if run_target "$t" "work/$t" "corpus/$t" -max_total_time="$seconds" -print_final_stats=1 -timeout=60 >"$log" 2>&1; then
     status=ok
   else
     status="FAILED (see fuzz/$log and fuzz/artifacts/$t)"

@@ -163,9 +163,16 @@ def load_sweep(path_or_name: str | Path, overrides: Overrides = None) -> Sweep:
     path = sweep_path(path_or_name)
     try:
         text = path.read_text()
-        doc = tomllib.loads(text)
     except (OSError, UnicodeDecodeError) as e:
         raise ScenarioError(f"{path}: cannot read the sweep file: {e}") from None
+    return load_sweep_text(text, path, overrides)
+
+
+def load_sweep_text(text: str, path: Path, overrides: Overrides = None) -> Sweep:
+    """`load_sweep` of a sweep file's `text`, as if read from `path` (which names it in
+    errors, and against whose folder its scenario paths resolve)."""
+    try:
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{path}: not a valid TOML file: {e}") from None
     return _Loader(path, text, doc).load(_extra_overrides(overrides))
