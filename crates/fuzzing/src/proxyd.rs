@@ -65,7 +65,7 @@ enum Damage {
 /// unchanged or replaced, never both; flows ≤ `max_flows`; nothing fails to serialise.
 pub fn proxyd_datapath(data: &[u8]) {
     let Ok(input) = DatapathInput::arbitrary_take_rest(Unstructured::new(data)) else { return };
-    let policy = ["bdp", "static", "passthrough", "target-queue"][usize::from(input.policy % 4)];
+    let policy = ["bdp", "static", "passthrough", "target-queue", "calibrated"][usize::from(input.policy % 5)];
     let spec = ProxySpec {
         policy: policy.to_string(),
         max_flows: u32::from(input.max_flows % 4) + 1,

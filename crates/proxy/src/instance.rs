@@ -505,6 +505,7 @@ impl<S: PayloadStore> Instance<S> {
             buffered_bytes: self.buffer.payload_bytes(),
             in_flight_bytes: self.sent.in_flight_bytes(),
             ue_window_bytes: self.ue_window_bytes,
+            ue_acked_bytes: self.una,
         };
         self.fw_bytes = self.policy.flow_window_bytes(&input);
     }

@@ -2,6 +2,7 @@
 //! a file in this folder plus one line in `REGISTRY`.
 
 mod bdp;
+mod calibrated;
 mod passthrough;
 mod static_fw;
 mod target_queue;
@@ -24,6 +25,8 @@ pub struct PolicyInput<'a> {
     pub in_flight_bytes: u64,
     /// The UE's own advertised receive window, in bytes (after scaling).
     pub ue_window_bytes: u64,
+    /// Bytes of the flow the UE has acknowledged so far (a stream offset).
+    pub ue_acked_bytes: u64,
 }
 
 /// Computes the flow window FW in bytes; 0 is legal (the server then probes a zero window).
@@ -98,8 +101,13 @@ impl Params<'_> {
 type Constructor = fn(&Params) -> Result<Box<dyn FlowWindowPolicy>, PolicyError>;
 
 /// Every policy by name.
-pub const REGISTRY: &[(&str, Constructor)] =
-    &[("bdp", bdp::build), ("static", static_fw::build), ("passthrough", passthrough::build), ("target-queue", target_queue::build)];
+pub const REGISTRY: &[(&str, Constructor)] = &[
+    ("bdp", bdp::build),
+    ("static", static_fw::build),
+    ("passthrough", passthrough::build),
+    ("target-queue", target_queue::build),
+    ("calibrated", calibrated::build),
+];
 
 /// What the policies' unit tests feed them.
 #[cfg(test)]
@@ -117,6 +125,7 @@ mod testing {
             buffered_bytes: 0,
             in_flight_bytes: 0,
             ue_window_bytes: 1 << 30,
+            ue_acked_bytes: 0,
         }
     }
 }
@@ -129,7 +138,7 @@ mod tests {
     fn unknown_names_and_parameters_are_clear_errors() {
         let e = PolicySpec::new("bbr").build().err().unwrap();
         assert_eq!(e, PolicyError::UnknownPolicy { policy: "bbr".into() });
-        assert_eq!(e.to_string(), "flow-window policy 'bbr': unknown; allowed: bdp, static, passthrough, target-queue");
+        assert_eq!(e.to_string(), "flow-window policy 'bbr': unknown; allowed: bdp, static, passthrough, target-queue, calibrated");
         let e = PolicySpec::new("bdp").with("thresh", 1.0).build().err().unwrap();
         assert!(matches!(&e, PolicyError::UnknownParameter { parameter, .. } if parameter == "thresh"), "{e:?}");
         assert_eq!(e.to_string(), "flow-window policy 'bdp': unknown parameter 'thresh'; allowed: start_bytes, threshold_bytes");

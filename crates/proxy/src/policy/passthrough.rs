@@ -33,6 +33,7 @@ mod tests {
             buffered_bytes: 0,
             in_flight_bytes: 0,
             ue_window_bytes: 77_000,
+            ue_acked_bytes: 0,
         };
         assert_eq!(p.flow_window_bytes(&input), 77_000);
     }

@@ -34,6 +34,7 @@ mod tests {
             buffered_bytes: 9,
             in_flight_bytes: 9,
             ue_window_bytes: 9,
+            ue_acked_bytes: 0,
         };
         assert_eq!(p.flow_window_bytes(&input), 123_456);
     }

@@ -18,8 +18,8 @@ use super::bdp::DEFAULT_START_BYTES;
 use super::{FlowWindowPolicy, Params, PolicyInput};
 use crate::error::PolicyError;
 
-const DEFAULT_TARGET_DELAY_S: f64 = 0.002;
-const DEFAULT_GAIN: f64 = 0.5;
+pub(super) const DEFAULT_TARGET_DELAY_S: f64 = 0.002;
+pub(super) const DEFAULT_GAIN: f64 = 0.5;
 
 pub struct TargetQueue {
     start_bytes: u64,
@@ -44,13 +44,20 @@ impl FlowWindowPolicy for TargetQueue {
         let Some(telemetry) = input.telemetry else {
             return input.ue_window_bytes;
         };
-        let rate_bytes_per_s = telemetry.rate_bps.max(0.0) / 8.0;
-        let bdp = rtt_min_ns as f64 * 1e-9 * rate_bytes_per_s;
-        let target = self.target_delay_s * rate_bytes_per_s;
-        let error = telemetry.rlc_bytes as f64 - target;
-        // `as` saturates: a negative window is 0.
-        (bdp + target - self.gain * error) as u64
+        queue_steering_window(rtt_min_ns, telemetry.rate_bps, telemetry.rlc_bytes, self.target_delay_s, self.gain)
     }
+}
+
+/// FW = BDP + Q* − g · (B − Q*), never below 0, with BDP = RTT_min · R / 8 and
+/// Q* = R · d* / 8 for a rate R in bit/s: the window of `target-queue` (R = R_e) and of
+/// `calibrated` (R = η · R_e).
+pub(super) fn queue_steering_window(rtt_min_ns: u64, rate_bps: f64, rlc_bytes: u64, target_delay_s: f64, gain: f64) -> u64 {
+    let rate_bytes_per_s = rate_bps.max(0.0) / 8.0;
+    let bdp = rtt_min_ns as f64 * 1e-9 * rate_bytes_per_s;
+    let target = target_delay_s * rate_bytes_per_s;
+    let error = rlc_bytes as f64 - target;
+    // `as` saturates: a negative window is 0.
+    (bdp + target - gain * error) as u64
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ fn policy(p: &ProxySpec) -> PolicySpec {
     match p.policy.as_str() {
         "bdp" => spec.with("threshold_bytes", p.bdp_threshold_bytes as f64).with("start_bytes", p.bdp_start_bytes as f64),
         "static" => spec.with("fw_bytes", p.static_fw_bytes as f64),
-        "target-queue" => spec
+        "target-queue" | "calibrated" => spec
             .with("start_bytes", p.bdp_start_bytes as f64)
             .with("target_delay_s", p.target_queue_delay_s)
             .with("gain", p.target_queue_gain),

@@ -1,0 +1,227 @@
+//! `calibrated`: `target-queue`'s window on a rate that is calibrated against what the UE
+//! actually receives (issue 19).
+//!
+//!   FW = BDP + Q* − g · (B − Q*), never below 0,
+//!   BDP = RTT_min · η·R_e / 8, Q* = η·R_e · d* / 8,
+//!
+//! η, the delivery efficiency, is what the UE acknowledges per second over the mean R_e of the
+//! same interval (`interval_s`, default 10 ms), taken only from intervals in which the RLC
+//! buffer never fell below Q*/2 and the UE was never in outage: the radio was busy all along,
+//! so the acknowledged rate is what the cell delivers at that R_e. Each such interval moves η
+//! by a weight of 1/8 toward its sample; η starts at 1 (the `bdp` rule's implicit assumption)
+//! and stays within [0.25, 1.25].
+//!
+//! Why: R_e is the PHY's achievable rate from the last CQI, above what the stack delivers
+//! (headers, HARQ retransmissions, the scheduler's overheads), about 20% on the milliproxy
+//! route. `target-queue`'s standing queue is Q* plus that surplus of its BDP estimate over the
+//! true BDP, divided by 1 + g (docs/proxy.md), so at short D_RS its RAN latency is well above
+//! Q*'s. Calibrating R_e removes the surplus and leaves Q*, while R_e still follows the channel
+//! from one CQI to the next (a blockage cuts FW at once; η only scales it). Intervals where the
+//! buffer ran low say nothing about the cell (the proxy's window, not the radio, limited the
+//! rate), so they leave η alone. The UE's acknowledged bytes are this flow's: with several
+//! flows on one UE, B counts them all and η would be underestimated.
+
+use super::bdp::DEFAULT_START_BYTES;
+use super::target_queue::{queue_steering_window, DEFAULT_GAIN, DEFAULT_TARGET_DELAY_S};
+use super::{FlowWindowPolicy, Params, PolicyInput};
+use crate::error::PolicyError;
+
+const DEFAULT_INTERVAL_S: f64 = 0.010;
+/// Weight of one interval's sample in η.
+const SMOOTHING: f64 = 1.0 / 8.0;
+const MIN_EFFICIENCY: f64 = 0.25;
+const MAX_EFFICIENCY: f64 = 1.25;
+
+pub struct Calibrated {
+    start_bytes: u64,
+    target_delay_s: f64,
+    gain: f64,
+    interval_ns: u64,
+    /// η.
+    efficiency: f64,
+    interval: Option<Interval>,
+}
+
+/// The measurement under way.
+#[derive(Clone, Copy, Debug)]
+struct Interval {
+    start_ns: u64,
+    start_acked_bytes: u64,
+    /// R_e integrated over the interval so far (bit/s × ns) up to `last_ns`.
+    rate_integral: f64,
+    last_ns: u64,
+    /// R_e in force since `last_ns`.
+    last_rate_bps: f64,
+    /// The RLC stayed at or above Q*/2 and the UE out of outage at every call so far.
+    backlogged: bool,
+}
+
+pub fn build(params: &Params) -> Result<Box<dyn FlowWindowPolicy>, PolicyError> {
+    params.only(&["start_bytes", "target_delay_s", "gain", "interval_s"])?;
+    Ok(Box::new(Calibrated {
+        start_bytes: params.bytes("start_bytes", Some(DEFAULT_START_BYTES))?,
+        target_delay_s: params.number("target_delay_s", DEFAULT_TARGET_DELAY_S, (0.0, 10.0), "0 to 10 seconds")?,
+        gain: params.number("gain", DEFAULT_GAIN, (0.0, 1.0), "0 to 1")?,
+        interval_ns: (params.number("interval_s", DEFAULT_INTERVAL_S, (1e-4, 10.0), "100 µs to 10 seconds")? * 1e9) as u64,
+        efficiency: 1.0,
+        interval: None,
+    }))
+}
+
+impl Calibrated {
+    /// Brings the interval under way up to `now_ns` and, when it is long enough, takes its
+    /// sample (if the radio was busy throughout) and starts the next one.
+    fn measure(&mut self, now_ns: u64, acked_bytes: u64, rate_bps: f64, backlogged: bool) {
+        let Some(mut interval) = self.interval else {
+            self.interval = Some(Interval::starting(now_ns, acked_bytes, rate_bps, backlogged));
+            return;
+        };
+        interval.rate_integral += interval.last_rate_bps * now_ns.saturating_sub(interval.last_ns) as f64;
+        interval.last_ns = now_ns.max(interval.last_ns);
+        interval.last_rate_bps = rate_bps;
+        interval.backlogged &= backlogged;
+        let elapsed_ns = interval.last_ns - interval.start_ns;
+        if elapsed_ns < self.interval_ns {
+            self.interval = Some(interval);
+            return;
+        }
+        if interval.backlogged && interval.rate_integral > 0.0 {
+            let delivered_bit = acked_bytes.saturating_sub(interval.start_acked_bytes) as f64 * 8.0;
+            // delivered / (mean R_e · elapsed) = delivered / ∫R_e dt.
+            let sample = delivered_bit * 1e9 / interval.rate_integral;
+            self.efficiency = (self.efficiency + SMOOTHING * (sample - self.efficiency)).clamp(MIN_EFFICIENCY, MAX_EFFICIENCY);
+        }
+        self.interval = Some(Interval::starting(now_ns, acked_bytes, rate_bps, backlogged));
+    }
+}
+
+impl Interval {
+    fn starting(now_ns: u64, acked_bytes: u64, rate_bps: f64, backlogged: bool) -> Interval {
+        Interval {
+            start_ns: now_ns,
+            start_acked_bytes: acked_bytes,
+            rate_integral: 0.0,
+            last_ns: now_ns,
+            last_rate_bps: rate_bps,
+            backlogged,
+        }
+    }
+}
+
+impl FlowWindowPolicy for Calibrated {
+    fn flow_window_bytes(&mut self, input: &PolicyInput) -> u64 {
+        let Some(telemetry) = input.telemetry else {
+            // No telemetry in force: nothing to measure against; start afresh when it returns.
+            self.interval = None;
+            return input.ue_window_bytes;
+        };
+        let rate_bps = telemetry.rate_bps.max(0.0);
+        let target_bytes = self.efficiency * rate_bps / 8.0 * self.target_delay_s;
+        let backlogged = !telemetry.outage && rate_bps > 0.0 && telemetry.rlc_bytes as f64 >= target_bytes / 2.0;
+        self.measure(input.now_ns, input.ue_acked_bytes, rate_bps, backlogged);
+        let Some(rtt_min_ns) = input.rtt.min_ns else {
+            return self.start_bytes;
+        };
+        queue_steering_window(rtt_min_ns, self.efficiency * rate_bps, telemetry.rlc_bytes, self.target_delay_s, self.gain)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::input;
+    use super::super::PolicySpec;
+    use super::*;
+    use millinet_wire::Telemetry;
+
+    const MS: u64 = 1_000_000;
+    const RTT: Option<u64> = Some(30 * MS);
+
+    fn at(rlc_bytes: u64, rate_bps: f64) -> Telemetry {
+        Telemetry { rate_bps, rlc_bytes, ..Telemetry::default() }
+    }
+
+    fn policy() -> Box<dyn FlowWindowPolicy> {
+        PolicySpec::new("calibrated").with("target_delay_s", 0.005).build().unwrap()
+    }
+
+    /// Feeds `ms` calls one ms apart from `from_ms`, the UE acknowledging `delivered_bps` and
+    /// the telemetry `telemetry`; returns the last FW and the acknowledged bytes reached.
+    fn feed(p: &mut Box<dyn FlowWindowPolicy>, from_ms: u64, ms: u64, acked: u64, delivered_bps: f64, telemetry: Telemetry) -> (u64, u64) {
+        let mut fw = 0;
+        let mut acked_bytes = acked;
+        for k in 0..ms {
+            let mut i = input(RTT, Some(&telemetry));
+            i.now_ns = (from_ms + k) * MS;
+            acked_bytes = acked + (delivered_bps / 8.0 * (k as f64) * 1e-3) as u64;
+            i.ue_acked_bytes = acked_bytes;
+            fw = p.flow_window_bytes(&i);
+        }
+        (fw, acked_bytes)
+    }
+
+    #[test]
+    fn uncalibrated_it_is_target_queue() {
+        // η = 1 before any interval: the same windows as target-queue's hand-computed ones.
+        let mut p = policy();
+        assert_eq!(p.flow_window_bytes(&input(RTT, Some(&at(625_000, 1e9)))), 4_375_000);
+        let mut p = policy();
+        assert_eq!(p.flow_window_bytes(&input(RTT, Some(&at(1_625_000, 1e9)))), 3_875_000);
+        let mut p = policy();
+        assert_eq!(p.flow_window_bytes(&input(None, Some(&at(0, 1e9)))), 400_000_000, "no RTT yet: the start value");
+        assert_eq!(p.flow_window_bytes(&input(RTT, None)), 1 << 30, "no telemetry: the UE's window");
+        assert_eq!(p.flow_window_bytes(&input(RTT, Some(&at(10_000, 0.0)))), 0, "outage");
+    }
+
+    #[test]
+    fn a_busy_radio_that_delivers_80_percent_of_r_e_brings_eta_to_0_8() {
+        let mut p = policy();
+        // R_e 1 Gbit/s, the UE acknowledging 800 Mbit/s, the RLC at 1 MB (above Q*/2 = 312 500).
+        let (fw, _) = feed(&mut p, 0, 400, 0, 0.8e9, at(1_000_000, 1e9));
+        // η → 0.8: BDP 3 000 000, Q* 500 000, FW = 3 500 000 − 0.5 · (1 000 000 − 500 000).
+        let expected = 3_250_000.0;
+        assert!((fw as f64 - expected).abs() < 0.01 * expected, "FW {fw}, expected about {expected}");
+        // Uncalibrated (target-queue) it would be 3 750 000 + 625 000 − 0.5 · 375 000.
+        assert!(fw < 4_187_500 - 800_000);
+    }
+
+    #[test]
+    fn intervals_with_a_low_queue_or_an_outage_leave_eta_alone() {
+        let mut p = policy();
+        let (calibrated, acked) = feed(&mut p, 0, 400, 0, 0.8e9, at(1_000_000, 1e9));
+        // Now the RLC runs nearly empty (the window, not the radio, limits the rate) and the UE
+        // gets only 100 Mbit/s: no sample, the same window at the same queue.
+        let (_, acked) = feed(&mut p, 400, 200, acked, 0.1e9, at(100_000, 1e9));
+        let (fw, acked) = feed(&mut p, 600, 1, acked, 0.0, at(1_000_000, 1e9));
+        assert!((fw as f64 - calibrated as f64).abs() < 2_000.0, "{fw} vs {calibrated}");
+        // An outage (nothing delivered, R_e 0) is no sample either.
+        let outage = Telemetry { outage: true, ..at(2_000_000, 0.0) };
+        let (fw_outage, acked) = feed(&mut p, 601, 200, acked, 0.0, outage);
+        assert_eq!(fw_outage, 0);
+        let (fw, _) = feed(&mut p, 801, 1, acked, 0.0, at(1_000_000, 1e9));
+        assert!((fw as f64 - calibrated as f64).abs() < 2_000.0, "{fw} vs {calibrated}");
+    }
+
+    #[test]
+    fn eta_stays_within_its_bounds() {
+        // A UE that acknowledges nothing while the RLC is full: η falls to 0.25, not below.
+        let mut p = policy();
+        let (fw, _) = feed(&mut p, 0, 2_000, 0, 0.0, at(400_000, 1e9));
+        // η 0.25: BDP 937 500, Q* 156 250, FW = 1 093 750 − 0.5 · 243 750.
+        assert_eq!(fw, 971_875);
+        // One that acknowledges twice R_e (a stale CQI): η rises to 1.25, not above.
+        let mut p = policy();
+        let (fw, _) = feed(&mut p, 0, 2_000, 0, 2e9, at(1_000_000, 1e9));
+        // η 1.25: BDP 4 687 500, Q* 781 250, FW = 5 468 750 − 0.5 · 218 750.
+        assert_eq!(fw, 5_359_375);
+    }
+
+    #[test]
+    fn parameters_and_their_ranges() {
+        let e = PolicySpec::new("calibrated").with("interval_s", 0.0).build().err().unwrap();
+        assert_eq!(e.to_string(), "flow-window policy 'calibrated': interval_s = 0: allowed 100 µs to 10 seconds");
+        let e = PolicySpec::new("calibrated").with("gain", -0.1).build().err().unwrap();
+        assert_eq!(e.to_string(), "flow-window policy 'calibrated': gain = -0.1: allowed 0 to 1");
+        let e = PolicySpec::new("calibrated").with("fw_bytes", 1.0).build().err().unwrap();
+        assert!(e.to_string().contains("fw_bytes"), "{e}");
+    }
+}
