@@ -71,3 +71,24 @@ impl<T> Ord for Timed<T> {
         self.key().cmp(&other.key())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn earliest_first_equal_times_in_push_order_and_nothing_before_its_time() {
+        let mut q = TimedQueue::new();
+        for (at_ns, item) in [(30, 'a'), (10, 'b'), (30, 'c'), (20, 'd'), (10, 'e')] {
+            q.push(at_ns, item);
+        }
+        assert_eq!(q.next_ns(), Some(10));
+        assert_eq!(q.pop_due(9), None, "nothing is due before 10");
+        let mut due = Vec::new();
+        while let Some(item) = q.pop_due(30) {
+            due.push(item);
+        }
+        assert_eq!(due, ['b', 'e', 'd', 'a', 'c']);
+        assert_eq!(q.next_ns(), None);
+    }
+}
