@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 # Expanding a sweep resolves every run in the engine; a few dozen keep an execution short.
-MAX_RUNS = 32
+MAX_RUNS = 8
 # Errors name this file; scenario paths in the input resolve against its folder.
 SWEEP_FILE = Path("fuzz-sweep.toml")
 
