@@ -253,7 +253,10 @@ BAD_SWEEPS = [
         'scenario = "dumbbell"\n[zip]\n"flows.0.cc" = ["cubic", "vegas"]\n"links.1.delay_s" = [0.001, 0.01]\n',
         ["sweep.toml:3", "[zip] position 1", "flows.0.cc = 'vegas'", "links.1.delay_s = 0.01", "newreno, cubic"],
     ),
-    ("bad seed count", 'scenario = "dumbbell"\nseeds = 0\n', ["sweep.toml:2", "seeds = 0", "count >= 1", "distinct integers"]),
+    ("bad seed count", 'scenario = "dumbbell"\nseeds = 0\n', ["sweep.toml:2", "seeds = 0", "count from 1 to 100000", "distinct integers"]),
+    # Found by fuzzing (sweep_load): a count past the C integer range raised OverflowError.
+    ("huge seed count", 'scenario = "dumbbell"\nseeds = 40999999999999999999999\n', ["sweep.toml:2", "40999999999999999999999", "count from 1 to 100000"]),
+    ("seed beyond 64 bits", 'scenario = "dumbbell"\nseeds = [1, 18446744073709551616]\n', ["sweep.toml:2", "18446744073709551616", "0 to 2^64 - 1"]),
     ("repeated seeds", 'scenario = "dumbbell"\nseeds = [1, 1]\n', ["sweep.toml:2", "[1, 1]", "distinct"]),
     (
         "unknown pairing arm",

@@ -25,6 +25,8 @@ TOP_KEYS = ("description", "scenario", "seeds", "set", "grid", "zip", "arms", "p
 PART_KEYS = ("scenario", "set", "grid", "zip", "arms")
 PAIRING_KEYS = ("name", "baseline", "treatment")
 DEFAULT_ARM = "base"
+# Seeds a sweep may run per point: far above any study's 50, far below what would exhaust memory.
+MAX_SEEDS = 100_000
 # The parameter column naming each run's scenario, in sweeps whose parts run different ones
 # (their rows would otherwise pair and group as one point where their keys agree).
 SCENARIO_COLUMN = "scenario"
@@ -351,13 +353,16 @@ class _Loader:
 
 
 def _check_seeds(seeds: object, where: str) -> tuple[int, ...]:
-    allowed = "expected a count >= 1 (seeds 1..N) or a non-empty list of distinct integers >= 0"
-    if isinstance(seeds, int) and not isinstance(seeds, bool) and seeds >= 1:
+    allowed = (
+        f"expected a count from 1 to {MAX_SEEDS} (seeds 1..N) or a non-empty list of at most {MAX_SEEDS} "
+        "distinct integers from 0 to 2^64 - 1 (a run's seed is 64 bits)"
+    )
+    if isinstance(seeds, int) and not isinstance(seeds, bool) and 1 <= seeds <= MAX_SEEDS:
         return tuple(range(1, seeds + 1))
     if (
         isinstance(seeds, list | tuple)
-        and seeds
-        and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds)
+        and 0 < len(seeds) <= MAX_SEEDS
+        and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**64 for s in seeds)
         and len(set(seeds)) == len(seeds)
     ):
         return tuple(seeds)
