@@ -107,9 +107,11 @@ impl Flow {
 /// segment boundaries), and keeps within its flow and buffer limits.
 pub fn milliproxy(data: &[u8]) {
     let Ok(input) = Input::arbitrary_take_rest(Unstructured::new(data)) else { return };
-    let policy = match input.policy % 3 {
+    let policy = match input.policy % 5 {
         0 => PolicySpec::new("bdp"),
         1 => PolicySpec::new("static").with("fw_bytes", f64::from(input.policy) * 1024.0),
+        2 => PolicySpec::new("target-queue"),
+        3 => PolicySpec::new("calibrated").with("interval_s", 1e-3),
         _ => PolicySpec::new("passthrough"),
     };
     let cfg = ProxyConfig {
