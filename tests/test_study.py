@@ -4,6 +4,7 @@ the behaviour the study exists to show."""
 
 import json
 import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -147,3 +148,22 @@ def test_an_unknown_policy_is_named_with_the_policies_there_are(tmp_path):
     assert result.returncode != 0
     assert 'proxy.policy = "outage": unknown policy; allowed: one of bdp' in result.stderr and "target-queue" in result.stderr, result.stderr
     assert not (tmp_path / "x" / "store").exists(), "nothing ran"
+
+
+def test_the_full_sweep_gains_a_twin_per_policy_in_every_part():
+    from millinet.studies.milliproxy import policy_sweep_text
+    from millinet.sweep.spec import load_sweep_text
+
+    text = policy_sweep_text("milliproxy", ["bdp", "calibrated"], "millinet study milliproxy --policies bdp,calibrated")
+    sweep = load_sweep_text(text, Path("milliproxy-policies.toml"))
+    assert [list(part.arms) for part in sweep.parts] == [
+        ["none", "gnb", "gnb-calibrated"],
+        ["edge", "edge-calibrated", "edge-t10", "edge-t10-calibrated", "split"],
+    ]
+    assert sweep.parts[1].arms["edge-t10-calibrated"] == {"proxy.node": "pgw", "proxy.d_info_s": 0.003, "proxy.t_info_s": 0.010, "proxy.policy": "calibrated"}
+    assert [(p.name, p.treatment) for p in sweep.pairings if "calibrated" in p.name] == [
+        ("gnb-calibrated-vs-none", "gnb-calibrated"),
+        ("edge-calibrated-vs-none", "edge-calibrated"),
+        ("edge-t10-calibrated-vs-none", "edge-t10-calibrated"),
+    ]
+    assert sweep.seeds == tuple(range(1, 51))
