@@ -24,7 +24,9 @@ run_target() {
   for a in "$@"; do if [[ $a == -* ]]; then flags+=("$a"); else dirs+=("$a"); fi; done
   if [[ -f python/$t.py ]]; then
     mkdir -p "artifacts/$t"
-    nice -n 19 ../.venv/bin/python "python/$t.py" -artifact_prefix="artifacts/$t/" "${flags[@]}" "${dirs[@]}"
+    # libFuzzer's -merge runs the target again as argv[0]: the script (executable, its
+    # shebang finding the venv's python first on PATH).
+    PATH="$(cd .. && pwd)/.venv/bin:$PATH" nice -n 19 "python/$t.py" -artifact_prefix="artifacts/$t/" "${flags[@]}" "${dirs[@]}"
   else
     nice -n 19 cargo +nightly fuzz run -O -a -s none "$t" "${dirs[@]}" -- "${flags[@]}"
   fi

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Fuzz target `sweep_load`: the sweep-file loader (Python, so Atheris rather than cargo-fuzz).
 
 Any text is a sweep file: `load_sweep_text` must return a sweep or raise a ScenarioError
