@@ -71,12 +71,9 @@ def policy_sweep_text(sweep: str, policies: Sequence[str], command: str) -> str:
             if NODE not in overrides or overrides.get(KIND, "milliproxy") != "milliproxy":
                 arms[name] = overrides
                 continue
-            for policy in policies:
-                variant = name if policy == SHIPPED_POLICY else f"{name}-{policy}"
+            renamed[name] = [name if policy == SHIPPED_POLICY else f"{name}-{policy}" for policy in policies]
+            for policy, variant in zip(policies, renamed[name]):
                 arms[variant] = overrides if policy == SHIPPED_POLICY else {**overrides, POLICY: policy}
-                renamed.setdefault(name, [])
-                if variant not in renamed[name]:
-                    renamed[name].append(variant)
         if "arms" in table:
             table["arms"] = arms
     doc["pairings"] = [

@@ -72,17 +72,13 @@ impl Calibrated {
     /// Brings the interval under way up to `now_ns` and, when it is long enough, takes its
     /// sample (if the radio was busy throughout) and starts the next one.
     fn measure(&mut self, now_ns: u64, acked_bytes: u64, rate_bps: f64, backlogged: bool) {
-        let Some(mut interval) = self.interval else {
-            self.interval = Some(Interval::starting(now_ns, acked_bytes, rate_bps, backlogged));
-            return;
-        };
+        let next = Interval::starting(now_ns, acked_bytes, rate_bps, backlogged);
+        let interval = self.interval.get_or_insert(next);
         interval.rate_integral += interval.last_rate_bps * now_ns.saturating_sub(interval.last_ns) as f64;
         interval.last_ns = now_ns.max(interval.last_ns);
         interval.last_rate_bps = rate_bps;
         interval.backlogged &= backlogged;
-        let elapsed_ns = interval.last_ns - interval.start_ns;
-        if elapsed_ns < self.interval_ns {
-            self.interval = Some(interval);
+        if interval.last_ns - interval.start_ns < self.interval_ns {
             return;
         }
         if interval.backlogged && interval.rate_integral > 0.0 {
@@ -91,7 +87,7 @@ impl Calibrated {
             let sample = delivered_bit * 1e9 / interval.rate_integral;
             self.efficiency = (self.efficiency + SMOOTHING * (sample - self.efficiency)).clamp(MIN_EFFICIENCY, MAX_EFFICIENCY);
         }
-        self.interval = Some(Interval::starting(now_ns, acked_bytes, rate_bps, backlogged));
+        *interval = next;
     }
 }
 
