@@ -10,7 +10,8 @@
  * keyed by the connection's token, which the subflow's context carries (tcp_sock ->
  * icsk_ulp_data, a struct mptcp_subflow_context, read through BTF/CO-RE). A subflow takes a
  * slot of its connection's entry the first time it has a token and publishes there, on every
- * ACK, its window, smoothed RTT and OLIA's loss distances; the increase rules read every slot.
+ * ACK and on a timeout, its window, smoothed RTT and OLIA's loss distances; the increase rules
+ * read every slot.
  * A slot has one writer, its subflow; another subflow's values may be one ACK old, as the
  * subflows of a connection run on their own sockets' locks. The entry goes when its last
  * subflow is released.
@@ -388,6 +389,24 @@ void BPF_PROG(coupled_pkts_acked, struct sock *sk, const struct ack_sample *samp
 		own->l2 += sample->pkts_acked;
 }
 
+/*
+ * A timeout sets the window to what is in flight plus one without an ACK (tcp_enter_loss,
+ * net/ipv4/tcp_input.c, which then sets the Loss state): publish it, or the other subflows'
+ * rules would read the window from before the timeout until this subflow's next ACK, up to
+ * a backed-off RTO later. The simulator's rules read every subflow's current window.
+ */
+SEC("struct_ops/coupled_set_state")
+void BPF_PROG(coupled_set_state, struct sock *sk, __u8 new_state)
+{
+	struct slot *own;
+
+	if (new_state != TCP_CA_Loss)
+		return;
+	own = joined_slot(sk);
+	if (own)
+		publish(own, tcp_sk(sk));
+}
+
 SEC("struct_ops/coupled_undo_cwnd")
 __u32 BPF_PROG(coupled_undo_cwnd, struct sock *sk)
 {
@@ -461,6 +480,7 @@ __u32 BPF_PROG(balia_ssthresh, struct sock *sk)
 	struct tcp_congestion_ops rule = {                        \
 		.release = (void *)coupled_release,               \
 		.pkts_acked = (void *)coupled_pkts_acked,         \
+		.set_state = (void *)coupled_set_state,           \
 		.undo_cwnd = (void *)coupled_undo_cwnd,           \
 		.cong_avoid = (void *)rule##_cong_avoid,          \
 		.ssthresh = (void *)rule##_ssthresh,              \
