@@ -80,13 +80,15 @@ def test_an_unknown_key_is_refused_as_by_run(tmp_path):
 @pytest.mark.parametrize(
     ("scenario", "overrides", "field"),
     [
-        ("mptcp", [], "flows.0.kind"),
+        ("mptcp", ["flows.0.kind=\"udp\""], "flows.0.kind"),
+        ("dumbbell", ["flows.0.cc=\"lia\""], "flows.0.cc"),
+        ("mptcp", ["ues.1.node=\"pgw\""], "flows.0.dst"),
         ("dumbbell", ["flows.0.app=\"repeated\"", "flows.0.sizes_bytes=[100000]"], "flows.0.app"),
         ("milliproxy", ["proxy.node=gnb", "proxy.kind=split"], "proxy.node"),
         ("spep-emulation", ["proxy.node=edge", "proxy.split_cc=highspeed"], "proxy.split_cc"),
         ("spep-emulation", ["proxy.node=edge", "proxy.split_mss_bytes=1400"], "proxy.split_mss_bytes"),
         ("milliproxy", ["proxy.node=server"], "proxy.node"),
-        ("handover", [], "cells"),
+        ("handover", [], "ues.0"),
     ],
 )
 def test_a_scenario_it_cannot_host_is_named(tmp_path, scenario, overrides, field):

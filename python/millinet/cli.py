@@ -334,7 +334,7 @@ STUDY_DESCRIPTIONS = {
 }
 STUDY_NAMES = list(STUDY_DESCRIPTIONS)
 # The studies with a reduced grid for the emulator (sweeps NAME-emulated).
-EMULATED_STUDIES = ("milliproxy", "spep-emulation")
+EMULATED_STUDIES = ("milliproxy", "mptcp", "spep-emulation")
 
 
 @cli.command(name="study")
@@ -344,7 +344,7 @@ EMULATED_STUDIES = ("milliproxy", "spep-emulation")
 @click.option("--cwnd-growth", type=click.Choice(["cwnd-limited", "always"]), help="How the servers' cwnd grows [default: the scenario's, cwnd-limited].")
 @click.option("--tcp-profile", type=click.Choice(["modern", "ns3-2017"]), help="The servers' TCP as a whole (docs/scenario-reference.md, TCP profiles) [default: the scenario's, modern].")
 @click.option("--policies", callback=lambda _ctx, _param, value: _policy_list(value), help="milliproxy: run every milliProxy arm once per flow-window policy, comma-separated, e.g. bdp,target-queue (docs/proxy.md) [default: bdp].")
-@click.option("--emulate", is_flag=True, help="Run the study's reduced grid (sweep NAME-emulated) on the emulator: real Linux TCP, root, one run at a time [milliproxy, spep-emulation].")
+@click.option("--emulate", is_flag=True, help="Run the study's reduced grid (sweep NAME-emulated) on the emulator: real Linux TCP, root, one run at a time [milliproxy, mptcp, spep-emulation].")
 @click.option("--out", type=click.Path(path_type=Path), help="Study directory [default: runs/study-NAME, -quick or -emulated appended].")
 @engine_options
 @click.option("--quiet", is_flag=True, help="No progress bar and no table.")

@@ -1,7 +1,8 @@
-//! The endpoints: real Linux TCP sockets in the server's and the UE's namespaces. The UE
-//! opens the connection and reads (a download, as in the simulator); the server writes, with
-//! the scenario's congestion control set on its socket (TCP_CONGESTION), and a sampler reads
-//! the server socket's TCP_INFO every sample step into the `flows` table.
+//! The endpoints: real Linux TCP or MPTCP sockets in the server's and the UE's namespaces.
+//! The UE opens the connection and reads (a download, as in the simulator); the server
+//! writes, with the scenario's congestion control set on its socket (TCP_CONGESTION), and a
+//! sampler reads the server socket's TCP_INFO (each subflow's, for MPTCP) every sample step
+//! into the `flows` table.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
@@ -10,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::EmuError;
+use crate::mptcp::{self, Transport};
 use crate::tcp_info::TcpInfo;
 
 /// What the server writes.
@@ -34,20 +36,30 @@ pub struct FlowPlan {
     pub end_ns: u64,
     pub sample_step_ns: u64,
     pub goodput_bin_ns: u64,
+    pub transport: Transport,
+    /// The UE's address on each path: an MPTCP subflow's path is the one of its far end.
+    pub ue_ips: Vec<Ipv4Addr>,
 }
+
+/// TCP_INFO of each path's subflow (of the socket, path 0, for TCP), by path.
+pub type PathInfos = Vec<(u32, TcpInfo)>;
 
 /// One row of the `flows` table, from the server socket's TCP_INFO.
 #[derive(Clone, Copy, Debug)]
 pub struct TcpSample {
     pub t_ns: u64,
+    /// The path of the MPTCP subflow (0 for TCP).
+    pub subflow: u32,
     pub info: TcpInfo,
 }
 
 #[derive(Debug, Default)]
 pub struct FlowReport {
     pub samples: Vec<TcpSample>,
-    /// TCP_INFO when the server stopped writing.
+    /// TCP_INFO when the server stopped writing: an MPTCP flow's first path's subflow.
     pub last_info: TcpInfo,
+    /// An MPTCP flow's subflows then, by path.
+    pub last_subflows: PathInfos,
     /// Bytes the UE's application read, per goodput bin.
     pub received_per_bin: Vec<u64>,
     pub received_bytes: u64,
@@ -104,15 +116,21 @@ impl Server {
     /// Binds in the calling thread's namespace with the flow's congestion control, which
     /// accepted sockets inherit.
     pub fn bind(plan: &FlowPlan) -> Result<Server, EmuError> {
-        let listener = TcpListener::bind(plan.server).map_err(|e| EmuError::System(format!("cannot listen on {}: {e}", plan.server)))?;
+        let listener = mptcp::listen(plan.transport, plan.server)?;
         set_congestion_control(listener.as_raw_fd(), &plan.cc)?;
         Ok(Server { listener })
     }
 
     /// Accepts the UE's connection and writes the workload until it is done or the run ends;
-    /// a second thread samples TCP_INFO meanwhile.
-    pub fn serve(&self, plan: &FlowPlan, clock: &(dyn Fn() -> u64 + Sync)) -> Result<(Vec<TcpSample>, TcpInfo), EmuError> {
+    /// a second thread samples TCP_INFO meanwhile. Returns the samples and the last TCP_INFO
+    /// of each path's subflow.
+    pub fn serve(&self, plan: &FlowPlan, clock: &(dyn Fn() -> u64 + Sync)) -> Result<(Vec<TcpSample>, PathInfos), EmuError> {
         let (stream, _) = accept_by(&self.listener, plan.end_ns, clock)?;
+        if plan.transport == Transport::Mptcp {
+            // For the connection's subflows, the joining ones too (the listener's setting
+            // reaches only the first).
+            set_congestion_control(stream.as_raw_fd(), &plan.cc)?;
+        }
         let stream = Arc::new(stream);
         // Writes give up after a while so the end of the run is noticed.
         stream.set_write_timeout(Some(Duration::from_millis(20))).map_err(|e| EmuError::System(format!("SO_SNDTIMEO: {e}")))?;
@@ -121,7 +139,9 @@ impl Server {
             let written = write_workload(&stream, plan, clock);
             let samples = sampler.join().expect("the sampler does not panic")?;
             written?;
-            Ok((samples, TcpInfo::read(stream.as_raw_fd())?))
+            let last = infos(&stream, plan)?;
+            abort_on_close(&stream)?;
+            Ok((samples, last))
         })
     }
 }
@@ -171,6 +191,19 @@ fn write_workload(mut stream: &TcpStream, plan: &FlowPlan, clock: &dyn Fn() -> u
     Ok(())
 }
 
+/// The TCP_INFO of the connection's subflow on each path (of the socket, for TCP), by path.
+fn infos(stream: &TcpStream, plan: &FlowPlan) -> Result<PathInfos, EmuError> {
+    if plan.transport == Transport::Tcp {
+        return Ok(vec![(0, TcpInfo::read(stream.as_raw_fd())?)]);
+    }
+    let mut infos: Vec<(u32, TcpInfo)> = mptcp::subflows(stream.as_raw_fd())?
+        .into_iter()
+        .filter_map(|s| Some((plan.ue_ips.iter().position(|ip| ip == s.remote.ip())? as u32, s.info)))
+        .collect();
+    infos.sort_by_key(|(path, _)| *path);
+    Ok(infos)
+}
+
 /// TCP_INFO every sample step, at step boundaries of the run's clock, until the run ends.
 fn sample(stream: &TcpStream, plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Result<Vec<TcpSample>, EmuError> {
     let mut samples = Vec::with_capacity((plan.end_ns / plan.sample_step_ns) as usize + 1);
@@ -181,7 +214,7 @@ fn sample(stream: &TcpStream, plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Resul
             std::thread::sleep(Duration::from_nanos(next - now));
             continue;
         }
-        samples.push(TcpSample { t_ns: next, info: TcpInfo::read(stream.as_raw_fd())? });
+        samples.extend(infos(stream, plan)?.into_iter().map(|(subflow, info)| TcpSample { t_ns: next, subflow, info }));
         next += plan.sample_step_ns * ((now - next) / plan.sample_step_ns + 1);
     }
     Ok(samples)
@@ -195,8 +228,7 @@ pub fn download(plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Result<FlowReport, 
     }
     let requested_ns = clock();
     let remaining = Duration::from_nanos(plan.end_ns.saturating_sub(requested_ns).max(1));
-    let mut stream = TcpStream::connect_timeout(&plan.connect_to.into(), remaining)
-        .map_err(|e| EmuError::System(format!("the UE cannot connect to {}: {e}", plan.connect_to)))?;
+    let mut stream = mptcp::connect(plan.transport, plan.connect_to, remaining).map_err(|e| EmuError::System(format!("the UE: {e}")))?;
     stream.set_read_timeout(Some(Duration::from_millis(20))).map_err(|e| EmuError::System(format!("SO_RCVTIMEO: {e}")))?;
     let bins = plan.end_ns.div_ceil(plan.goodput_bin_ns) as usize;
     let mut report = FlowReport { received_per_bin: vec![0; bins], ..FlowReport::default() };
@@ -224,7 +256,17 @@ pub fn download(plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Result<FlowReport, 
             Err(e) => return Err(EmuError::System(format!("UE read: {e}"))),
         }
     }
+    abort_on_close(&stream)?;
     Ok(report)
+}
+
+/// Makes closing the socket reset the connection (SO_LINGER 0) instead of sending what is
+/// still queued: at the end of a run the link is gone, and an orphaned socket would hold its
+/// queued megabytes, retransmitting into nothing, for minutes. That memory counts against the
+/// host's `tcp_mem`, and above its first threshold no socket's send buffer grows (Linux's
+/// tcp_should_expand_sndbuf): back-to-back runs stalled at a few dozen Mbit/s.
+fn abort_on_close(stream: &TcpStream) -> Result<(), EmuError> {
+    socket2::SockRef::from(stream).set_linger(Some(Duration::ZERO)).map_err(|e| EmuError::System(format!("SO_LINGER: {e}")))
 }
 
 pub(crate) fn set_congestion_control(fd: i32, cc: &str) -> Result<(), EmuError> {

@@ -131,7 +131,7 @@ fn flow_report(report: &Value, plan: &FlowPlan, started_ns: u64) -> Result<FlowR
             ..TcpInfo::default()
         };
         let end_s = stream["end"].as_f64().unwrap_or(0.0);
-        flow.samples.push(TcpSample { t_ns: started_ns + (end_s * 1e9) as u64, info });
+        flow.samples.push(TcpSample { t_ns: started_ns + (end_s * 1e9) as u64, subflow: 0, info });
     }
     let sender = &server["end"]["streams"][0]["sender"];
     flow.last_info = TcpInfo {

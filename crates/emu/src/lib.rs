@@ -10,6 +10,7 @@ pub mod frames;
 pub mod hop;
 pub mod iperf;
 pub mod link;
+pub mod mptcp;
 pub mod netns;
 pub mod plan;
 mod run;

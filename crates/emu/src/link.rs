@@ -1,11 +1,15 @@
 //! The link emulator: the gNB namespace's userspace data path, driven by a real clock.
 //!
 //! Frames the server's stack sends come out of the server-side TUN device; they cross the
-//! wired hops of the scenario's path (`wired`), then the radio — the very `Ran` the simulator
-//! builds from the same scenario and seed, fed each frame as a `Packet` that names its buffer
-//! and advanced with `advance_to(now)` slot by slot — and are written to the UE-side TUN
-//! device when the RAN delivers them. The UE's frames take the reverse path. A frame that
-//! does not fit a queue is cut into its TCP segments, and those that fit are kept.
+//! wired hops of the scenario's path, then the radio — the very `Ran` the simulator builds
+//! from the same scenario and seed, fed each frame as a `Packet` that names its buffer and
+//! advanced with `advance_to(now)` slot by slot — and are written to the UE-side TUN device
+//! when the RAN delivers them. The UE's frames take the reverse path. A frame that does not
+//! fit a queue is cut into its TCP segments, and those that fit are kept.
+//!
+//! An MP-TCP flow has a path per radio of its device, each with a UE address and a UE-side
+//! device of its own: a downlink frame takes the path of its destination address, an uplink
+//! frame that of the device it came from, and paths share the hops they have in common.
 //!
 //! With milliProxy on the path (`proxy.node`), the link runs the real daemon's packet path
 //! (`millinet_proxyd::Datapath`, the proxy crate's core on real bytes) at that node: every
@@ -17,6 +21,7 @@
 //! delivery, a sample) or until a frame arrives, and records how late it ever was.
 
 use std::collections::VecDeque;
+use std::net::Ipv4Addr;
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use millinet_proxyd::{ChecksumState, Datapath, Emitted, Input, Toward};
@@ -40,11 +45,21 @@ const READ_BATCH: usize = 64;
 /// the timing granularity of the emulated links (100 µs: ten trains per ms at any rate).
 const TRAIN_NS: u64 = 100_000;
 
-/// The radio part of the path: one UE on one cell.
+/// The radio part of the paths: per path, the UE (a radio of the device) and its cell.
 pub struct Radio {
     pub ran: Ran<Stream>,
-    pub ue: UeId,
-    pub cell: CellId,
+    pub ues: Vec<UeId>,
+    pub cells: Vec<CellId>,
+}
+
+/// One way between the server and the UE.
+pub struct Path {
+    /// Its wired hops from the server: indices into the link's hops.
+    pub hops: Vec<usize>,
+    /// The UE's address on it.
+    pub ue_ip: Ipv4Addr,
+    /// The link's device toward the UE on this path.
+    pub device: Tun,
 }
 
 /// milliProxy at the node where downlink stage `down_stage` begins.
@@ -75,6 +90,9 @@ enum Crossing {
 #[derive(Clone, Copy, Debug)]
 pub struct UeSample {
     pub t_ns: u64,
+    /// The UE (scenario `[[ues]]` entry) and its cell (`[[cells]]` entry).
+    pub ue: u32,
+    pub cell: u32,
     pub sinr_db: f64,
     pub rate_bps: f64,
     pub los: bool,
@@ -131,8 +149,8 @@ pub struct LinkReport {
     pub ue_samples: Vec<UeSample>,
     pub queue_samples: Vec<QueueSample>,
     pub proxy_samples: Vec<ProxySample>,
-    /// Per frame the RAN delivered downlink: PDCP entry to delivery, ns.
-    pub ran_latency_ns: Vec<u64>,
+    /// Per path, per frame the RAN delivered downlink: PDCP entry to delivery, ns.
+    pub ran_latency_ns: Vec<Vec<u64>>,
     /// How late frames left the link: the emulation is faithful while this stays small.
     pub lateness: Lateness,
     pub frames_down: u64,
@@ -154,30 +172,31 @@ pub struct LinkReport {
 
 pub struct Link {
     server_side: Tun,
-    ue_side: Tun,
+    paths: Vec<Path>,
     frames: Frames,
-    /// Server to UE, in path order.
+    /// Every wired hop toward the UE, and `up[i]` the way back over `down[i]`'s link.
     down: Vec<Hop>,
-    /// UE to server, in path order.
     up: Vec<Hop>,
     radio: Option<Radio>,
     ran_out: RanOutput,
-    /// Delivered by the RAN, written when their time comes.
-    air_down: VecDeque<(u64, Packet)>,
-    air_up: VecDeque<(u64, Packet)>,
+    /// Per path, delivered by the RAN (or at the end of a wired path), written when their
+    /// time comes.
+    air_down: Vec<VecDeque<(u64, Packet)>>,
+    air_up: Vec<VecDeque<(u64, Packet)>>,
     parts: Vec<PayloadId>,
     /// Frames of one read, before they get their arrival times.
     batch: Vec<Packet>,
     /// Frames read, with their arrival times, not yet run.
     arrivals: VecDeque<(u64, Side, Packet)>,
-    /// When each side (server, UE, split proxy) was last read.
-    last_read_ns: [u64; 3],
+    /// When each side (`Side::index`) was last read.
+    last_read_ns: Vec<u64>,
     /// When the link last wrote a frame to each side: what it reads there later may be the
     /// endpoint's answer to that frame, so it cannot have arrived before.
-    last_write_ns: [u64; 3],
+    last_write_ns: Vec<u64>,
     sample_step_ns: u64,
     next_sample_ns: u64,
-    step_latency: (u64, u64),
+    /// Per path, the RAN latency summed over the step's frames, and their count.
+    step_latency: Vec<(u64, u64)>,
     /// The UE's telemetry for a proxy, when asked for.
     pub telemetry: Option<TelemetryPublisher>,
     telemetry_due: Vec<(u64, [u8; TELEMETRY_DATAGRAM_BYTES])>,
@@ -192,32 +211,35 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn new(server_side: Tun, ue_side: Tun, down: Vec<Hop>, up: Vec<Hop>, radio: Option<Radio>, sample_step_ns: u64) -> Link {
+    /// A link over `paths`, whose hops index `down` and `up` (`up[i]` runs back over the
+    /// link of `down[i]`); `radio` ends each path over its radio.
+    pub fn new(server_side: Tun, paths: Vec<Path>, down: Vec<Hop>, up: Vec<Hop>, radio: Option<Radio>, sample_step_ns: u64) -> Link {
+        let n = paths.len();
         Link {
             server_side,
-            ue_side,
+            paths,
             frames: Frames::default(),
             down,
             up,
             radio,
             ran_out: RanOutput::default(),
-            air_down: VecDeque::new(),
-            air_up: VecDeque::new(),
+            air_down: (0..n).map(|_| VecDeque::new()).collect(),
+            air_up: (0..n).map(|_| VecDeque::new()).collect(),
             parts: Vec::new(),
             batch: Vec::new(),
             arrivals: VecDeque::new(),
-            last_read_ns: [0; 3],
-            last_write_ns: [0; 3],
+            last_read_ns: vec![0; Side::count(n)],
+            last_write_ns: vec![0; Side::count(n)],
             sample_step_ns,
             next_sample_ns: 0,
-            step_latency: (0, 0),
+            step_latency: vec![(0, 0); n],
             telemetry: None,
             telemetry_due: Vec::new(),
             proxy: None,
             split: None,
             proxied: Vec::new(),
             server_writes: None,
-            report: LinkReport::default(),
+            report: LinkReport { ran_latency_ns: vec![Vec::new(); n], ..LinkReport::default() },
         }
     }
 
@@ -276,49 +298,51 @@ impl Link {
         self.read_arrivals(now)?;
         while let Some((t, event)) = self.next_event(now) {
             match event {
-                Event::Slot => {
-                    let radio = self.radio.as_mut().expect("a slot of the radio path");
-                    radio.ran.advance_to(t, &mut self.ran_out);
-                    self.air_down.extend(self.ran_out.downlink.drain(..).map(|d| (d.at_ns, d.packet)));
-                    self.air_up.extend(self.ran_out.uplink.drain(..).map(|d| (d.at_ns, d.packet)));
-                    for dropped in self.ran_out.dropped.drain(..) {
-                        self.report.ran_dropped_frames += 1;
-                        self.frames.release(dropped.packet.meta.payload);
+                Event::Slot => self.run_slot(t),
+                Event::AirDown(path) => {
+                    let (at, packet) = self.air_down[path].pop_front().expect("a delivery");
+                    if self.radio.is_some() {
+                        let latency = at - packet.meta.ran_entry_ns;
+                        self.report.ran_latency_ns[path].push(latency);
+                        let step = &mut self.step_latency[path];
+                        *step = (step.0 + latency, step.1 + 1);
                     }
+                    self.deliver(Side::Ue(path), now, at, packet)?;
                 }
-                Event::AirDown => {
-                    let (at, packet) = self.air_down.pop_front().expect("a delivery");
-                    let latency = at - packet.meta.ran_entry_ns;
-                    self.report.ran_latency_ns.push(latency);
-                    self.step_latency = (self.step_latency.0 + latency, self.step_latency.1 + 1);
-                    self.deliver(Side::Ue, now, at, packet)?;
-                }
-                Event::AirUp => {
-                    let (at, packet) = self.air_up.pop_front().expect("a delivery");
-                    self.enter_wired_up(0, at, now, packet)?;
+                Event::AirUp(path) => {
+                    let (at, packet) = self.air_up[path].pop_front().expect("a delivery");
+                    self.enter_wired_up(path, 0, at, now, packet)?;
                 }
                 Event::UpHop(i) => {
                     if let Some((at, packet)) = self.up[i].pop_due(t) {
-                        self.enter_wired_up(i + 1, at, now, packet)?;
+                        let path = self.path_of(packet.src);
+                        let route = &self.paths[path].hops;
+                        let stage = route.len() - route.iter().position(|&h| h == i).expect("the hop is on the path");
+                        self.enter_wired_up(path, stage, at, now, packet)?;
                     }
                 }
                 Event::DownHop(i) => {
                     if let Some((at, packet)) = self.down[i].pop_due(t) {
-                        self.enter_down(i + 1, at, now, packet)?;
+                        let path = self.path_of(packet.dst);
+                        let stage = 1 + self.paths[path].hops.iter().position(|&h| h == i).expect("the hop is on the path");
+                        self.enter_down(path, stage, at, now, packet)?;
                     }
                 }
                 Event::Read => {
                     let (at, side, packet) = self.arrivals.pop_front().expect("a frame read");
                     match side {
-                        Side::Server => self.enter_down(0, at, now, packet)?,
-                        Side::Ue => self.enter_up(at, packet),
+                        Side::Server => {
+                            let path = self.path_of(packet.dst);
+                            self.enter_down(path, 0, at, now, packet)?
+                        }
+                        Side::Ue(path) => self.enter_up(path, at, packet),
                         Side::Proxy => self.enter_from_split_proxy(at, now, packet)?,
                     }
                 }
                 Event::Telemetry => {
                     let radio = self.radio.as_ref().expect("telemetry of the radio path");
                     let telemetry = self.telemetry.as_mut().expect("a publisher");
-                    telemetry.step(t, &radio.ran, radio.ue, &mut self.telemetry_due);
+                    telemetry.step(t, &radio.ran, radio.ues[0], &mut self.telemetry_due);
                     self.proxy_telemetry(t, now)?;
                 }
                 Event::ProxyTimer => self.proxy_timers(t, now)?,
@@ -331,12 +355,39 @@ impl Link {
         Ok(())
     }
 
-    /// Reads what waits on both devices into `arrivals`, in arrival order.
+    /// The RAN's slots due by `t`: what they deliver goes to its path's queues.
+    fn run_slot(&mut self, t: u64) {
+        let radio = self.radio.as_mut().expect("a slot of the radio path");
+        radio.ran.advance_to(t, &mut self.ran_out);
+        for d in self.ran_out.downlink.drain(..) {
+            let path = radio.ues.iter().position(|&u| u == d.ue).expect("a UE of the paths");
+            self.air_down[path].push_back((d.at_ns, d.packet));
+        }
+        for d in self.ran_out.uplink.drain(..) {
+            let path = radio.ues.iter().position(|&u| u == d.ue).expect("a UE of the paths");
+            self.air_up[path].push_back((d.at_ns, d.packet));
+        }
+        for dropped in self.ran_out.dropped.drain(..) {
+            self.report.ran_dropped_frames += 1;
+            self.frames.release(dropped.packet.meta.payload);
+        }
+    }
+
+    /// The path of the UE address `ip` (the first path for any other).
+    fn path_of(&self, ip: Ipv4Addr) -> usize {
+        self.paths.iter().position(|p| p.ue_ip == ip).unwrap_or(0)
+    }
+
+    /// Reads what waits on every device into `arrivals`, in arrival order.
     fn read_arrivals(&mut self, now: u64) -> Result<(), EmuError> {
         let mut batch = std::mem::take(&mut self.batch);
         let (leftover, mut sides_read) = (self.arrivals.len(), 0);
-        let sides: &[Side] = if self.split.is_some() { &[Side::Server, Side::Ue, Side::Proxy] } else { &[Side::Server, Side::Ue] };
-        for &side in sides {
+        let mut sides = vec![Side::Server];
+        sides.extend((0..self.paths.len()).map(Side::Ue));
+        if self.split.is_some() {
+            sides.push(Side::Proxy);
+        }
+        for side in sides {
             for _ in 0..READ_BATCH {
                 let Some(packet) = self.read(side)? else { break };
                 batch.push(packet);
@@ -346,11 +397,11 @@ impl Link {
             // link that was late does not turn what the sender sent over milliseconds into one
             // burst at the next queue; never before the link's last write to that side, which
             // they may answer (an ACK written late, the server's data in reply).
-            let previous = std::mem::replace(&mut self.last_read_ns[side as usize], now).max(self.last_write_ns[side as usize]).min(now);
+            let previous = std::mem::replace(&mut self.last_read_ns[side.index()], now).max(self.last_write_ns[side.index()]).min(now);
             let n = batch.len() as u64;
             match side {
                 Side::Server => self.report.frames_down += n,
-                Side::Ue => self.report.frames_up += n,
+                Side::Ue(_) => self.report.frames_up += n,
                 Side::Proxy => self.report.frames_from_proxy += n,
             }
             sides_read += (n > 0) as usize;
@@ -361,7 +412,7 @@ impl Link {
         self.batch = batch;
         // The sides' frames in one time order (each side's already is).
         if sides_read > 1 || (sides_read == 1 && leftover > 0) {
-            self.arrivals.make_contiguous().sort_by_key(|(at, side, _)| (*at, *side as u8));
+            self.arrivals.make_contiguous().sort_by_key(|(at, side, _)| (*at, side.index()));
         }
         Ok(())
     }
@@ -376,10 +427,12 @@ impl Link {
             }
         };
         if let Some(radio) = &self.radio {
-            consider(Some(radio.ran.next_slot_ns(radio.cell)), Event::Slot);
+            consider(radio.cells.iter().map(|&c| radio.ran.next_slot_ns(c)).min(), Event::Slot);
         }
-        consider(self.air_down.front().map(|(at, _)| *at), Event::AirDown);
-        consider(self.air_up.front().map(|(at, _)| *at), Event::AirUp);
+        for path in 0..self.paths.len() {
+            consider(self.air_down[path].front().map(|(at, _)| *at), Event::AirDown(path));
+            consider(self.air_up[path].front().map(|(at, _)| *at), Event::AirUp(path));
+        }
         for (i, hop) in self.up.iter().enumerate() {
             consider(hop.next_due_ns(), Event::UpHop(i));
         }
@@ -396,27 +449,28 @@ impl Link {
         best
     }
 
-    /// A downlink packet reaches stage `stage` at `at`, through the proxy if it sits there.
-    fn enter_down(&mut self, stage: usize, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
+    /// A downlink packet reaches stage `stage` of `path` at `at`, through the proxy if it
+    /// sits there (a proxy sits on a flow of one path).
+    fn enter_down(&mut self, path: usize, stage: usize, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
         match (&self.proxy, &self.split) {
             (Some(p), _) if p.down_stage == stage => self.through_proxy(Crossing::Down, at, now, packet),
             (_, Some(split)) if split.down_stage == stage => self.deliver(Side::Proxy, now, at, packet),
             _ => {
-                self.continue_down(stage, at, packet);
+                self.continue_down(path, stage, at, packet);
                 Ok(())
             }
         }
     }
 
-    /// A downlink packet goes on from stage `stage`: wired hop `stage`, then the radio.
-    fn continue_down(&mut self, stage: usize, at: u64, packet: Packet) {
-        if stage < self.down.len() {
-            match self.train_segments(stage, &packet) {
+    /// A downlink packet goes on from stage `stage` of `path`: its wired hops, then the radio.
+    fn continue_down(&mut self, path: usize, stage: usize, at: u64, packet: Packet) {
+        if let Some(&hop) = self.paths[path].hops.get(stage) {
+            match self.train_segments(hop, &packet) {
                 Some(segments) => self.split_into(packet, segments, |link, train| {
-                    link.offer_to_hop(stage, at, train);
+                    link.offer_to_hop(hop, at, train);
                     true
                 }),
-                None => self.offer_to_hop(stage, at, packet),
+                None => self.offer_to_hop(hop, at, packet),
             }
             return;
         }
@@ -425,47 +479,44 @@ impl Link {
                 // Slots before the packet's arrival run first, so a link that fell behind
                 // catches up in time order instead of sending the packet in the past.
                 radio.ran.advance_to(at, &mut self.ran_out);
-                if !radio.ran.enqueue_downlink(at, radio.ue, packet) {
+                let ue = radio.ues[path];
+                if !radio.ran.enqueue_downlink(at, ue, packet) {
                     self.report.split_frames += 1;
-                    self.split_into(packet, 1, |link, part| {
-                        let radio = link.radio.as_mut().expect("radio path");
-                        radio.ran.enqueue_downlink(at, radio.ue, part)
-                    });
+                    self.split_into(packet, 1, |link, part| link.radio.as_mut().expect("radio path").ran.enqueue_downlink(at, ue, part));
                 }
             }
             // A wired path ends at the UE-side device.
-            None => self.air_down.push_back((at, packet)),
+            None => self.air_down[path].push_back((at, packet)),
         }
     }
 
-    fn enter_up(&mut self, at: u64, packet: Packet) {
+    fn enter_up(&mut self, path: usize, at: u64, packet: Packet) {
         match &mut self.radio {
             Some(radio) => {
                 radio.ran.advance_to(at, &mut self.ran_out);
-                if !radio.ran.enqueue_uplink(at, radio.ue, packet) {
+                if !radio.ran.enqueue_uplink(at, radio.ues[path], packet) {
                     self.report.ran_dropped_frames += 1;
                     self.frames.release(packet.meta.payload);
                 }
             }
-            None => self.air_up.push_back((at, packet)),
+            None => self.air_up[path].push_back((at, packet)),
         }
     }
 
-    /// Wired hop `stage` takes `packet` whole, or as many of its segments as fit.
-    fn offer_to_hop(&mut self, stage: usize, at: u64, packet: Packet) {
-        if let Err(packet) = self.down[stage].offer(at, packet) {
+    /// Wired hop `hop` takes `packet` whole, or as many of its segments as fit.
+    fn offer_to_hop(&mut self, hop: usize, at: u64, packet: Packet) {
+        if let Err(packet) = self.down[hop].offer(at, packet) {
             self.report.split_frames += 1;
-            let hop = stage;
             self.split_into(packet, 1, |link, part| link.down[hop].offer_or_drop(at, part));
         }
     }
 
-    /// A GSO frame whose serialisation at hop `stage` would outlast [`TRAIN_NS`] leaves as
+    /// A GSO frame whose serialisation at hop `hop` would outlast [`TRAIN_NS`] leaves as
     /// trains of this many segments, each delivered when its last byte is through: the
     /// receiver then sees, and acknowledges, the segments about when a real link would hand
     /// them over, not all at the end of the frame.
-    fn train_segments(&self, stage: usize, packet: &Packet) -> Option<usize> {
-        let hop = &self.down[stage];
+    fn train_segments(&self, hop: usize, packet: &Packet) -> Option<usize> {
+        let hop = &self.down[hop];
         if hop.serialisation_ns(packet.wire_bytes()) <= TRAIN_NS {
             return None;
         }
@@ -475,13 +526,14 @@ impl Link {
         Some(per_train)
     }
 
-    /// An uplink packet reaches wired hop `stage` (past the last one: the server side),
-    /// through the proxy if it sits there.
-    fn enter_wired_up(&mut self, stage: usize, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
+    /// An uplink packet reaches up stage `stage` of `path`, the wired hops counted from the UE
+    /// (past the last one: the server side), through the proxy if it sits there.
+    fn enter_wired_up(&mut self, path: usize, stage: usize, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
+        let hops = self.paths[path].hops.len();
         match (&self.proxy, &self.split) {
-            (Some(p), _) if self.down.len() - p.down_stage == stage => self.through_proxy(Crossing::Up, at, now, packet),
-            (_, Some(split)) if self.down.len() - split.down_stage == stage => self.deliver(Side::Proxy, now, at, packet),
-            _ => self.continue_up(stage, at, now, packet),
+            (Some(p), _) if hops - p.down_stage == stage => self.through_proxy(Crossing::Up, at, now, packet),
+            (_, Some(split)) if hops - split.down_stage == stage => self.deliver(Side::Proxy, now, at, packet),
+            _ => self.continue_up(path, stage, at, now, packet),
         }
     }
 
@@ -489,19 +541,21 @@ impl Link {
     /// else toward the server.
     fn enter_from_split_proxy(&mut self, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
         let stage = self.split.as_ref().expect("frames from the split proxy's device").down_stage;
-        if packet.dst == crate::plan::UE_IP {
-            self.continue_down(stage, at, packet);
+        if packet.dst == self.paths[0].ue_ip {
+            self.continue_down(0, stage, at, packet);
             Ok(())
         } else {
-            self.continue_up(self.down.len() - stage, at, now, packet)
+            self.continue_up(0, self.paths[0].hops.len() - stage, at, now, packet)
         }
     }
 
-    fn continue_up(&mut self, stage: usize, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
-        if stage == self.up.len() {
+    fn continue_up(&mut self, path: usize, stage: usize, at: u64, now: u64, packet: Packet) -> Result<(), EmuError> {
+        let route = &self.paths[path].hops;
+        if stage == route.len() {
             return self.deliver(Side::Server, now, at, packet);
         }
-        if !self.up[stage].offer_or_drop(at, packet) {
+        let hop = route[route.len() - 1 - stage];
+        if !self.up[hop].offer_or_drop(at, packet) {
             self.frames.release(packet.meta.payload);
         }
         Ok(())
@@ -576,16 +630,16 @@ impl Link {
                         toward_ue = self.frames.describe(run.meta.payload);
                     }
                     Some(run) => {
-                        self.continue_down(stage, at, run);
+                        self.continue_down(0, stage, at, run);
                         toward_ue = Some(packet);
                     }
                     None => toward_ue = Some(packet),
                 },
-                Toward::Server => result = result.and(self.continue_up(self.down.len() - stage, at, now, packet)),
+                Toward::Server => result = result.and(self.continue_up(0, self.paths[0].hops.len() - stage, at, now, packet)),
             }
         }
         if let Some(run) = toward_ue {
-            self.continue_down(stage, at, run);
+            self.continue_down(0, stage, at, run);
         }
         self.proxied = proxied;
         result
@@ -614,7 +668,7 @@ impl Link {
             let id = self.frames.alloc();
             let tun = match side {
                 Side::Server => &mut self.server_side,
-                Side::Ue => &mut self.ue_side,
+                Side::Ue(path) => &mut self.paths[path].device,
                 Side::Proxy => &mut self.split.as_mut().expect("a split proxy's device").device,
             };
             let Some(len) = tun.read(self.frames.buffer_mut(id))? else {
@@ -635,15 +689,15 @@ impl Link {
     /// Writes a packet's frame out of the link, `now`, for a packet due at `due`.
     fn deliver(&mut self, side: Side, now: u64, due: u64, packet: Packet) -> Result<(), EmuError> {
         let id = packet.meta.payload;
-        self.last_write_ns[side as usize] = now;
+        self.last_write_ns[side.index()] = now;
         let written = match side {
             Side::Server => {
                 let writes = self.server_writes.as_ref().expect("the writer runs while the link does");
                 writes.try_send((due, self.frames.frame(id).to_vec())).is_ok()
             }
-            Side::Ue => {
+            Side::Ue(path) => {
                 self.report.lateness.record(now.saturating_sub(due));
-                self.ue_side.write(self.frames.frame(id))?
+                self.paths[path].device.write(self.frames.frame(id))?
             }
             Side::Proxy => {
                 self.report.lateness.record(now.saturating_sub(due));
@@ -658,18 +712,22 @@ impl Link {
     fn sample(&mut self, now: u64) {
         let t_ns = now / self.sample_step_ns * self.sample_step_ns;
         if let Some(radio) = &self.radio {
-            let telemetry = radio.ran.telemetry(now, radio.ue);
-            let state = radio.ran.link_state(radio.ue);
-            let (sum, n) = std::mem::take(&mut self.step_latency);
-            self.report.ue_samples.push(UeSample {
-                t_ns,
-                sinr_db: telemetry.sinr_db,
-                rate_bps: telemetry.rate_bps,
-                los: state.is_some_and(|s| s.los),
-                outage: telemetry.outage,
-                rlc_bytes: telemetry.rlc_bytes,
-                ran_latency_ms: if n == 0 { f64::NAN } else { sum as f64 / n as f64 / 1e6 },
-            });
+            for (path, (&ue, &cell)) in radio.ues.iter().zip(&radio.cells).enumerate() {
+                let telemetry = radio.ran.telemetry(now, ue);
+                let state = radio.ran.link_state(ue);
+                let (sum, n) = std::mem::take(&mut self.step_latency[path]);
+                self.report.ue_samples.push(UeSample {
+                    t_ns,
+                    ue: ue.0,
+                    cell: cell.0,
+                    sinr_db: telemetry.sinr_db,
+                    rate_bps: telemetry.rate_bps,
+                    los: state.is_some_and(|s| s.los),
+                    outage: telemetry.outage,
+                    rlc_bytes: telemetry.rlc_bytes,
+                    ran_latency_ms: if n == 0 { f64::NAN } else { sum as f64 / n as f64 / 1e6 },
+                });
+            }
         }
         if let Some(proxy) = &self.proxy {
             for (_, x) in proxy.datapath.proxy().flow_samples(proxy.monotonic_start_ns + now) {
@@ -682,10 +740,9 @@ impl Link {
                 });
             }
         }
-        // Queue ids as in the simulator's summary: per link of the path, downlink then uplink.
-        let hops = self.down.len();
-        for i in 0..hops {
-            for (k, hop) in [(2 * i, &mut self.down[i]), (2 * i + 1, &mut self.up[hops - 1 - i])] {
+        // Queue ids as in the summary: per wired link, downlink then uplink.
+        for i in 0..self.down.len() {
+            for (k, hop) in [(2 * i, &mut self.down[i]), (2 * i + 1, &mut self.up[i])] {
                 let (bytes, packets) = hop.queued(now);
                 let rate_bps = hop.link.rate_bps();
                 self.report.queue_samples.push(QueueSample { t_ns, queue: k as u32, bytes, packets, rate_bps });
@@ -696,7 +753,7 @@ impl Link {
     fn next_due_ns(&self) -> u64 {
         let mut due = self.next_sample_ns;
         if let Some(radio) = &self.radio {
-            due = due.min(radio.ran.next_slot_ns(radio.cell));
+            due = radio.cells.iter().fold(due, |due, &c| due.min(radio.ran.next_slot_ns(c)));
         }
         if let Some(telemetry) = &self.telemetry {
             due = due.min(telemetry.next_due_ns());
@@ -711,7 +768,7 @@ impl Link {
                 due = due.min(at);
             }
         }
-        for air in [&self.air_down, &self.air_up] {
+        for air in self.air_down.iter().chain(&self.air_up) {
             if let Some(&(at, _)) = air.front() {
                 due = due.min(at);
             }
@@ -722,7 +779,8 @@ impl Link {
     /// Sleeps up to `timeout_ns`, or until a frame arrives on any device.
     fn wait(&self, timeout_ns: u64) -> Result<(), EmuError> {
         let poll = |fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-        let mut fds = [poll(self.server_side.fd()), poll(self.ue_side.fd()), poll(self.split.as_ref().map_or(-1, |s| s.device.fd()))];
+        let mut fds = vec![poll(self.server_side.fd()), poll(self.split.as_ref().map_or(-1, |s| s.device.fd()))];
+        fds.extend(self.paths.iter().map(|p| poll(p.device.fd())));
         let timeout = libc::timespec { tv_sec: (timeout_ns / 1_000_000_000) as i64, tv_nsec: (timeout_ns % 1_000_000_000) as i64 };
         // SAFETY: valid pollfds (a negative fd is ignored) and a timespec that outlive the call.
         let r = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &timeout, std::ptr::null()) };
@@ -744,8 +802,8 @@ fn route_emitted(frames: &mut Frames, proxied: &mut Vec<(Toward, Packet)>, emitt
 #[derive(Clone, Copy, Debug)]
 enum Event {
     Slot,
-    AirDown,
-    AirUp,
+    AirDown(usize),
+    AirUp(usize),
     UpHop(usize),
     DownHop(usize),
     Read,
@@ -765,9 +823,26 @@ fn write_frames(mut tun: Tun, frames: Receiver<(u64, Vec<u8>)>, clock: &(dyn Fn(
     Ok((refused, lateness))
 }
 
+/// A device of the link: toward the server, the UE on a path, or the split proxy.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Side {
     Server,
-    Ue,
+    Ue(usize),
     Proxy,
+}
+
+impl Side {
+    /// Its index among the devices (for ordering and bookkeeping).
+    fn index(self) -> usize {
+        match self {
+            Side::Server => 0,
+            Side::Proxy => 1,
+            Side::Ue(path) => 2 + path,
+        }
+    }
+
+    /// Devices of a link with `paths` paths.
+    fn count(paths: usize) -> usize {
+        2 + paths
+    }
 }

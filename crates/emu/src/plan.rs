@@ -2,16 +2,20 @@
 //!
 //! The testbed has three namespaces: `server` (the flow's source), `gnb` (the link emulator,
 //! which carries every wired hop of the path and the radio) and `ue` (the flow's destination).
-//! The path is the scenario's chain of wired links from the source node, ending at the UE's
+//! A path is the scenario's chain of wired links from the source node, ending at a UE radio's
 //! cell node and then over the radio, or at the destination itself for a wired-only path.
+//! An MP-TCP flow has one path per radio of its device (the `[[ues]]` entries on its node),
+//! each with a UE address of its own; the paths share the wired links they have in common.
 
 use std::net::Ipv4Addr;
 
 use millinet_bpfcc::Cc;
+use millinet_scenario::translate::radio::measured_cells;
 use millinet_scenario::{App, FlowKind, LinkSpec, ProxyKind, Scenario};
 
 use crate::endpoint::{server_address, FlowPlan, Workload};
 use crate::error::EmuError;
+use crate::mptcp::Transport;
 
 /// One wired link of the path (scenario link `link`), oriented from the server.
 #[derive(Clone, Debug)]
@@ -21,11 +25,26 @@ pub struct HopPlan {
     pub to: String,
 }
 
+/// One way from the server to the UE.
+#[derive(Clone, Debug)]
+pub struct PathPlan {
+    /// Its wired hops from the server: indices into `Plan::hops`.
+    pub hops: Vec<usize>,
+    /// The scenario UE (its `[[ues]]` entry) whose radio ends the path; None on a wired path.
+    pub ue: Option<usize>,
+    /// The UE's address on this path: its traffic is routed by it.
+    pub ue_ip: Ipv4Addr,
+}
+
 #[derive(Clone, Debug)]
 pub struct Plan {
+    /// Every wired link the paths cross, once, oriented from the server.
     pub hops: Vec<HopPlan>,
-    /// The path ends over the radio of scenario UE 0 (else at a wired node).
+    /// The flow's paths: one, or one per radio for MP-TCP.
+    pub paths: Vec<PathPlan>,
+    /// The paths end over radios (else at a wired node).
     pub radio: bool,
+    pub transport: Transport,
     pub flow: FlowPlan,
     /// The flow's congestion control is one of the project's BPF programs: `flow.cc` is set to
     /// its registered name by the run.
@@ -70,6 +89,18 @@ pub const GNB_SERVER_SIDE_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 1, 2);
 pub const UE_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 2, 1);
 pub const GNB_UE_SIDE_IP: Ipv4Addr = Ipv4Addr::new(10, 77, 2, 2);
 
+/// The UE's address on path `path` (path 0's is `UE_IP`), and the gNB's on that side.
+pub fn ue_ip(path: usize) -> Ipv4Addr {
+    Ipv4Addr::new(10, 77, 2 + 2 * path as u8, 1)
+}
+
+pub fn gnb_ue_side_ip(path: usize) -> Ipv4Addr {
+    Ipv4Addr::new(10, 77, 2 + 2 * path as u8, 2)
+}
+
+/// Radio paths an MP-TCP flow may have: the testbed has UE addresses for this many.
+pub const MAX_PATHS: usize = 2;
+
 /// How a scenario's congestion control runs in the kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum KernelCc {
@@ -85,6 +116,9 @@ fn kernel_cc(name: &str) -> Option<KernelCc> {
         "cubic" => Some(KernelCc::Builtin("cubic")),
         "bbr" => Some(KernelCc::Builtin("bbr")),
         "highspeed" => Some(KernelCc::Bpf(Cc::HighSpeed)),
+        "lia" => Some(KernelCc::Bpf(Cc::Lia)),
+        "olia" => Some(KernelCc::Bpf(Cc::Olia)),
+        "balia" => Some(KernelCc::Bpf(Cc::Balia)),
         _ => None,
     }
 }
@@ -95,12 +129,13 @@ impl Plan {
             return Err(EmuError::unsupported("flows", format!("it runs exactly one flow, the scenario has {}", s.flows.len())));
         }
         let f = &s.flows[0];
-        if f.kind != FlowKind::Tcp {
-            return Err(EmuError::unsupported(
-                "flows.0.kind",
-                format!("it runs TCP flows (kernel MPTCP and UDP are not built yet), not {:?}", f.kind).to_lowercase(),
-            ));
-        }
+        let transport = match f.kind {
+            FlowKind::Tcp => Transport::Tcp,
+            FlowKind::Mptcp => Transport::Mptcp,
+            FlowKind::Udp => {
+                return Err(EmuError::unsupported("flows.0.kind", "it runs TCP and MP-TCP flows (UDP is not built yet), not udp"))
+            }
+        };
         let workload = match f.app {
             App::Bulk => Workload::Bulk,
             App::File => Workload::File { bytes: f.file_bytes },
@@ -118,23 +153,81 @@ impl Plan {
             _ => {
                 return Err(EmuError::unsupported(
                     "flows.0.cc",
-                    format!("the kernel offers `{}` and the project's BPF `highspeed`, not `{}`", available_cc.trim(), f.cc),
+                    format!(
+                        "the kernel offers `{}` and the project's BPF `highspeed`, `lia`, `olia` and `balia`, not `{}`",
+                        available_cc.trim(),
+                        f.cc
+                    ),
                 ))
             }
         };
-        if s.cells.len() > 1 || s.ues.len() > 1 {
+        // The UE entries the flow ends at: one radio, or each radio of the device for MP-TCP.
+        let radios: Vec<usize> = match transport {
+            Transport::Tcp => s.ues.iter().position(|u| u.node == f.dst).map(|_| f.dst_radio as usize).into_iter().collect(),
+            Transport::Mptcp => (0..s.ues.len()).filter(|&k| s.ues[k].node == f.dst).collect(),
+        };
+        let radio_ues: Vec<usize> = match transport {
+            Transport::Tcp => radios.iter().filter_map(|&r| (0..s.ues.len()).filter(|&k| s.ues[k].node == f.dst).nth(r)).collect(),
+            Transport::Mptcp => radios,
+        };
+        if transport == Transport::Mptcp && !(2..=MAX_PATHS).contains(&radio_ues.len()) {
             return Err(EmuError::unsupported(
-                "cells",
-                "it hosts one UE on one cell; several cells, handover and dual connectivity are not built yet",
+                "flows.0.dst",
+                format!(
+                    "an MP-TCP flow needs {MAX_PATHS} radios on its device (`[[ues]]` entries on `{}`), it has {}",
+                    f.dst,
+                    radio_ues.len()
+                ),
             ));
         }
-        let radio = match s.ues.first() {
-            Some(u) if u.node == f.dst => true,
-            Some(_) => return Err(EmuError::unsupported("flows.0.dst", "the flow must end at the UE's node")),
-            None => false,
+        // The device's other radios may stay idle (a TCP flow over one of them); other users'
+        // UEs and handover are not hosted.
+        if let Some(k) = (0..s.ues.len()).find(|&k| s.ues[k].node != f.dst) {
+            return Err(EmuError::unsupported(format!("ues.{k}"), "a UE other than the flow's device: several users are not built yet"));
+        }
+        if let Some(k) = (0..s.ues.len()).find(|&k| measured_cells(s, &s.ues[k]).len() > 1) {
+            return Err(EmuError::unsupported(
+                format!("ues.{k}"),
+                "it measures other cells for handover; handover and dual connectivity are not built yet",
+            ));
+        }
+        if bpf_cc.is_some_and(|cc| cc != Cc::HighSpeed) && transport != Transport::Mptcp {
+            // They would run as Reno on a plain TCP socket, which is not what the scenario asks.
+            return Err(EmuError::unsupported(
+                "flows.0.cc",
+                format!("`{}` couples the subflows of an MP-TCP flow; this flow is TCP", f.cc),
+            ));
+        }
+        if !s.ues.is_empty() && radio_ues.is_empty() {
+            return Err(EmuError::unsupported("flows.0.dst", "the flow must end at the UE's node"));
+        }
+        let radio = !radio_ues.is_empty();
+        let ends: Vec<(Option<usize>, String)> = match radio {
+            true => radio_ues.iter().map(|&k| (Some(k), s.ues[k].cell.clone())).collect(),
+            false => vec![(None, f.dst.clone())],
         };
-        let end = if radio { s.cells[0].node.clone() } else { f.dst.clone() };
-        let hops = wired_path(&s.links, &f.src, &end)?;
+        let mut hops: Vec<HopPlan> = Vec::new();
+        let mut paths = Vec::new();
+        for (i, (ue, end)) in ends.into_iter().enumerate() {
+            let mut route = Vec::new();
+            for hop in wired_path(&s.links, &f.src, &end)? {
+                route.push(match hops.iter().position(|h| h.link == hop.link) {
+                    Some(known) if hops[known].from == hop.from => known,
+                    Some(_) => {
+                        return Err(EmuError::unsupported(format!("links.{}", hop.link), "the paths cross it in opposite directions"))
+                    }
+                    None => {
+                        hops.push(hop);
+                        hops.len() - 1
+                    }
+                });
+            }
+            paths.push(PathPlan { hops: route, ue, ue_ip: ue_ip(i) });
+        }
+        // Links off the paths (to a radio the flow leaves idle) carry nothing: not emulated.
+        if paths.len() > 1 && !s.proxy.node.is_empty() {
+            return Err(EmuError::unsupported("proxy.node", "a proxy on an MP-TCP flow's paths is not built yet"));
+        }
         let mtu_bytes = f.mss_bytes + 40 + if f.timestamps { 12 } else { 0 };
         if f.mss_bytes < LINUX_MIN_MSS_BYTES || mtu_bytes > 65_535 {
             return Err(EmuError::unsupported(
@@ -142,7 +235,12 @@ impl Plan {
                 format!("{} gives an MTU of {mtu_bytes}; allowed an MSS of at least {LINUX_MIN_MSS_BYTES} (Linux's smallest) and an MTU up to 65535", f.mss_bytes),
             ));
         }
-        let proxy_stage = proxy_stage(s, &hops, &end)?;
+        let route: Vec<HopPlan> = paths[0].hops.iter().map(|&h| hops[h].clone()).collect();
+        let end = match paths[0].ue {
+            Some(k) => &s.ues[k].cell,
+            None => &f.dst,
+        };
+        let proxy_stage = proxy_stage(s, &route, end)?;
         let split = match s.proxy.kind {
             ProxyKind::Split if proxy_stage.is_some() => Some(split_plan(s, available_cc)?),
             _ => None,
@@ -153,9 +251,12 @@ impl Plan {
             _ => mtu_bytes,
         };
         let seconds = |s: f64| (s * 1e9).round() as u64;
+        let ue_ips = paths.iter().map(|p| p.ue_ip).collect();
         Ok(Plan {
             hops,
+            paths,
             radio,
+            transport,
             bpf_cc,
             flow: FlowPlan {
                 cc,
@@ -166,6 +267,8 @@ impl Plan {
                 end_ns: seconds(s.duration_s),
                 sample_step_ns: seconds(s.outputs.sample_step_s).max(1),
                 goodput_bin_ns: seconds(s.outputs.goodput_bin_s).max(1),
+                transport,
+                ue_ips,
             },
             mtu_bytes,
             ue_side_mtu_bytes,
@@ -232,24 +335,34 @@ fn split_plan(s: &Scenario, available_cc: &str) -> Result<SplitPlan, EmuError> {
     Ok(SplitPlan { cc, mss_bytes: s.proxy.split_mss_bytes, max_segment_bytes })
 }
 
-/// The chain of links from `from` to `to`, each oriented along the way. A node on the path
-/// has exactly the links of the chain: the emulator carries one path, not a network.
+/// The shortest chain of links from `from` to `to` (breadth first), each oriented along the
+/// way.
 fn wired_path(links: &[LinkSpec], from: &str, to: &str) -> Result<Vec<HopPlan>, EmuError> {
-    let mut hops = Vec::new();
-    let mut at = from.to_string();
-    let mut used = vec![false; links.len()];
-    while at != to {
-        let next = links.iter().enumerate().find(|(i, l)| !used[*i] && (l.a == at || l.b == at));
-        let Some((i, l)) = next else {
-            return Err(EmuError::unsupported("links", format!("no chain of links leads from `{from}` to `{to}` (stuck at `{at}`)")));
-        };
-        used[i] = true;
-        let next = if l.a == at { l.b.clone() } else { l.a.clone() };
-        hops.push(HopPlan { link: i, from: at.clone(), to: next.clone() });
-        at = next;
+    // How each node was first reached: the link and the node it came from.
+    let mut reached: Vec<(String, Option<(usize, String)>)> = vec![(from.to_string(), None)];
+    let mut next = 0;
+    while next < reached.len() && !reached.iter().any(|(n, _)| n == to) {
+        let at = reached[next].0.clone();
+        next += 1;
+        for (i, l) in links.iter().enumerate() {
+            let other = match (l.a == at, l.b == at) {
+                (true, _) => &l.b,
+                (_, true) => &l.a,
+                _ => continue,
+            };
+            if !reached.iter().any(|(n, _)| n == other) {
+                reached.push((other.clone(), Some((i, at.clone()))));
+            }
+        }
     }
-    if let Some(i) = used.iter().position(|u| !u) {
-        return Err(EmuError::unsupported(format!("links.{i}"), "a link off the flow's path; the emulator carries one path"));
+    let mut hops = Vec::new();
+    let mut at = to.to_string();
+    while at != from {
+        let Some((_, Some((link, previous)))) = reached.iter().find(|(n, _)| *n == at) else {
+            return Err(EmuError::unsupported("links", format!("no chain of links leads from `{from}` to `{to}`")));
+        };
+        hops.insert(0, HopPlan { link: *link, from: previous.clone(), to: at.clone() });
+        at = previous.clone();
     }
     Ok(hops)
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use millinet_bpfcc::Registration;
 use millinet_proxyd::{DaemonConfig, Datapath, Ipv4Network};
-use millinet_ran::{CellId, UeId};
+use millinet_ran::{CellId, UeId, UeStats};
 use millinet_scenario::translate::radio::build_ran;
 use millinet_scenario::translate::{link_params, LinkRate};
 use millinet_transport::link::QueueStats;
@@ -16,7 +16,8 @@ use crate::endpoint::{download, FlowReport, Server};
 use crate::error::EmuError;
 use crate::hop::Hop;
 use crate::iperf::Iperf3Server;
-use crate::link::{Link, LinkReport, ProxyStage, Radio, SplitStage};
+use crate::link::{self, Link, LinkReport, ProxyStage, Radio, SplitStage};
+use crate::mptcp::Transport;
 use crate::netns::Namespaces;
 use crate::plan::Plan;
 use crate::split_proxy::SplitRelay;
@@ -69,8 +70,22 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
     let mut plan = Plan::new(s, &available)?;
     let roles = capture_roles(s, &opts.pcap_nodes)?;
+    if plan.transport == Transport::Mptcp && opts.client == Client::Iperf3 {
+        return Err(EmuError::unsupported(
+            "client",
+            "iperf3 runs TCP here (this Debian's iperf3 has no --mptcp); the own client runs MPTCP",
+        ));
+    }
     let radio = match plan.radio {
-        true => Some(Radio { ran: build_ran(s, &loaded.base_dir)?.0, ue: UeId(0), cell: CellId(0) }),
+        true => {
+            let ues: Vec<usize> = plan.paths.iter().map(|p| p.ue.expect("a radio path has its UE")).collect();
+            let cell = |k: usize| CellId(s.cells.iter().position(|c| c.node == s.ues[k].cell).expect("validated") as u32);
+            Some(Radio {
+                ran: build_ran(s, &loaded.base_dir)?.0,
+                ues: ues.iter().map(|&k| UeId(k as u32)).collect(),
+                cells: ues.iter().map(|&k| cell(k)).collect(),
+            })
+        }
         false => None,
     };
     let mut down = Vec::new();
@@ -80,7 +95,7 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         // Hops are numbered by the link process alone: `to_node` means nothing here.
         let rate = |a_to_b: bool| LinkRate::new(h.link, spec, a_to_b, s.seed, &loaded.base_dir);
         down.push(Hop::new(link_params(spec, format!("{}->{}", h.from, h.to), 0), rate(h.from == spec.a)?));
-        up.insert(0, Hop::new(link_params(spec, format!("{}->{}", h.to, h.from), 0), rate(h.to == spec.a)?));
+        up.push(Hop::new(link_params(spec, format!("{}->{}", h.to, h.from), 0), rate(h.to == spec.a)?));
     }
     check_root()?;
     // The project's BPF congestion control, registered under a name of this run's own until
@@ -114,9 +129,15 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     let dir = opts.pcap_dir.clone().unwrap_or_default();
     let captures: Vec<Capture> = roles
         .iter()
-        .map(|(node, role)| Capture::start(ns.name(role), "eth0", &dir.join(format!("{node}.pcap"))))
+        .map(|(node, role)| {
+            // The UE of several paths is captured on all its devices.
+            let device = if *role == "ue" && plan.paths.len() > 1 { "any" } else { "eth0" };
+            Capture::start(ns.name(role), device, &dir.join(format!("{node}.pcap")))
+        })
         .collect::<Result<_, _>>()?;
-    let mut link = Link::new(devices.server_side, devices.ue_side, down, up, radio, plan.flow.sample_step_ns);
+    let paths =
+        plan.paths.iter().zip(devices.ue_sides).map(|(p, device)| link::Path { hops: p.hops.clone(), ue_ip: p.ue_ip, device }).collect();
+    let mut link = Link::new(devices.server_side, paths, down, up, radio, plan.flow.sample_step_ns);
     if let (Some(device), Some(down_stage)) = (devices.proxy_side, plan.proxy_stage) {
         link.split = Some(SplitStage { device, down_stage });
     }
@@ -207,22 +228,24 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         return Err(EmuError::System("the emulation was interrupted".into()));
     }
     let mut flow = received?;
-    if let Some((samples, last_info)) = served? {
+    if let Some((samples, last)) = served? {
         flow.samples = samples;
-        flow.last_info = last_info;
+        flow.last_info = last.first().map(|(_, info)| *info).unwrap_or_default();
+        if plan.transport == Transport::Mptcp {
+            flow.last_subflows = last;
+        }
     }
     if let Some(t) = &link.telemetry {
         (link.report.telemetry_sent, link.report.telemetry_unsent) = (t.sent, t.unsent);
     }
     let queues = queue_summaries(&link);
-    let ue_stats = link.radio().map(|r| r.ran.ue_stats(r.ue));
+    let ue_stats: Vec<UeStats> = link.radio().map(|r| r.ues.iter().map(|&ue| r.ran.ue_stats(ue)).collect()).unwrap_or_default();
     let proxy = match (&link.proxy, &plan.split, relayed_bytes) {
         (Some(p), ..) => Some(crate::summary::proxy(&s.proxy.node, &p.datapath)),
         (None, Some(split), Some(bytes)) => Some(crate::summary::split_proxy(&s.proxy.node, split, bytes)),
         _ => None,
     };
-    let mut summary =
-        crate::summary::summary(&loaded.name, s, &plan, opts.client, &flow, &link.report, &queues, ue_stats.as_ref(), realtime);
+    let mut summary = crate::summary::summary(&loaded.name, s, &plan, opts.client, &flow, &link.report, &queues, &ue_stats, realtime);
     summary["proxy"] = proxy.into();
     Ok(Emulation {
         summary,
@@ -240,8 +263,7 @@ fn seconds_ns(s: f64) -> u64 {
 fn queue_summaries(link: &Link) -> Vec<QueueSummary> {
     let (down, up) = link.hops();
     let mut queues = Vec::new();
-    for (i, hop) in down.iter().enumerate() {
-        let back = &up[up.len() - 1 - i];
+    for (hop, back) in down.iter().zip(up) {
         queues.push(QueueSummary { name: hop.link.name.clone(), stats: hop.link.stats.clone() });
         queues.push(QueueSummary { name: back.link.name.clone(), stats: back.link.stats.clone() });
     }

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use crate::endpoint::FlowReport;
 use crate::link::LinkReport;
+use crate::mptcp::Transport;
 use crate::plan::{Plan, SplitPlan};
 use crate::run::{Client, QueueSummary};
 
@@ -69,22 +70,30 @@ pub(crate) fn summary(
     flow: &FlowReport,
     link: &LinkReport,
     queues: &[QueueSummary],
-    ue_stats: Option<&UeStats>,
+    ue_stats: &[UeStats],
     realtime: bool,
 ) -> Value {
     let spec = &s.flows[0];
     let measured_s = flow.measured_ns.unwrap_or(plan.flow.end_ns - plan.flow.start_ns) as f64 / 1e9;
     let goodput_bps = if measured_s > 0.0 { flow.received_bytes as f64 * 8.0 / measured_s } else { 0.0 };
-    // The kernel's smoothed RTT, sampled every step while the connection had one.
-    let rtt_ms: Vec<f64> = flow.samples.iter().filter(|x| x.info.rtt_us > 0).map(|x| x.info.rtt_us as f64 / 1e3).collect();
+    // The kernel's smoothed RTT, sampled every step while the connection (a subflow) had one.
+    let rtt_of = |subflow: Option<u32>| -> Vec<f64> {
+        let samples = flow.samples.iter().filter(|x| subflow.is_none_or(|k| x.subflow == k) && x.info.rtt_us > 0);
+        samples.map(|x| x.info.rtt_us as f64 / 1e3).collect()
+    };
+    let rtt_ms = rtt_of(None);
     let info = &flow.last_info;
     let own = client == Client::Own;
-    // The flow is the UE's only one: its packets' RAN latency is the UE's (null on a wired path).
-    let ran_latency_ms: Vec<f64> = link.ran_latency_ns.iter().map(|&ns| ns as f64 / 1e6).collect();
-    let flow_ran_latency = if ue_stats.is_some() { distribution(ran_latency_ms.clone()) } else { Value::Null };
-    let flows = vec![json!({
+    // The flow is the UE's only one: its packets' RAN latency is the UE's radios' (null on a
+    // wired path).
+    let ms = |ns: &[u64]| -> Vec<f64> { ns.iter().map(|&ns| ns as f64 / 1e6).collect() };
+    let flow_ran_latency = match ue_stats.is_empty() {
+        true => Value::Null,
+        false => distribution(link.ran_latency_ns.iter().flat_map(|path| ms(path)).collect()),
+    };
+    let mut flows = vec![json!({
         "id": 0,
-        "kind": "tcp",
+        "kind": match plan.transport { Transport::Tcp => "tcp", Transport::Mptcp => "mptcp" },
         "src": spec.src,
         "dst": spec.dst,
         "cc": spec.cc,
@@ -114,6 +123,29 @@ pub(crate) fn summary(
             "sndbuf_limited_s": info.sndbuf_limited as f64 / 1e6,
         })),
     })];
+    if plan.transport == Transport::Mptcp {
+        // Each path's subflow as the simulator reports it (its `sent_bytes` aside: the kernel
+        // counts no bytes per subflow the data level handed it).
+        let subflows: Vec<Value> = flow
+            .last_subflows
+            .iter()
+            .map(|&(path, info)| {
+                let ue = plan.paths[path as usize].ue;
+                json!({
+                    "remote": plan.paths[path as usize].ue_ip.to_string(),
+                    "ue": ue,
+                    "cell": ue.map(|k| s.ues[k].cell.clone()),
+                    "acked_bytes": info.bytes_acked,
+                    "retransmits": info.total_retrans,
+                    "rtos": info.total_rto,
+                    "rtt_ms": distribution(rtt_of(Some(path))),
+                    "srtt_ms": info.rtt_us as f64 / 1e3,
+                    "cwnd_bytes": info.cwnd_bytes(),
+                })
+            })
+            .collect();
+        flows[0]["mptcp"] = json!({ "subflows": subflows });
+    }
     let queues: Vec<Value> = queues
         .iter()
         .enumerate()
@@ -131,29 +163,35 @@ pub(crate) fn summary(
         })
         .collect();
     let ues: Vec<Value> = ue_stats
-        .map(|st| {
-            let samples = &link.ue_samples;
+        .iter()
+        .enumerate()
+        .map(|(path, st)| {
+            let k = plan.paths[path].ue.expect("a radio path has its UE");
+            let samples: Vec<_> = link.ue_samples.iter().filter(|x| x.ue == k as u32).collect();
             let n = samples.len().max(1) as f64;
             let mean_rate_bps = samples.iter().map(|x| x.rate_bps).sum::<f64>() / n;
-            vec![json!({
-                "id": 0,
-                "node": s.ues[0].node,
-                "cell": s.ues[0].cell,
+            // As the simulator counts it: the goodput of the flows to this radio of the device.
+            let radio_index = s.ues[..k].iter().filter(|u| u.node == s.ues[k].node).count() as u32;
+            let goodput_bps = if spec.dst_radio == radio_index { goodput_bps } else { 0.0 };
+            json!({
+                "id": k,
+                "node": s.ues[k].node,
+                "cell": s.ues[k].cell,
                 "goodput_bps": goodput_bps,
                 "mean_rate_bps": mean_rate_bps,
                 "utilization": if mean_rate_bps > 0.0 { goodput_bps / mean_rate_bps } else { 0.0 },
                 "los_fraction": samples.iter().filter(|x| x.los).count() as f64 / n,
                 "outage_fraction": samples.iter().filter(|x| x.outage).count() as f64 / n,
-                "ran_latency_ms": distribution(ran_latency_ms.clone()),
+                "ran_latency_ms": distribution(ms(&link.ran_latency_ns[path])),
                 "downlink": {
                     "bytes_delivered": st.downlink.bytes_delivered,
                     "sdus_delivered": st.downlink.sdus_delivered,
                     "harq_tx": st.downlink.harq_tx,
                     "harq_retx": st.downlink.harq_retx,
                 },
-            })]
+            })
         })
-        .unwrap_or_default();
+        .collect();
     json!({
         "scenario": name,
         "seed": s.seed,

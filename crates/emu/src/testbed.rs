@@ -9,15 +9,16 @@
 //! With the split proxy (`Plan::split`) a fourth namespace, `proxy`, hangs off the gNB on its
 //! own veth, and a third TUN device is the link's door to it: what the link writes there is
 //! routed to the proxy by the main table, and what the proxy sends comes back into it.
+//!
+//! An MP-TCP flow's second path is a second veth into the UE (`eth1`, `ue_ip(1)`) with a TUN
+//! device of its own: the UE routes what leaves from that address out of it (a rule by source
+//! address), and kernel MPTCP opens a subflow from it (`ip mptcp endpoint ... subflow`).
 
 use crate::error::EmuError;
+use crate::mptcp::Transport;
 use crate::netns::{self, run, Namespaces};
-use crate::plan::{Plan, GNB_PROXY_SIDE_IP, GNB_SERVER_SIDE_IP, GNB_UE_SIDE_IP, PROXY_IP, SERVER_IP, UE_IP};
+use crate::plan::{gnb_ue_side_ip, ue_ip, Plan, GNB_PROXY_SIDE_IP, GNB_SERVER_SIDE_IP, PROXY_IP, SERVER_IP};
 use crate::tun::Tun;
-
-pub const SERVER_SIDE_TUN: &str = "tsrv";
-pub const UE_SIDE_TUN: &str = "tue";
-pub const PROXY_SIDE_TUN: &str = "tpx";
 
 /// The namespaces a plan needs.
 pub fn roles(plan: &Plan) -> &'static [&'static str] {
@@ -27,11 +28,28 @@ pub fn roles(plan: &Plan) -> &'static [&'static str] {
     }
 }
 
-/// The link's devices: toward the server, the UE and, with a split proxy, the proxy.
+/// The link's devices: toward the server, the UE (one per path) and, with a split proxy, the
+/// proxy.
 pub struct Devices {
     pub server_side: Tun,
-    pub ue_side: Tun,
+    pub ue_sides: Vec<Tun>,
     pub proxy_side: Option<Tun>,
+}
+
+/// One end of the link: an endpoint namespace's veth into the gNB.
+struct Side {
+    role: &'static str,
+    /// The veth's name at the gNB and in the endpoint's namespace.
+    gnb_veth: String,
+    veth: String,
+    gnb_ip: std::net::Ipv4Addr,
+    ip: std::net::Ipv4Addr,
+    /// The link's TUN device toward it, and the gNB routing table that leads into that.
+    tun: String,
+    table: String,
+    mtu: String,
+    /// The UE's path (None for the server and the proxy).
+    path: Option<usize>,
 }
 
 /// Largest socket buffer the endpoints may autotune to: several BDPs of a 3.2 Gbit/s path
@@ -63,19 +81,27 @@ fn write_sysctls(settings: &[(&str, String)]) -> Result<(), EmuError> {
 /// Builds the wiring; returns the link's TUN devices.
 pub fn wire(ns: &Namespaces, plan: &Plan) -> Result<Devices, EmuError> {
     let gnb = ns.name("gnb");
-    let mtu = plan.mtu_bytes.to_string();
-    let ue_mtu = plan.ue_side_mtu_bytes.to_string();
-    // Per endpoint namespace: its veth's gNB end, the gNB's address there, the endpoint's
-    // address, the link's TUN device toward it and the routing table that leads into it.
-    let mut sides = vec![
-        ("server", "s0", GNB_SERVER_SIDE_IP, SERVER_IP, SERVER_SIDE_TUN, "100", &mtu),
-        ("ue", "u0", GNB_UE_SIDE_IP, UE_IP, UE_SIDE_TUN, "101", &ue_mtu),
-    ];
-    if plan.split.is_some() {
-        sides.push(("proxy", "p0", GNB_PROXY_SIDE_IP, PROXY_IP, PROXY_SIDE_TUN, "102", &mtu));
+    let side = |role, gnb_veth: &str, veth: &str, gnb_ip, ip, tun: &str, table: usize, mtu: u32, path| Side {
+        role,
+        gnb_veth: gnb_veth.into(),
+        veth: veth.into(),
+        gnb_ip,
+        ip,
+        tun: tun.into(),
+        table: table.to_string(),
+        mtu: mtu.to_string(),
+        path,
+    };
+    let mut sides = vec![side("server", "s0", "eth0", GNB_SERVER_SIDE_IP, SERVER_IP, "tsrv", 100, plan.mtu_bytes, None)];
+    for p in 0..plan.paths.len() {
+        let (veth, tun) = (format!("eth{p}"), format!("tue{p}"));
+        sides.push(side("ue", &format!("u{p}"), &veth, gnb_ue_side_ip(p), ue_ip(p), &tun, 101 + 2 * p, plan.ue_side_mtu_bytes, Some(p)));
     }
-    for &(role, veth, ..) in &sides {
-        run("ip", &["link", "add", veth, "netns", gnb, "type", "veth", "peer", "name", "eth0", "netns", ns.name(role)])?;
+    if plan.split.is_some() {
+        sides.push(side("proxy", "p0", "eth0", GNB_PROXY_SIDE_IP, PROXY_IP, "tpx", 102, plan.mtu_bytes, None));
+    }
+    for s in &sides {
+        run("ip", &["link", "add", &s.gnb_veth, "netns", gnb, "type", "veth", "peer", "name", &s.veth, "netns", ns.name(s.role)])?;
     }
     let mut devices = in_namespace(gnb, || {
         write_sysctls(&[
@@ -84,33 +110,52 @@ pub fn wire(ns: &Namespaces, plan: &Plan) -> Result<Devices, EmuError> {
             ("net.ipv4.conf.default.rp_filter", "0".into()),
             ("net.ipv4.conf.all.send_redirects", "0".into()),
         ])?;
-        sides.iter().map(|side| Tun::create(side.4)).collect::<Result<Vec<Tun>, EmuError>>()
+        sides.iter().map(|s| Tun::create(&s.tun)).collect::<Result<Vec<Tun>, EmuError>>()
     })?;
-    for &(_, veth, gnb_ip, _, tun, table, mtu) in &sides {
-        run("ip", &["-n", gnb, "addr", "add", &format!("{gnb_ip}/24"), "dev", veth])?;
-        run("ip", &["-n", gnb, "link", "set", veth, "mtu", mtu, "up"])?;
+    for s in &sides {
+        run("ip", &["-n", gnb, "addr", "add", &format!("{}/24", s.gnb_ip), "dev", &s.gnb_veth])?;
+        run("ip", &["-n", gnb, "link", "set", &s.gnb_veth, "mtu", &s.mtu, "up"])?;
         // The link drains its devices continuously; a long transmit queue absorbs its pauses.
-        run("ip", &["-n", gnb, "link", "set", tun, "mtu", mtu, "txqueuelen", "10000", "up"])?;
-        run("ip", &["-n", gnb, "rule", "add", "iif", veth, "lookup", table])?;
-        run("ip", &["-n", gnb, "route", "add", "default", "dev", tun, "table", table])?;
+        run("ip", &["-n", gnb, "link", "set", &s.tun, "mtu", &s.mtu, "txqueuelen", "10000", "up"])?;
+        run("ip", &["-n", gnb, "rule", "add", "iif", &s.gnb_veth, "lookup", &s.table])?;
+        run("ip", &["-n", gnb, "route", "add", "default", "dev", &s.tun, "table", &s.table])?;
     }
     // Per-route TCP settings (ip-route(8)): a sender's minimum RTO and initial window (the
     // server's, and the split proxy's toward the UE), the UE's immediate ACKs when the
     // scenario turns delayed ACKs off.
     let rto_min = format!("{}ms", plan.min_rto_ms);
     let initcwnd = plan.initial_window_segments.to_string();
-    for &(role, _, gnb_ip, ip, _, _, mtu) in &sides {
-        let name = ns.name(role);
-        let gateway = gnb_ip.to_string();
-        let mut route = vec!["-n", name, "route", "add", "default", "via", &gateway];
-        match role {
+    for s in &sides {
+        let name = ns.name(s.role);
+        let gateway = s.gnb_ip.to_string();
+        let mut route = vec!["-n", name, "route", "add", "default", "via", &gateway, "dev", &s.veth];
+        // A UE path past the first: what leaves from its address takes its own table.
+        let table = s.path.filter(|&p| p > 0).map(|p| (10 + p).to_string());
+        if let Some(table) = &table {
+            route.extend(["table", table]);
+        }
+        match s.role {
             "ue" if !plan.delayed_ack => route.extend(["quickack", "1"]),
             "ue" => {}
             _ => route.extend(["rto_min", &rto_min, "initcwnd", &initcwnd]),
         }
-        run("ip", &["-n", name, "addr", "add", &format!("{ip}/24"), "dev", "eth0"])?;
-        run("ip", &["-n", name, "link", "set", "eth0", "mtu", mtu, "up"])?;
+        run("ip", &["-n", name, "addr", "add", &format!("{}/24", s.ip), "dev", &s.veth])?;
+        run("ip", &["-n", name, "link", "set", &s.veth, "mtu", &s.mtu, "up"])?;
+        if let Some(table) = &table {
+            run("ip", &["-n", name, "rule", "add", "from", &s.ip.to_string(), "lookup", table])?;
+        }
         run("ip", &route)?;
+    }
+    let extra_subflows = (plan.paths.len() - 1).to_string();
+    for role in roles(plan) {
+        let name = ns.name(role);
+        if plan.transport == Transport::Mptcp && *role != "gnb" {
+            // One subflow per path: the UE opens one from each further address.
+            run("ip", &["-n", name, "mptcp", "limits", "set", "subflows", &extra_subflows, "add_addr_accepted", "0"])?;
+        }
+        if *role == "gnb" {
+            continue;
+        }
         let flag = |on: bool| if on { "1".to_string() } else { "0".to_string() };
         let buffers = |default: u64| format!("4096 {default} {MAX_SOCKET_BUFFER_BYTES}");
         in_namespace(name, || {
@@ -125,8 +170,11 @@ pub fn wire(ns: &Namespaces, plan: &Plan) -> Result<Devices, EmuError> {
             ])
         })?;
     }
-    let proxy_side = (devices.len() == 3).then(|| devices.pop().expect("three devices"));
-    let ue_side = devices.pop().expect("the UE's device");
+    for s in sides.iter().filter(|s| s.path.is_some_and(|p| p > 0)) {
+        run("ip", &["-n", ns.name("ue"), "mptcp", "endpoint", "add", &s.ip.to_string(), "dev", &s.veth, "subflow"])?;
+    }
+    let proxy_side = plan.split.as_ref().map(|_| devices.pop().expect("the proxy's device"));
+    let ue_sides = devices.split_off(1);
     let server_side = devices.pop().expect("the server's device");
-    Ok(Devices { server_side, ue_side, proxy_side })
+    Ok(Devices { server_side, ue_sides, proxy_side })
 }

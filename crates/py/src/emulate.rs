@@ -29,7 +29,7 @@ fn tables(e: &Emulation) -> Vec<Table> {
         columns: vec![
             col("t", ColumnData::F64(s.iter().map(|x| seconds(x.t_ns)).collect())),
             col("flow", ColumnData::U32(vec![0; s.len()])),
-            col("subflow", ColumnData::U32(vec![0; s.len()])),
+            col("subflow", ColumnData::U32(s.iter().map(|x| x.subflow).collect())),
             col("cwnd_bytes", ColumnData::U64(s.iter().map(|x| x.info.cwnd_bytes()).collect())),
             col("ssthresh_bytes", ColumnData::U64(s.iter().map(|x| x.info.ssthresh_bytes()).collect())),
             col("srtt_ms", ColumnData::F64(s.iter().map(|x| x.info.rtt_us as f64 / 1e3).collect())),
@@ -69,13 +69,13 @@ fn tables(e: &Emulation) -> Vec<Table> {
             name: "ues",
             columns: vec![
                 col("t", ColumnData::F64(u.iter().map(|x| seconds(x.t_ns)).collect())),
-                col("ue", ColumnData::U32(vec![0; u.len()])),
+                col("ue", ColumnData::U32(u.iter().map(|x| x.ue).collect())),
                 col("sinr_db", ColumnData::F64(u.iter().map(|x| x.sinr_db).collect())),
                 col("rate_bps", ColumnData::F64(u.iter().map(|x| x.rate_bps).collect())),
                 col("los", ColumnData::U32(u.iter().map(|x| x.los as u32).collect())),
                 col("rlc_bytes", ColumnData::U64(u.iter().map(|x| x.rlc_bytes).collect())),
                 col("ran_latency_ms", ColumnData::F64(u.iter().map(|x| x.ran_latency_ms).collect())),
-                col("cell", ColumnData::U32(vec![0; u.len()])),
+                col("cell", ColumnData::U32(u.iter().map(|x| x.cell).collect())),
             ],
         });
     }

@@ -4,13 +4,15 @@
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use millinet_emu::mptcp;
+pub use millinet_emu::mptcp::Transport;
 use millinet_emu::tcp_info::TcpInfo;
 
 /// Why the kernel tests cannot run here, if they cannot: registering a congestion control
@@ -113,62 +115,8 @@ impl Netns {
 /// Socket buffers that never limit the sender or the receiver's window below the queue.
 const BUFFERS: &str = "4096 131072 67108864";
 
-/// What the sender and the receiver speak.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Transport {
-    Tcp,
-    /// MPTCP (RFC 8684) with a second subflow from the sender's second address: both
-    /// subflows share the bottleneck.
-    Mptcp,
-}
-
-/// IPPROTO_MPTCP, SOL_MPTCP and MPTCP_TCPINFO of <linux/mptcp.h> (Linux 5.16).
-const IPPROTO_MPTCP: i32 = 262;
-const SOL_MPTCP: i32 = 284;
-const MPTCP_TCPINFO: i32 = 2;
-
-/// A stream socket of the transport: std makes only TCP ones.
-fn socket(transport: Transport) -> OwnedFd {
-    let protocol = match transport {
-        Transport::Tcp => libc::IPPROTO_TCP,
-        Transport::Mptcp => IPPROTO_MPTCP,
-    };
-    // SAFETY: socket() has no preconditions; a non-negative result is a descriptor we own.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, protocol) };
-    assert!(fd >= 0, "socket({transport:?}): {}", std::io::Error::last_os_error());
-    // SAFETY: fd was just returned by socket() and nothing else owns it.
-    unsafe { OwnedFd::from_raw_fd(fd) }
-}
-
-fn sockaddr(ip: [u8; 4]) -> libc::sockaddr_in {
-    libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: PORT.to_be(),
-        sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(ip) },
-        sin_zero: [0; 8],
-    }
-}
-
-const SOCKADDR_LEN: libc::socklen_t = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-
-fn listen(transport: Transport, ip: [u8; 4]) -> TcpListener {
-    let fd = socket(transport);
-    let addr = sockaddr(ip);
-    // SAFETY: addr is a sockaddr_in of SOCKADDR_LEN bytes.
-    assert_eq!(unsafe { libc::bind(fd.as_raw_fd(), (&addr as *const libc::sockaddr_in).cast(), SOCKADDR_LEN) }, 0, "bind");
-    // SAFETY: listen on a bound socket we own.
-    assert_eq!(unsafe { libc::listen(fd.as_raw_fd(), 1) }, 0, "listen");
-    TcpListener::from(fd)
-}
-
-fn dial(transport: Transport, ip: [u8; 4]) -> TcpStream {
-    let fd = socket(transport);
-    let addr = sockaddr(ip);
-    // SAFETY: addr is a sockaddr_in of SOCKADDR_LEN bytes.
-    let r = unsafe { libc::connect(fd.as_raw_fd(), (&addr as *const libc::sockaddr_in).cast(), SOCKADDR_LEN) };
-    assert_eq!(r, 0, "connect: {}", std::io::Error::last_os_error());
-    TcpStream::from(fd)
-}
+/// The receiver's address and port.
+const RECEIVER: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(10, 79, 2, 1), PORT);
 
 /// A connection from the sender's namespace through the router's to the receiver's:
 /// 10.79.1.1 (s0) -- (m0) 10.79.1.2 and 10.79.3.1 (s1) -- (m2) 10.79.3.2, the router,
@@ -209,10 +157,10 @@ fn connect(cc: &str, transport: Transport, bottleneck: &Bottleneck) -> Connectio
     let listener = receiver_ns.run(|| {
         sh("ip addr add 10.79.2.1/24 dev r0 && ip link set r0 up && ip route add default via 10.79.2.2 && ip mptcp limits set subflows 2");
         write_sysctl("net.ipv4.tcp_rmem", BUFFERS);
-        listen(transport, [10, 79, 2, 1])
+        mptcp::listen(transport, RECEIVER).unwrap_or_else(|e| panic!("{e}"))
     });
     let sender = sender_ns.run(|| {
-        let stream = dial(transport, [10, 79, 2, 1]);
+        let stream = mptcp::connect(transport, RECEIVER, Duration::from_secs(5)).unwrap_or_else(|e| panic!("{e}"));
         set_congestion_control(&stream, cc);
         stream
     });
@@ -228,38 +176,9 @@ fn set_congestion_control(stream: &TcpStream, cc: &str) {
     assert_eq!(r, 0, "TCP_CONGESTION {cc}: {}", std::io::Error::last_os_error());
 }
 
-/// struct mptcp_subflow_data of <linux/mptcp.h>, the header of MPTCP_TCPINFO's answer.
-#[repr(C, align(8))]
-#[derive(Default)]
-struct SubflowData {
-    size_subflow_data: u32,
-    num_subflows: u32,
-    size_kernel: u32,
-    size_user: u32,
-}
-
-/// TCP_INFO of every subflow of an MPTCP socket (getsockopt MPTCP_TCPINFO).
+/// TCP_INFO of every subflow of an MPTCP socket.
 fn subflow_infos(fd: i32) -> Vec<TcpInfo> {
-    const MAX: usize = 8;
-    #[repr(C)]
-    struct Answer {
-        header: SubflowData,
-        infos: [TcpInfo; MAX],
-    }
-    let mut answer = Answer {
-        header: SubflowData {
-            size_subflow_data: std::mem::size_of::<SubflowData>() as u32,
-            size_user: std::mem::size_of::<TcpInfo>() as u32,
-            ..SubflowData::default()
-        },
-        infos: [TcpInfo::default(); MAX],
-    };
-    let mut len = std::mem::size_of::<Answer>() as libc::socklen_t;
-    // SAFETY: the kernel writes at most `len` bytes into `answer`, which is that large.
-    let r = unsafe { libc::getsockopt(fd, SOL_MPTCP, MPTCP_TCPINFO, (&mut answer as *mut Answer).cast(), &mut len) };
-    assert_eq!(r, 0, "MPTCP_TCPINFO: {}", std::io::Error::last_os_error());
-    assert_eq!(answer.header.size_user as usize, std::mem::size_of::<TcpInfo>(), "the kernel's tcp_info is shorter than Linux 6.7's");
-    answer.infos[..(answer.header.num_subflows as usize).min(MAX)].to_vec()
+    mptcp::subflows(fd).unwrap_or_else(|e| panic!("{e}")).into_iter().map(|s| s.info).collect()
 }
 
 /// A bulk transfer of `seconds` with congestion control `cc`: every millisecond, the TCP_INFO
