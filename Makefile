@@ -186,9 +186,10 @@ crosscheck: deps build
 	$(BIN)/python crosscheck/run.py --out runs/crosscheck
 
 # The simulator against real Linux TCP through the emulator (root): dumbbell 100 Mbit/s and
-# 1 Gbit/s, constant and switching, 1 and 0.1 BDP, CUBIC and NewReno, and the milliproxy route
-# for two seeds; about 9 minutes. `make test` runs a subset. Table and cwnd overlays in runs/crosscheck-linux,
-# results in docs/validation.md.
+# 1 Gbit/s, constant and switching, 1 and 0.1 BDP, CUBIC and NewReno, the milliproxy route
+# for two seeds, and kernel MPTCP (two scenarios, four controls, two seeds); about 13 minutes.
+# `make test` runs a subset. Table and cwnd overlays in runs/crosscheck-linux, results in
+# docs/validation.md.
 crosscheck-linux: deps build
 	$(BIN)/python crosscheck/linux.py --out runs/crosscheck-linux
 

@@ -9,7 +9,9 @@ link emulates from the same models). The dumbbell cases are those of the ns-3 cr
 (crosscheck/run.py) at 100 Mbit/s and 1 Gbit/s, queue 1 and 0.1 BDP, CUBIC and
 NewReno (the kernel's `reno`), constant and switching rate (R and R/10 every second), MSS
 1400, with Linux-like cwnd growth (only while cwnd-limited);
-the milliproxy route runs for fixed seeds. "mean RTT" is, on both sides, the time average of
+the milliproxy route runs for fixed seeds; MP-TCP (issue 17) runs the shipped `mptcp` and
+`mptcp-73` scenarios, kernel MPTCP with a subflow per radio, uncoupled CUBIC and the project's
+BPF LIA, OLIA and BALIA against the simulator's. "mean RTT" is, on both sides, the time average of
 the smoothed RTT in the flows table (every 10 ms): the simulator's summary averages its
 per-ACK samples, which weights the fast periods of a switching or mmWave path over the slow
 ones, and Linux gives no per-ACK samples. Prints the side-by-side table (millinet / Linux),
@@ -33,6 +35,65 @@ from crosscheck import run as ns3check  # noqa: E402
 DUMBBELL_CCS = ("cubic", "newreno", "highspeed")
 ROUTE_SEEDS = (1, 2)
 ROUTE_DURATION_S = 10.0
+MPTCP_SCENARIOS = ("mptcp", "mptcp-73")
+MPTCP_CCS = ("cubic", "lia", "olia", "balia")
+MPTCP_DURATION_S = 5.0
+
+
+@dataclass(frozen=True)
+class MptcpCase:
+    """An MP-TCP scenario (a subflow per radio) with one congestion control and seed."""
+
+    scenario: str
+    cc: str
+    seed: int
+    duration_s: float
+
+    @property
+    def name(self) -> str:
+        return f"{self.scenario}-{self.cc}-seed{self.seed}-{self.duration_s:g}s"
+
+
+def mptcp_row(case: MptcpCase) -> str:
+    """One table row: aggregate goodput and each path's throughput (the bytes its subflow's
+    peer acknowledged over the run), millinet / Linux with the difference, retransmissions,
+    and how late the emulator's link ran."""
+    import millinet
+
+    overrides = {"duration_s": case.duration_s, "seed": case.seed, "flows.0.cc": case.cc}
+    simulated = millinet.run(case.scenario, overrides=overrides)
+    emulated = millinet.emulate(case.scenario, overrides=overrides)
+
+    def figures(summary: dict) -> tuple[float, list[float], int]:
+        flow = summary["flows"][0]
+        paths = sorted(flow["mptcp"]["subflows"], key=lambda s: s["ue"])
+        return flow["goodput_bps"], [p["acked_bytes"] * 8 / case.duration_s for p in paths], flow["retransmits"]
+
+    (sim_goodput, sim_paths, sim_retx), (emu_goodput, emu_paths, emu_retx) = figures(simulated.summary), figures(emulated.summary)
+
+    def pair(ours: float, linux: float) -> str:
+        diff = f"{(ours - linux) / linux:+.0%}" if linux > 0 else "–"
+        return f"{ours / 1e6:.0f} / {linux / 1e6:.0f} ({diff})"
+
+    paths = " | ".join(pair(o, e) for o, e in zip(sim_paths, emu_paths))
+    link = emulated.summary["emulator"]
+    late = f"{link['max_lateness_ms']:.1f} ms, {link['frames_over_1ms_late']} frames > 1 ms"
+    # What held the kernel's sender back: RTOs per path, and the send buffer.
+    flow = emulated.summary["flows"][0]
+    rtos = "/".join(str(s["rtos"]) for s in sorted(flow["mptcp"]["subflows"], key=lambda s: s["ue"]))
+    held = f"RTOs {rtos}, send buffer {flow['sender_limits']['sndbuf_limited_s']:.1f} s"
+    return f"| {case.name} | {pair(sim_goodput, emu_goodput)} | {paths} | {sim_retx} / {emu_retx} | {late} | {held} |"
+
+
+def mptcp_table(cases: list[MptcpCase]) -> str:
+    lines = [
+        "| case | goodput Mbit/s millinet / Linux (diff) | 28 GHz path | second path | retransmits | link lateness (max, frames) | Linux sender |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for case in cases:
+        print(f"{case.name} ...", flush=True)
+        lines.append(mptcp_row(case))
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -115,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", nargs="+", type=float, help="only these dumbbell rates (bit/s)")
     parser.add_argument("--mode", choices=["const", "switch"], help="only constant or switching rate")
     parser.add_argument("--duration", type=float, help="override every case's duration (s)")
-    parser.add_argument("--no-route", action="store_true", help="only the dumbbell cases")
+    parser.add_argument("--no-route", action="store_true", help="no milliproxy route cases")
+    parser.add_argument("--mptcp", choices=["with", "without", "only"], default="with", help="the MP-TCP cases too, not, or alone")
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "crosscheck-linux", help="plots and table.md")
     args = parser.parse_args(argv)
 
@@ -125,8 +187,9 @@ def main(argv: list[str] | None = None) -> int:
         if (not args.cc or c.cc in args.cc)
         and (not args.rate or c.rate_bps in args.rate)
         and (not args.mode or c.switching == (args.mode == "switch"))
+        and args.mptcp != "only"
     ]
-    if not args.no_route:
+    if not args.no_route and args.mptcp != "only":
         ccs = args.cc or DUMBBELL_CCS
         cases += [RouteCase(cc, seed, args.duration or ROUTE_DURATION_S) for cc in ccs for seed in ROUTE_SEEDS]
     args.out.mkdir(parents=True, exist_ok=True)
@@ -136,9 +199,12 @@ def main(argv: list[str] | None = None) -> int:
         row = run_both(case)
         ns3check.plot_cwnd(case, row.series[0], row.series[1], args.out, reference="Linux (emulator)")
         rows.append(row)
-    table = ns3check.format_table(rows, reference="Linux")
+    table = ns3check.format_table(rows, reference="Linux") if rows else ""
     table += "\n\n" + "\n".join(f"- {r.case.name}: {r.note}" for r in rows)
-    ns3check.write_table(table, args.out)
+    if args.mptcp != "without":
+        mptcp_cases = [MptcpCase(scenario, cc, seed, args.duration or MPTCP_DURATION_S) for scenario in MPTCP_SCENARIOS for cc in MPTCP_CCS for seed in ROUTE_SEEDS]
+        table += "\n\n" + mptcp_table(mptcp_cases)
+    ns3check.write_table(table.strip(), args.out)
     return 0
 
 

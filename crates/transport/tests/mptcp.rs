@@ -366,6 +366,39 @@ fn the_listener_accepts_mp_capable_then_only_joins_with_its_token_once_it_has_th
     assert!(matches!(syn_ack[..], [Ok(MptcpOption::MpJoin(MpJoin::SynAck { .. }))]));
 }
 
+fn is_join_syn(pkt: &Packet) -> bool {
+    let Some(h) = pkt.tcp_header() else { return false };
+    h.flags.contains(TcpFlags::SYN) && h.options.mptcp_options().any(|o| matches!(o, Ok(MptcpOption::MpJoin(MpJoin::Syn { .. }))))
+}
+
+#[test]
+fn the_initiator_joins_only_once_fully_established() {
+    // §3.1: the connection is fully established once a DATA_ACK shows the listener has the
+    // initiator's key. A join sent earlier could overtake the third ACK on a faster path,
+    // reach a listener that cannot check its HMAC and be ignored (test above).
+    let mut syn = Vec::new();
+    let mut client = connect_client(&mut syn);
+    let mut server = MptcpConnection::listen(MptcpConfig::default()).expect("valid configuration");
+    let mut wire = Vec::new();
+    server.on_packet(0, &syn[0], &mut wire);
+    let syn_ack = wire.pop().expect("a SYN-ACK");
+    let mut from_client = Vec::new();
+    client.on_packet(0, &syn_ack, &mut from_client);
+    assert!(!from_client.is_empty(), "the third ACK");
+    assert!(!from_client.iter().any(is_join_syn), "no join before a DATA_ACK: {from_client:?}");
+    // The server gets the third ACK and sends data: its DSS carries the DATA_ACK.
+    let mut from_server = Vec::new();
+    for pkt in &from_client {
+        server.on_packet(0, pkt, &mut from_server);
+    }
+    server.send(0, 10_000, &mut from_server);
+    let mut after = Vec::new();
+    for pkt in &from_server {
+        client.on_packet(0, pkt, &mut after);
+    }
+    assert!(after.iter().any(is_join_syn), "the join once fully established: {after:?}");
+}
+
 /// The DSS of a segment, if it has one.
 fn dss_of(pkt: &Packet) -> Option<Dss> {
     pkt.tcp_header()?.options.mptcp_options().find_map(|o| match o {

@@ -463,13 +463,20 @@ impl MptcpConnection {
         }
     }
 
-    /// Active side: the MP_JOIN subflows, once subflow 0 is up and the peer's key known.
+    /// Active side: the MP_JOIN subflows, once the connection is fully established (§3.1):
+    /// a DATA_ACK on subflow 0 showed the listener has our key. Before that, a join could
+    /// overtake the third ACK on a faster path and meet a listener that cannot check its
+    /// HMAC, which ignores it: its SYN would wait for a 1 s retransmission timeout. Linux's
+    /// path manager likewise opens subflows only once the connection is fully established.
     fn open_joins(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
         if self.shared.borrow().fallback {
             self.joins_pending.clear();
         }
-        let ready =
-            self.slots.first().is_some_and(|s| s.conn.state() == TcpState::Established) && self.shared.borrow().remote_key.is_some();
+        let fully_established = {
+            let s = self.shared.borrow();
+            s.remote_key.is_some() && s.paths.first().is_some_and(|p| p.confirmed && !p.echo_third_ack)
+        };
+        let ready = self.slots.first().is_some_and(|s| s.conn.state() == TcpState::Established) && fully_established;
         if !ready {
             return;
         }
