@@ -167,3 +167,27 @@ def test_the_full_sweep_gains_a_twin_per_policy_in_every_part():
         ("edge-t10-calibrated-vs-none", "edge-t10-calibrated"),
     ]
     assert sweep.seeds == tuple(range(1, 51))
+
+
+def test_set_overrides_every_run_of_a_study_and_its_command_says_so(tmp_path):
+    out = tmp_path / "set"
+    ok(millinet("study", "mptcp", "--quick", "--set", "duration_s=1.0", "--set", "ues.1.rlc_buffer_bytes=500000", "--out", out, "--quiet"))
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["command"] == "millinet study mptcp --quick --set duration_s=1.0 --set ues.1.rlc_buffer_bytes=500000"
+    assert summary["duration_s"] == 1.0, "--set beats the sweep's own [set] (3 s)"
+    runs = store.load(out / "store")
+    assert len(runs) == 15 and (runs["status"] == "ok").all()
+    for key in runs["run_key"]:
+        resolved = tomllib.loads((out / "store" / "runs" / key / "scenario.toml").read_text())
+        assert (resolved["duration_s"], resolved["ues"][1]["rlc_buffer_bytes"]) == (1.0, 500_000)
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [("flows.0.bogus=1", "flows.0.bogus: unknown field `bogus`"), ("duration_s", "expected KEY=VALUE"), ("duration_s=-1", "duration_s")],
+)
+def test_a_bad_study_override_is_refused_before_anything_runs(tmp_path, setting, message):
+    result = millinet("study", "mptcp", "--quick", "--set", setting, "--out", tmp_path / "x")
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "x" / "store").exists(), "nothing ran"

@@ -345,6 +345,7 @@ EMULATED_STUDIES = ("milliproxy", "mptcp", "spep-emulation")
 @click.option("--tcp-profile", type=click.Choice(["modern", "ns3-2017"]), help="The servers' TCP as a whole (docs/scenario-reference.md, TCP profiles) [default: the scenario's, modern].")
 @click.option("--policies", callback=lambda _ctx, _param, value: _policy_list(value), help="milliproxy: run every milliProxy arm once per flow-window policy, comma-separated, e.g. bdp,target-queue (docs/proxy.md) [default: bdp].")
 @click.option("--emulate", is_flag=True, help="Run the study's reduced grid (sweep NAME-emulated) on the emulator: real Linux TCP, root, one run at a time [milliproxy, mptcp, spep-emulation].")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Overrides a scenario field in every run of the study, e.g. proxy.flow_buffer_bytes=40e6.")
 @click.option("--out", type=click.Path(path_type=Path), help="Study directory [default: runs/study-NAME, -quick or -emulated appended].")
 @engine_options
 @click.option("--quiet", is_flag=True, help="No progress bar and no table.")
@@ -356,6 +357,7 @@ def study_command(
     cwnd_growth: str | None,
     tcp_profile: str | None,
     policies: tuple[str, ...] | None,
+    overrides: tuple[str, ...],
     out: Path | None,
     engine: str,
     address: str | None,
@@ -377,7 +379,7 @@ def study_command(
         raise click.UsageError("--emulate and --tcp-profile: an emulated server runs the kernel's TCP, whose settings a profile does not reach")
     if policies and name != "milliproxy":
         raise click.UsageError(f"--policies: only the milliproxy study runs flow-window policies, not {name}")
-    options = Options(name, runs, quick, cwnd_growth, tcp_profile, engine, workers, address, quiet, emulate, policies)
+    options = Options(name, runs, quick, cwnd_growth, tcp_profile, engine, workers, address, quiet, emulate, policies, overrides)
     result = STUDIES[name].run(out, options)
     if not quiet:
         # Piped output (logs, CI) gets a width that fits the tables; a terminal its own.

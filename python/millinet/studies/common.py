@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from millinet import store as stores
 from millinet._toml import tomllib
 from millinet.report.page import html_page, markdown_page
 from millinet.report.stats import aggregate
+from millinet.runner import override_list
 from millinet.sweep import load_sweep, run_sweep
 from millinet.sweep.spec import SCENARIO_COLUMN, lookup
 
@@ -50,6 +52,7 @@ class Options:
     quiet: bool = False
     emulate: bool = False  # the reduced grid `STUDY-emulated`, on the emulator
     policies: tuple[str, ...] | None = None  # milliproxy: flow-window policies; None: the sweep's (bdp)
+    overrides: tuple[str, ...] = ()  # --set KEY=VALUE: every run of the study
 
     @property
     def sweep(self) -> str:
@@ -66,16 +69,17 @@ class Options:
             + (f" --cwnd-growth {self.cwnd_growth}" if self.cwnd_growth else "")
             + (f" --tcp-profile {self.tcp_profile}" if self.tcp_profile else "")
             + (f" --policies {','.join(self.policies)}" if self.policies else "")
+            + "".join(f" --set {shlex.quote(item)}" for item in self.overrides)
         )
 
 
 def run_runs(out: Path, options: Options, sweep_file: Path | None = None) -> pd.DataFrame:
     """Runs the study's sweep (or `sweep_file`, a variant of it the study wrote) into
-    OUT/store (what the store lacks) and returns its results table. `--tcp-profile` and
-    `--cwnd-growth` become fixed overrides of every run (the latter beats the profile's cwnd
-    growth)."""
+    OUT/store (what the store lacks) and returns its results table. `--tcp-profile`,
+    `--cwnd-growth` (which beats the profile's cwnd growth) and `--set` become fixed overrides
+    of every run."""
     overrides = ({TCP_PROFILE: options.tcp_profile} if options.tcp_profile else {}) | ({CWND_GROWTH: options.cwnd_growth} if options.cwnd_growth else {})
-    sweep = load_sweep(sweep_file or options.sweep, overrides or None)
+    sweep = load_sweep(sweep_file or options.sweep, [*override_list(overrides), *options.overrides] or None)
     seeds = list(range(1, options.runs + 1)) if options.runs else None
     run_sweep(sweep, out / "store", engine=options.engine, workers=options.workers, address=options.address, quiet=options.quiet, seeds=seeds, emulate=options.emulate)
     return stores.load(out / "store")
