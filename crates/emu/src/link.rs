@@ -32,6 +32,7 @@ use millinet_wire::{Packet, PayloadId, TELEMETRY_DATAGRAM_BYTES};
 use crate::error::EmuError;
 use crate::frames::Frames;
 use crate::hop::Hop;
+use crate::plan::MAX_PATHS;
 use crate::telemetry::TelemetryPublisher;
 use crate::tun::{Tun, VnetHeader, VNET_HEADER_BYTES};
 
@@ -215,6 +216,7 @@ impl Link {
     /// link of `down[i]`); `radio` ends each path over its radio.
     pub fn new(server_side: Tun, paths: Vec<Path>, down: Vec<Hop>, up: Vec<Hop>, radio: Option<Radio>, sample_step_ns: u64) -> Link {
         let n = paths.len();
+        assert!((1..=MAX_PATHS).contains(&n), "a link has 1 to {MAX_PATHS} paths (the plan's limit), not {n}");
         Link {
             server_side,
             paths,
@@ -382,11 +384,7 @@ impl Link {
     fn read_arrivals(&mut self, now: u64) -> Result<(), EmuError> {
         let mut batch = std::mem::take(&mut self.batch);
         let (leftover, mut sides_read) = (self.arrivals.len(), 0);
-        let mut sides = vec![Side::Server];
-        sides.extend((0..self.paths.len()).map(Side::Ue));
-        if self.split.is_some() {
-            sides.push(Side::Proxy);
-        }
+        let sides = std::iter::once(Side::Server).chain((0..self.paths.len()).map(Side::Ue)).chain(self.split.is_some().then_some(Side::Proxy));
         for side in sides {
             for _ in 0..READ_BATCH {
                 let Some(packet) = self.read(side)? else { break };
@@ -779,8 +777,14 @@ impl Link {
     /// Sleeps up to `timeout_ns`, or until a frame arrives on any device.
     fn wait(&self, timeout_ns: u64) -> Result<(), EmuError> {
         let poll = |fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-        let mut fds = vec![poll(self.server_side.fd()), poll(self.split.as_ref().map_or(-1, |s| s.device.fd()))];
-        fds.extend(self.paths.iter().map(|p| poll(p.device.fd())));
+        // A negative fd is ignored: the split proxy's device when there is none, paths past
+        // the link's.
+        let mut fds = [poll(-1); 2 + MAX_PATHS];
+        fds[0] = poll(self.server_side.fd());
+        fds[1] = poll(self.split.as_ref().map_or(-1, |s| s.device.fd()));
+        for (fd, path) in fds[2..].iter_mut().zip(&self.paths) {
+            *fd = poll(path.device.fd());
+        }
         let timeout = libc::timespec { tv_sec: (timeout_ns / 1_000_000_000) as i64, tv_nsec: (timeout_ns % 1_000_000_000) as i64 };
         // SAFETY: valid pollfds (a negative fd is ignored) and a timespec that outlive the call.
         let r = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &timeout, std::ptr::null()) };
