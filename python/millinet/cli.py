@@ -345,7 +345,7 @@ EMULATED_STUDIES = ("milliproxy", "mptcp", "spep-emulation")
 @click.option("--tcp-profile", type=click.Choice(["modern", "ns3-2017"]), help="The servers' TCP as a whole (docs/scenario-reference.md, TCP profiles) [default: the scenario's, modern].")
 @click.option("--policies", callback=lambda _ctx, _param, value: _policy_list(value), help="milliproxy: run every milliProxy arm once per flow-window policy, comma-separated, e.g. bdp,target-queue (docs/proxy.md) [default: bdp].")
 @click.option("--emulate", is_flag=True, help="Run the study's reduced grid (sweep NAME-emulated) on the emulator: real Linux TCP, root, one run at a time [milliproxy, mptcp, spep-emulation].")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Overrides a scenario field in every run of the study, e.g. proxy.flow_buffer_bytes=40e6.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Overrides a scenario field in every run of the study, e.g. proxy.flow_buffer_bytes=40000000.")
 @click.option("--out", type=click.Path(path_type=Path), help="Study directory [default: runs/study-NAME, -quick or -emulated appended].")
 @engine_options
 @click.option("--quiet", is_flag=True, help="No progress bar and no table.")
