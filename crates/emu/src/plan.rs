@@ -161,14 +161,12 @@ impl Plan {
                 ))
             }
         };
-        // The UE entries the flow ends at: one radio, or each radio of the device for MP-TCP.
-        let radios: Vec<usize> = match transport {
-            Transport::Tcp => s.ues.iter().position(|u| u.node == f.dst).map(|_| f.dst_radio as usize).into_iter().collect(),
-            Transport::Mptcp => (0..s.ues.len()).filter(|&k| s.ues[k].node == f.dst).collect(),
-        };
+        // The device's radios (the `[[ues]]` entries on the flow's destination, in order) the
+        // flow ends at: its `dst_radio`, or each of them for MP-TCP.
+        let device: Vec<usize> = (0..s.ues.len()).filter(|&k| s.ues[k].node == f.dst).collect();
         let radio_ues: Vec<usize> = match transport {
-            Transport::Tcp => radios.iter().filter_map(|&r| (0..s.ues.len()).filter(|&k| s.ues[k].node == f.dst).nth(r)).collect(),
-            Transport::Mptcp => radios,
+            Transport::Tcp => device.get(f.dst_radio as usize).copied().into_iter().collect(),
+            Transport::Mptcp => device,
         };
         if transport == Transport::Mptcp && !(2..=MAX_PATHS).contains(&radio_ues.len()) {
             return Err(EmuError::unsupported(
@@ -197,9 +195,6 @@ impl Plan {
                 "flows.0.cc",
                 format!("`{}` couples the subflows of an MP-TCP flow; this flow is TCP", f.cc),
             ));
-        }
-        if !s.ues.is_empty() && radio_ues.is_empty() {
-            return Err(EmuError::unsupported("flows.0.dst", "the flow must end at the UE's node"));
         }
         let radio = !radio_ues.is_empty();
         let ends: Vec<(Option<usize>, String)> = match radio {

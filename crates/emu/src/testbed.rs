@@ -147,14 +147,12 @@ pub fn wire(ns: &Namespaces, plan: &Plan) -> Result<Devices, EmuError> {
         run("ip", &route)?;
     }
     let extra_subflows = (plan.paths.len() - 1).to_string();
-    for role in roles(plan) {
+    // The endpoints' namespaces (the gNB's forwards only).
+    for role in roles(plan).iter().filter(|&&role| role != "gnb") {
         let name = ns.name(role);
-        if plan.transport == Transport::Mptcp && *role != "gnb" {
+        if plan.transport == Transport::Mptcp {
             // One subflow per path: the UE opens one from each further address.
             run("ip", &["-n", name, "mptcp", "limits", "set", "subflows", &extra_subflows, "add_addr_accepted", "0"])?;
-        }
-        if *role == "gnb" {
-            continue;
         }
         let flag = |on: bool| if on { "1".to_string() } else { "0".to_string() };
         let buffers = |default: u64| format!("4096 {default} {MAX_SOCKET_BUFFER_BYTES}");
