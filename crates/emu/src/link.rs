@@ -384,7 +384,8 @@ impl Link {
     fn read_arrivals(&mut self, now: u64) -> Result<(), EmuError> {
         let mut batch = std::mem::take(&mut self.batch);
         let (leftover, mut sides_read) = (self.arrivals.len(), 0);
-        let sides = std::iter::once(Side::Server).chain((0..self.paths.len()).map(Side::Ue)).chain(self.split.is_some().then_some(Side::Proxy));
+        let sides =
+            std::iter::once(Side::Server).chain((0..self.paths.len()).map(Side::Ue)).chain(self.split.is_some().then_some(Side::Proxy));
         for side in sides {
             for _ in 0..READ_BATCH {
                 let Some(packet) = self.read(side)? else { break };
