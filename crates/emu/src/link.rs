@@ -190,10 +190,10 @@ pub struct Link {
     /// Frames read, with their arrival times, not yet run.
     arrivals: VecDeque<(u64, Side, Packet)>,
     /// When each side (`Side::index`) was last read.
-    last_read_ns: Vec<u64>,
+    last_read_ns: [u64; Side::MAX],
     /// When the link last wrote a frame to each side: what it reads there later may be the
     /// endpoint's answer to that frame, so it cannot have arrived before.
-    last_write_ns: Vec<u64>,
+    last_write_ns: [u64; Side::MAX],
     sample_step_ns: u64,
     next_sample_ns: u64,
     /// Per path, the RAN latency summed over the step's frames, and their count.
@@ -230,8 +230,8 @@ impl Link {
             parts: Vec::new(),
             batch: Vec::new(),
             arrivals: VecDeque::new(),
-            last_read_ns: vec![0; Side::count(n)],
-            last_write_ns: vec![0; Side::count(n)],
+            last_read_ns: [0; Side::MAX],
+            last_write_ns: [0; Side::MAX],
             sample_step_ns,
             next_sample_ns: 0,
             step_latency: vec![(0, 0); n],
@@ -780,7 +780,7 @@ impl Link {
         let poll = |fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         // A negative fd is ignored: the split proxy's device when there is none, paths past
         // the link's.
-        let mut fds = [poll(-1); 2 + MAX_PATHS];
+        let mut fds = [poll(-1); Side::MAX];
         fds[0] = poll(self.server_side.fd());
         fds[1] = poll(self.split.as_ref().map_or(-1, |s| s.device.fd()));
         for (fd, path) in fds[2..].iter_mut().zip(&self.paths) {
@@ -837,6 +837,9 @@ enum Side {
 }
 
 impl Side {
+    /// Devices a link has at most: the server's, the split proxy's, one per path.
+    const MAX: usize = 2 + MAX_PATHS;
+
     /// Its index among the devices (for ordering and bookkeeping).
     fn index(self) -> usize {
         match self {
@@ -844,10 +847,5 @@ impl Side {
             Side::Proxy => 1,
             Side::Ue(path) => 2 + path,
         }
-    }
-
-    /// Devices of a link with `paths` paths.
-    fn count(paths: usize) -> usize {
-        2 + paths
     }
 }

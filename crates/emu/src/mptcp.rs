@@ -54,11 +54,11 @@ pub fn connect(transport: Transport, addr: SocketAddrV4, timeout: Duration) -> R
     Ok(socket.into())
 }
 
-/// One subflow of an MPTCP socket.
+/// One subflow of an MPTCP socket: its TCP_INFO, and the peer's address (which says the
+/// path it takes).
 #[derive(Clone, Copy, Debug)]
 pub struct Subflow {
     pub info: TcpInfo,
-    pub local: SocketAddrV4,
     pub remote: SocketAddrV4,
 }
 
@@ -76,7 +76,8 @@ struct SubflowData {
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct SubflowAddrs {
-    local: libc::sockaddr_storage,
+    /// Part of the layout; the path is told by the peer's address.
+    _local: libc::sockaddr_storage,
     remote: libc::sockaddr_storage,
 }
 
@@ -124,7 +125,7 @@ fn ipv4(storage: &libc::sockaddr_storage) -> Option<SocketAddrV4> {
     Some(SocketAddrV4::new(Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)), u16::from_be(sin.sin_port)))
 }
 
-/// Every IPv4 subflow of an MPTCP socket, with its TCP_INFO and addresses. The two options
+/// Every IPv4 subflow of an MPTCP socket, with its TCP_INFO and peer address. The two options
 /// are read one after the other; a subflow that came or went in between makes the counts
 /// differ, and the read is taken again.
 pub fn subflows(fd: RawFd) -> Result<Vec<Subflow>, EmuError> {
@@ -136,9 +137,7 @@ pub fn subflows(fd: RawFd) -> Result<Vec<Subflow>, EmuError> {
         if per_subflow(fd, MPTCP_SUBFLOW_ADDRS, "MPTCP_SUBFLOW_ADDRS", &mut addrs)? != n {
             continue;
         }
-        return Ok((0..n)
-            .filter_map(|i| Some(Subflow { info: infos[i], local: ipv4(&addrs[i].local)?, remote: ipv4(&addrs[i].remote)? }))
-            .collect());
+        return Ok((0..n).filter_map(|i| Some(Subflow { info: infos[i], remote: ipv4(&addrs[i].remote)? })).collect());
     }
     Err(EmuError::System("the MPTCP socket's subflows kept changing while they were read".into()))
 }

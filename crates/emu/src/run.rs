@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use millinet_bpfcc::Registration;
 use millinet_proxyd::{DaemonConfig, Datapath, Ipv4Network};
 use millinet_ran::{CellId, UeId, UeStats};
-use millinet_scenario::translate::radio::build_ran;
+use millinet_scenario::translate::radio::{build_ran, measured_cells};
 use millinet_scenario::translate::{link_params, LinkRate};
 use millinet_transport::link::QueueStats;
 
@@ -79,7 +79,8 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     let radio = match plan.radio {
         true => {
             let ues: Vec<usize> = plan.paths.iter().map(|p| p.ue.expect("a radio path has its UE")).collect();
-            let cell = |k: usize| CellId(s.cells.iter().position(|c| c.node == s.ues[k].cell).expect("validated") as u32);
+            // Its serving cell, the first it measures (the plan refused UEs that measure more).
+            let cell = |k: usize| CellId(measured_cells(s, &s.ues[k])[0] as u32);
             Some(Radio {
                 ran: build_ran(s, &loaded.base_dir)?.0,
                 ues: ues.iter().map(|&k| UeId(k as u32)).collect(),
