@@ -8,7 +8,7 @@ use std::net::Ipv4Addr;
 use millinet_wire::checksum::{internet_checksum, Checksum};
 use millinet_wire::{parse, Packet, PayloadId};
 
-use crate::tun::{VnetHeader, MAX_PACKET_BYTES, VNET_HEADER_BYTES};
+use millinet_wire::gso::{append_segment, VnetHeader, MAX_PACKET_BYTES, VNET_HEADER_BYTES};
 
 const IPPROTO_TCP: u8 = 6;
 const TCP_FIN: u8 = 0x01;
@@ -124,65 +124,17 @@ impl Frames {
     /// checksum; otherwise nothing changes. This keeps what the UE receives per segment
     /// identical while the link and the TUN device handle one frame.
     pub fn append(&mut self, to: PayloadId, next: PayloadId) -> bool {
-        const TCP_SYN_RST_URG: u8 = 0x02 | 0x04 | 0x20;
-        let (a, b) = (self.frame(to), self.frame(next));
-        let ip = VNET_HEADER_BYTES;
-        let plain = |f: &[u8]| f.len() >= ip + 40 && f[ip] == 0x45 && f[ip + 9] == IPPROTO_TCP;
-        if !plain(a) || !plain(b) {
-            return false;
-        }
-        let tcp = ip + 20;
-        let thl = ((a[tcp + 12] >> 4) as usize) * 4;
-        let headers_end = tcp + thl;
-        let (a_payload, b_payload) = (a.len().saturating_sub(headers_end), b.len().saturating_sub(headers_end));
-        let vnet = VnetHeader::parse(a);
-        let segment = if vnet.is_tcp_gso() { vnet.gso_size as usize } else { a_payload };
-        let seq = |f: &[u8]| u32::from_be_bytes([f[tcp + 4], f[tcp + 5], f[tcp + 6], f[tcp + 7]]);
-        let (a_flags, b_flags) = (a[tcp + 13], b[tcp + 13]);
-        let compatible = b[tcp + 12] == a[tcp + 12]
-            && a.len() >= headers_end
-            && b.len() > headers_end
-            && a_payload > 0
-            && a_payload % segment == 0
-            && b_payload <= segment
-            && a[ip + 1] & 0x03 == b[ip + 1] & 0x03
-            && a[ip + 12..ip + 20] == b[ip + 12..ip + 20]
-            && a[tcp..tcp + 4] == b[tcp..tcp + 4]
-            && a[tcp + 8..tcp + 12] == b[tcp + 8..tcp + 12]
-            && a[tcp + 14..tcp + 16] == b[tcp + 14..tcp + 16]
-            && a[tcp + 20..headers_end] == b[tcp + 20..headers_end]
-            && seq(b) == seq(a).wrapping_add(a_payload as u32)
-            && a_flags & (TCP_SYN_RST_URG | TCP_FIN | TCP_PSH | TCP_CWR) == 0
-            && b_flags & (TCP_SYN_RST_URG | TCP_CWR) == 0
-            && a_flags | TCP_PSH | TCP_FIN == b_flags | TCP_PSH | TCP_FIN
-            && a.len() - ip + b_payload <= MAX_PACKET_BYTES;
-        if !compatible {
-            return false;
-        }
-        let len = a.len() + b_payload;
+        let len = self.lens[to.0 as usize];
+        let next_len = self.lens[next.0 as usize];
         let (dst, src) = two_mut(&mut self.buffers, to.0 as usize, next.0 as usize);
-        dst[len - b_payload..len].copy_from_slice(&src[headers_end..headers_end + b_payload]);
-        dst[tcp + 13] = b_flags;
-        let ip_bytes = (len - ip) as u16;
-        dst[ip + 2..ip + 4].copy_from_slice(&ip_bytes.to_be_bytes());
-        dst[ip + 10..ip + 12].fill(0);
-        let ip_checksum = internet_checksum(&dst[ip..tcp]);
-        dst[ip + 10..ip + 12].copy_from_slice(&ip_checksum.to_be_bytes());
-        let addr = |at: usize| Ipv4Addr::new(dst[at], dst[at + 1], dst[at + 2], dst[at + 3]);
-        let partial = Checksum::pseudo_header(addr(ip + 12), addr(ip + 16), IPPROTO_TCP, (len - tcp) as u16).sum();
-        dst[tcp + 16..tcp + 18].copy_from_slice(&partial.to_be_bytes());
-        VnetHeader {
-            flags: VnetHeader::NEEDS_CSUM,
-            gso_type: VnetHeader::GSO_TCPV4,
-            header_bytes: (headers_end - ip) as u16,
-            gso_size: segment as u16,
-            csum_start: 20,
-            csum_offset: 16,
+        match append_segment(dst, len, &src[VNET_HEADER_BYTES..next_len]) {
+            Some(len) => {
+                self.lens[to.0 as usize] = len;
+                self.release(next);
+                true
+            }
+            None => false,
         }
-        .write(dst);
-        self.lens[to.0 as usize] = len;
-        self.release(next);
-        true
     }
 
     /// Cuts GSO frame `id` into frames of `segments_per_piece` TCP segments (the last may have

@@ -34,7 +34,8 @@ use crate::frames::Frames;
 use crate::hop::Hop;
 use crate::plan::MAX_PATHS;
 use crate::telemetry::TelemetryPublisher;
-use crate::tun::{Tun, VnetHeader, VNET_HEADER_BYTES};
+use crate::tun::Tun;
+use millinet_wire::gso::{VnetHeader, VNET_HEADER_BYTES};
 
 /// Frames waiting for the server-side writer thread at most (a second of ACKs at 64 k/s).
 const SERVER_WRITE_QUEUE_FRAMES: usize = 65_536;

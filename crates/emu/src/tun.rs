@@ -21,57 +21,6 @@ const TUN_F_TSO4: libc::c_uint = 0x02;
 const TUN_F_TSO6: libc::c_uint = 0x04;
 const TUN_F_TSO_ECN: libc::c_uint = 0x08;
 
-/// Bytes of `struct virtio_net_hdr` in front of every packet.
-pub const VNET_HEADER_BYTES: usize = 10;
-/// The largest packet a GSO TUN hands over (IP total length is 16 bits).
-pub const MAX_PACKET_BYTES: usize = 65_535;
-
-/// The virtio-net header (virtio spec §5.1.6; <linux/virtio_net.h>), native byte order as a
-/// TUN without TUNSETVNETLE uses on little-endian hosts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct VnetHeader {
-    pub flags: u8,
-    pub gso_type: u8,
-    pub header_bytes: u16,
-    pub gso_size: u16,
-    pub csum_start: u16,
-    pub csum_offset: u16,
-}
-
-impl VnetHeader {
-    /// The packet's L4 checksum is partial (pseudo-header only): the receiver completes it.
-    pub const NEEDS_CSUM: u8 = 1;
-    pub const GSO_NONE: u8 = 0;
-    pub const GSO_TCPV4: u8 = 1;
-    pub const GSO_ECN: u8 = 0x80;
-
-    pub fn parse(b: &[u8]) -> VnetHeader {
-        let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
-        VnetHeader {
-            flags: b[0],
-            gso_type: b[1],
-            header_bytes: u16_at(2),
-            gso_size: u16_at(4),
-            csum_start: u16_at(6),
-            csum_offset: u16_at(8),
-        }
-    }
-
-    pub fn write(&self, b: &mut [u8]) {
-        b[0] = self.flags;
-        b[1] = self.gso_type;
-        b[2..4].copy_from_slice(&self.header_bytes.to_le_bytes());
-        b[4..6].copy_from_slice(&self.gso_size.to_le_bytes());
-        b[6..8].copy_from_slice(&self.csum_start.to_le_bytes());
-        b[8..10].copy_from_slice(&self.csum_offset.to_le_bytes());
-    }
-
-    /// A TCP/IPv4 GSO packet the kernel will cut into segments of `gso_size`.
-    pub fn is_tcp_gso(&self) -> bool {
-        self.gso_type & !Self::GSO_ECN == Self::GSO_TCPV4
-    }
-}
-
 pub struct Tun {
     file: File,
     pub name: String,

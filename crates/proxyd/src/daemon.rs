@@ -13,7 +13,7 @@ use millinet_proxyd::{render_metrics, DaemonConfig, Datapath, Emitted};
 use millinet_scenario::translate::proxy::milliproxy_config;
 
 use crate::nfqueue::{input_of, NfQueue, QUEUE_MAX_LEN};
-use crate::raw_socket::RawSender;
+use crate::output::Output;
 use crate::telemetry_source::{load_replay, Replay, TelemetrySocket};
 use crate::Args;
 
@@ -28,7 +28,6 @@ struct LoopStats {
     queued: u64,
     /// Of those, GSO packets (several TCP segments in one).
     queued_gso: u64,
-    raw_send_failures: u64,
     verdict_failures: u64,
 }
 
@@ -46,7 +45,7 @@ struct Snapshot {
 pub struct Daemon {
     datapath: Datapath,
     queue: NfQueue,
-    raw: RawSender,
+    out: Output,
     mss1: u16,
     telemetry: Option<TelemetrySocket>,
     replay: Option<Replay>,
@@ -79,7 +78,7 @@ impl Daemon {
         let mss1 = milliproxy_config(&config.spec).mss1_bytes as u16;
         // The queue first: its descriptor is found as the lowest free one, before other threads.
         let queue = NfQueue::bind(args.queue)?;
-        let raw = RawSender::open()?;
+        let out = Output::open(args.ue_gso)?;
         let telemetry = args.telemetry.as_deref().map(TelemetrySocket::bind).transpose()?;
         let (signals, signal_writer) = UnixStream::pair().map_err(|e| format!("cannot make the signal pipe: {e}"))?;
         for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
@@ -114,7 +113,7 @@ impl Daemon {
         Ok(Daemon {
             datapath: Datapath::new(proxy, args.ue_nets.clone()),
             queue,
-            raw,
+            out,
             mss1,
             telemetry,
             replay: replay_records.map(|r| Replay::new(r, now)),
@@ -182,11 +181,12 @@ impl Daemon {
     }
 
     fn on_time(&mut self, now: u64) {
-        let Daemon { datapath, raw, stats, replay, .. } = self;
-        datapath.on_timeout(now, &mut |e| send(raw, stats, e));
+        let Daemon { datapath, out, replay, .. } = self;
+        datapath.on_timeout(now, &mut |e| out.send(now, e));
         if let Some(replay) = replay {
-            replay.due(now, &mut |record| datapath.on_telemetry(now, record, &mut |e| send(raw, stats, e)));
+            replay.due(now, &mut |record| datapath.on_telemetry(now, record, &mut |e| out.send(now, e)));
         }
+        out.flush();
         if now >= self.next_report_ns {
             self.report(now);
             self.next_report_ns = now + REPORT_PERIOD_NS;
@@ -196,31 +196,42 @@ impl Daemon {
     /// Up to `BATCH` queued packets; true if more may wait.
     fn on_queue(&mut self) -> Result<bool, String> {
         for _ in 0..BATCH {
-            let Some(msg) = self.queue.recv().map_err(|e| format!("NFQUEUE receive: {e}"))? else { return Ok(false) };
+            let Some(msg) = self.queue.recv().map_err(|e| format!("NFQUEUE receive: {e}"))? else {
+                self.out.flush();
+                return Ok(false);
+            };
             let now = monotonic_ns();
             self.stats.queued += 1;
             self.stats.queued_gso += msg.is_seg_offloaded() as u64;
             let mut accept = false;
-            let Daemon { datapath, raw, stats, .. } = self;
+            let Daemon { datapath, out, .. } = self;
             datapath.on_datagram(now, input_of(&msg, self.mss1), &mut |e| match e {
                 Emitted::Original => accept = true,
-                made => send(raw, stats, made),
+                made => out.send(now, made),
             });
+            if accept {
+                // What was made before it leaves first.
+                self.out.flush();
+            }
             if self.queue.verdict(msg, accept).is_err() {
                 // The kernel still holds the packet; fail-open does not cover it. Counted and
                 // logged with the progress line.
                 self.stats.verdict_failures += 1;
             }
         }
+        self.out.flush();
         Ok(true)
     }
 
     fn on_telemetry(&mut self, buf: &mut [u8]) -> Result<(), String> {
-        let Daemon { datapath, raw, stats, telemetry, .. } = self;
+        let Daemon { datapath, out, telemetry, .. } = self;
         let Some(socket) = telemetry else { return Ok(()) };
-        socket
-            .drain(buf, &mut |record| datapath.on_telemetry(monotonic_ns(), record, &mut |e| send(raw, stats, e)))
-            .map_err(|e| format!("telemetry socket: {e}"))
+        let drained = socket.drain(buf, &mut |record| {
+            let now = monotonic_ns();
+            datapath.on_telemetry(now, record, &mut |e| out.send(now, e))
+        });
+        out.flush();
+        drained.map_err(|e| format!("telemetry socket: {e}"))
     }
 
     fn on_metrics_requests(&mut self) {
@@ -250,9 +261,11 @@ impl Daemon {
             ("nfqueue_verdict_failures_total", "Verdicts the kernel refused.", s.verdict_failures),
             (
                 "raw_send_failures_total",
-                "Datagrams made here that the raw socket could not send (e.g. larger than the route's MTU).",
-                s.raw_send_failures,
+                "Datagrams (or GSO packets) made here that the kernel would not send (e.g. larger than the route's MTU).",
+                self.out.stats.send_failures,
             ),
+            ("ue_gso_packets_total", "GSO packets sent toward UEs (--ue-gso).", self.out.stats.gso_packets),
+            ("ue_gso_segments_total", "TCP segments those GSO packets carried.", self.out.stats.gso_segments),
         ] {
             text.push_str(&format!(
                 "# HELP millinet_proxy_{name} {help}\n# TYPE millinet_proxy_{name} counter\nmillinet_proxy_{name} {value}\n"
@@ -267,7 +280,7 @@ impl Daemon {
         let d = &self.datapath;
         let snap = Snapshot {
             queued: self.stats.queued,
-            raw_send_failures: self.stats.raw_send_failures,
+            raw_send_failures: self.out.stats.send_failures,
             telemetry_malformed: st.telemetry_malformed,
             flows_refused_limit: counter(d, "flows_refused_limit"),
             buffer_full_drops: counter(d, "buffer_full_drops"),
@@ -312,15 +325,6 @@ impl Daemon {
             if n > 0 {
                 warn!("{n} {what}");
             }
-        }
-    }
-}
-
-/// Sends a datagram made by the datapath (an `Original` is the caller's to accept).
-fn send(raw: &RawSender, stats: &mut LoopStats, emitted: Emitted) {
-    if let Emitted::Datagram { bytes, .. } = emitted {
-        if raw.send(bytes).is_err() {
-            stats.raw_send_failures += 1;
         }
     }
 }

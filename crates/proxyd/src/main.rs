@@ -1,11 +1,12 @@
 //! `millinet-proxyd`: milliProxy on a Linux router (issue 16, docs/proxyd.md). Packets come
 //! from NFQUEUE, go through the proxy core (`Datapath`) and leave as verdicts or through a raw
-//! socket; telemetry comes from a Unix datagram socket or a replayed CSV file; counters are
+//! socket (or a packet socket, as GSO packets toward the UE); telemetry comes from a Unix datagram socket or a replayed CSV file; counters are
 //! served at `GET /metrics`. Bad flags or configuration: one line on stderr, exit code 2; a
 //! failure while running: exit code 1; SIGTERM or SIGINT: exit code 0.
 
 mod daemon;
 mod nfqueue;
+mod output;
 mod raw_socket;
 mod telemetry_source;
 
@@ -42,6 +43,10 @@ pub struct Args {
     /// Serve Prometheus metrics at http://ADDR/metrics.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9464")]
     pub metrics: SocketAddr,
+    /// Send segments toward UEs joined into TCP GSO packets on an AF_PACKET socket (one system
+    /// call per up to 64 kB; they skip the router's OUTPUT and POSTROUTING hooks).
+    #[arg(long = "ue-gso")]
+    pub ue_gso: bool,
 }
 
 /// Clap's error as one line: its message without the usage and help hints that follow it.

@@ -1,5 +1,5 @@
 //! The daemon's packets in: NFQUEUE (the kernel hands each forwarded packet that the
-//! operator's iptables rule queues, and waits for a verdict); out through `raw_socket`.
+//! operator's iptables rule queues, and waits for a verdict); out through `output`.
 //!
 //! The queue is bound with NFQA_CFG_F_GSO, so the kernel does not segment GSO/GRO packets nor
 //! finish CHECKSUM_PARTIAL checksums before queueing them (cheaper, and the datapath copes with

@@ -146,6 +146,23 @@ fn a_transfer_through_the_daemon_is_proxied_and_arrives_intact() {
     Transfer::run(&topo, 5002, 2 * MB);
 }
 
+#[test]
+fn with_ue_gso_the_segments_toward_the_ue_leave_as_gso_packets_and_arrive_intact() {
+    let Some((_one, topo)) = netns::bench(1500) else { return };
+    let daemon = topo.start_daemon(&["--ue-gso"]);
+    Transfer::run(&topo, 5001, 20 * MB);
+    let m = daemon.metrics();
+    assert_eq!(m["flows_created_total"], 1.0, "{m:?}");
+    assert!(m["bytes_to_ue_total"] >= (20 * MB) as f64, "{m:?}");
+    assert_eq!((m["raw_send_failures_total"], m["malformed_total"], m["bad_checksum_total"]), (0.0, 0.0, 0.0), "{m:?}");
+    // The UE's first segments may go through the raw socket until its neighbour entry is
+    // complete; after that they travel joined, several to a packet.
+    let (packets, segments) = (m["ue_gso_packets_total"], m["ue_gso_segments_total"]);
+    eprintln!("--ue-gso: {packets} GSO packets carried {segments} of {} segments toward the UE", m["datagrams_to_ue_total"]);
+    assert!(packets > 0.0 && segments >= 2.0 * packets, "{m:?}");
+    assert!(segments >= 0.5 * m["datagrams_to_ue_total"], "most segments toward the UE travel in GSO packets: {m:?}");
+}
+
 fn wait_exit(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
     let deadline = Instant::now() + limit;
     loop {
@@ -323,8 +340,13 @@ fn bench_forwarding_rate() {
     let seconds = timed(6001);
     eprintln!("no daemon (queue bypass): {:.2} Gbit/s", BYTES as f64 * 8.0 / seconds / 1e9);
     // Port 6002 is not among proxy.server_ports: the daemon lets its packets go unchanged.
-    for (port, what) in [(6002, "daemon, flow passed through"), (6003, "daemon, flow proxied")] {
-        let daemon = topo.start_daemon(&["--set", "proxy.server_ports=[6003]"]);
+    let cases: [(u16, &str, &[&str]); 3] = [
+        (6002, "daemon, flow passed through", &[]),
+        (6003, "daemon, flow proxied", &[]),
+        (6003, "daemon, flow proxied, --ue-gso", &["--ue-gso"]),
+    ];
+    for (port, what, flags) in cases {
+        let daemon = topo.start_daemon(&[&["--set", "proxy.server_ports=[6003]"], flags].concat());
         let status = Command::new("taskset").args(["-a", "-pc", "0", &daemon.pid().to_string()]).output().expect("taskset");
         assert!(status.status.success(), "taskset: {}", String::from_utf8_lossy(&status.stderr));
         let seconds = timed(port);

@@ -8,6 +8,7 @@
 pub mod aqm;
 pub mod checksum;
 pub mod emit;
+pub mod gso;
 pub mod mptcp;
 mod packet;
 pub mod parse;
