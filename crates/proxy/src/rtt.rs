@@ -61,13 +61,26 @@ pub struct RttEstimator {
     min: WindowedMin,
     /// (TSval, time first relayed) of ACKs relayed toward the server, TSvals increasing.
     relayed_tsvals: VecDeque<(u32, u64)>,
+    /// The highest TSval ever relayed. An ACK that reaches the proxy late (held in the uplink
+    /// through a blockage) carries a TSval the server may already hold from a copy relayed
+    /// before; taking its relay as the first would make the server's next segment echoing it
+    /// (an RTO retransmission, sent before this ACK arrived) a sample of a few ms, and RTT_min
+    /// would keep it for its whole window.
+    highest_relayed_tsval: Option<u32>,
     /// Without timestamps: when an ACK that may trigger new server data was relayed.
     trigger_ns: Option<u64>,
 }
 
 impl RttEstimator {
     pub fn new(window_ns: u64) -> RttEstimator {
-        RttEstimator { down_ns: None, up_ns: None, min: WindowedMin::new(window_ns), relayed_tsvals: VecDeque::new(), trigger_ns: None }
+        RttEstimator {
+            down_ns: None,
+            up_ns: None,
+            min: WindowedMin::new(window_ns),
+            relayed_tsvals: VecDeque::new(),
+            highest_relayed_tsval: None,
+            trigger_ns: None,
+        }
     }
 
     /// RTT_down sample: a segment forwarded toward the UE was covered by the UE's ACK
@@ -79,7 +92,8 @@ impl RttEstimator {
 
     /// An ACK carrying `tsval` was relayed toward the server.
     pub fn on_ack_relayed(&mut self, now_ns: u64, tsval: u32) {
-        if self.relayed_tsvals.back().is_none_or(|&(last, _)| seq::gt(tsval, last)) {
+        if self.highest_relayed_tsval.is_none_or(|highest| seq::gt(tsval, highest)) {
+            self.highest_relayed_tsval = Some(tsval);
             if self.relayed_tsvals.len() == MAX_PENDING_TSVALS {
                 self.relayed_tsvals.pop_front();
             }
@@ -156,6 +170,25 @@ mod tests {
         assert_eq!(r.estimates(31).up_ns, Some(20));
         r.on_server_data(40, Some(101));
         assert_eq!(r.estimates(40).up_ns, Some(26));
+    }
+
+    #[test]
+    fn an_ack_relayed_again_late_does_not_restart_its_tsvals_clock() {
+        // TSval 100 relayed at 10 and echoed at 30 (sample 20). A copy of it that was held in
+        // the uplink through a blockage is relayed at 1000; the server's retransmission at
+        // its RTO echoes 100 (it has held it since 10) and reaches the proxy at 1004: not a
+        // 4 ns round trip.
+        let mut r = RttEstimator::new(10_000);
+        r.on_down_sample(0, 5);
+        r.on_ack_relayed(10, 100);
+        r.on_server_data(30, Some(100));
+        r.on_ack_relayed(1000, 100);
+        r.on_server_data(1004, Some(100));
+        assert_eq!(r.estimates(1004), RttEstimates { down_ns: Some(5), up_ns: Some(20), min_ns: Some(25) });
+        // A new TSval is timed as before.
+        r.on_ack_relayed(1010, 101);
+        r.on_server_data(1032, Some(101));
+        assert_eq!(r.estimates(1032).up_ns, Some(22));
     }
 
     #[test]
