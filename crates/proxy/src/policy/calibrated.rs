@@ -9,7 +9,9 @@
 //! buffer never fell below Q*/2 and the UE was never in outage: the radio was busy all along,
 //! so the acknowledged rate is what the cell delivers at that R_e. Each such interval moves η
 //! by a weight of 1/8 toward its sample; η starts at 1 (the `bdp` rule's implicit assumption)
-//! and stays within [0.25, 1.25].
+//! and stays within [0.25, 1.25]. An interval in which the buffer ran low but the UE was in
+//! reach throughout (no outage, R_e > 0) is a lower bound: the cell delivered at least that
+//! much, so a sample above η raises it the same way, and one below leaves it alone.
 //!
 //! Why: R_e is the PHY's achievable rate from the last CQI, above what the stack delivers
 //! (headers, HARQ retransmissions, the scheduler's overheads), about 20% on the milliproxy
@@ -17,9 +19,14 @@
 //! true BDP, divided by 1 + g (docs/proxy.md), so at short D_RS its RAN latency is well above
 //! Q*'s. Calibrating R_e removes the surplus and leaves Q*, while R_e still follows the channel
 //! from one CQI to the next (a blockage cuts FW at once; η only scales it). Intervals where the
-//! buffer ran low say nothing about the cell (the proxy's window, not the radio, limited the
-//! rate), so they leave η alone. The UE's acknowledged bytes are this flow's: with several
-//! flows on one UE, B counts them all and η would be underestimated.
+//! buffer ran low say only that the cell could deliver what it did (the proxy's window, not
+//! the radio, limited the rate). Without that lower bound a low η locks in: samples taken in
+//! deep fades (HARQ failures at a CQI that promised more) pull η down, the window it sets then
+//! keeps the buffer below Q*/2 once the channel is back, and no interval is busy enough to
+//! raise it (docs/proxy.md: BBR seed 24 at D_RS 20 ms held FW at half the BDP for 5 s). With
+//! it, each interval delivers what FW allows, about η·R_e·(1 + d*/RTT_min), and η climbs until
+//! the queue builds and busy intervals calibrate it again. The UE's acknowledged bytes are this
+//! flow's: with several flows on one UE, B counts them all and η would be underestimated.
 
 use super::bdp::DEFAULT_START_BYTES;
 use super::target_queue::{queue_steering_window, DEFAULT_GAIN, DEFAULT_TARGET_DELAY_S};
@@ -52,8 +59,10 @@ struct Interval {
     last_ns: u64,
     /// R_e in force since `last_ns`.
     last_rate_bps: f64,
-    /// The RLC stayed at or above Q*/2 and the UE out of outage at every call so far.
-    backlogged: bool,
+    /// The UE was out of outage with R_e > 0 at every call so far.
+    in_reach: bool,
+    /// And the RLC stayed at or above Q*/2.
+    busy: bool,
 }
 
 pub fn build(params: &Params) -> Result<Box<dyn FlowWindowPolicy>, PolicyError> {
@@ -71,35 +80,39 @@ pub fn build(params: &Params) -> Result<Box<dyn FlowWindowPolicy>, PolicyError> 
 impl Calibrated {
     /// Brings the interval under way up to `now_ns` and, when it is long enough, takes its
     /// sample (if the radio was busy throughout) and starts the next one.
-    fn measure(&mut self, now_ns: u64, acked_bytes: u64, rate_bps: f64, backlogged: bool) {
-        let next = Interval::starting(now_ns, acked_bytes, rate_bps, backlogged);
+    fn measure(&mut self, now_ns: u64, acked_bytes: u64, rate_bps: f64, in_reach: bool, busy: bool) {
+        let next = Interval::starting(now_ns, acked_bytes, rate_bps, in_reach, busy);
         let interval = self.interval.get_or_insert(next);
         interval.rate_integral += interval.last_rate_bps * now_ns.saturating_sub(interval.last_ns) as f64;
         interval.last_ns = now_ns.max(interval.last_ns);
         interval.last_rate_bps = rate_bps;
-        interval.backlogged &= backlogged;
+        interval.in_reach &= in_reach;
+        interval.busy &= busy;
         if interval.last_ns - interval.start_ns < self.interval_ns {
             return;
         }
-        if interval.backlogged && interval.rate_integral > 0.0 {
+        if interval.in_reach && interval.rate_integral > 0.0 {
             let delivered_bit = acked_bytes.saturating_sub(interval.start_acked_bytes) as f64 * 8.0;
             // delivered / (mean R_e · elapsed) = delivered / ∫R_e dt.
             let sample = delivered_bit * 1e9 / interval.rate_integral;
-            self.efficiency = (self.efficiency + SMOOTHING * (sample - self.efficiency)).clamp(MIN_EFFICIENCY, MAX_EFFICIENCY);
+            if interval.busy || sample > self.efficiency {
+                self.efficiency = (self.efficiency + SMOOTHING * (sample - self.efficiency)).clamp(MIN_EFFICIENCY, MAX_EFFICIENCY);
+            }
         }
         *interval = next;
     }
 }
 
 impl Interval {
-    fn starting(now_ns: u64, acked_bytes: u64, rate_bps: f64, backlogged: bool) -> Interval {
+    fn starting(now_ns: u64, acked_bytes: u64, rate_bps: f64, in_reach: bool, busy: bool) -> Interval {
         Interval {
             start_ns: now_ns,
             start_acked_bytes: acked_bytes,
             rate_integral: 0.0,
             last_ns: now_ns,
             last_rate_bps: rate_bps,
-            backlogged,
+            in_reach,
+            busy,
         }
     }
 }
@@ -113,8 +126,8 @@ impl FlowWindowPolicy for Calibrated {
         };
         let rate_bps = telemetry.rate_bps.max(0.0);
         let target_bytes = self.efficiency * rate_bps / 8.0 * self.target_delay_s;
-        let backlogged = !telemetry.outage && rate_bps > 0.0 && telemetry.rlc_bytes as f64 >= target_bytes / 2.0;
-        self.measure(input.now_ns, input.ue_acked_bytes, rate_bps, backlogged);
+        let in_reach = !telemetry.outage && rate_bps > 0.0;
+        self.measure(input.now_ns, input.ue_acked_bytes, rate_bps, in_reach, in_reach && telemetry.rlc_bytes as f64 >= target_bytes / 2.0);
         let Some(rtt_min_ns) = input.rtt.min_ns else {
             return self.start_bytes;
         };
@@ -181,7 +194,7 @@ mod tests {
     }
 
     #[test]
-    fn intervals_with_a_low_queue_or_an_outage_leave_eta_alone() {
+    fn low_queue_intervals_below_eta_and_outages_leave_eta_alone() {
         let mut p = policy();
         let (calibrated, acked) = feed(&mut p, 0, 400, 0, 0.8e9, at(1_000_000, 1e9));
         // Now the RLC runs nearly empty (the window, not the radio, limits the rate) and the UE
@@ -195,6 +208,21 @@ mod tests {
         assert_eq!(fw_outage, 0);
         let (fw, _) = feed(&mut p, 801, 1, acked, 0.0, at(1_000_000, 1e9));
         assert!((fw as f64 - calibrated as f64).abs() < 2_000.0, "{fw} vs {calibrated}");
+    }
+
+    #[test]
+    fn a_low_queue_interval_that_delivered_more_than_eta_raises_it() {
+        // η driven to 0.25 by a full RLC and nothing acknowledged (a deep fade).
+        let mut p = policy();
+        let (low, acked) = feed(&mut p, 0, 2_000, 0, 0.0, at(400_000, 1e9));
+        assert_eq!(low, 971_875);
+        // The channel is back: the RLC stays nearly empty (below Q*/2) while the UE
+        // acknowledges 900 Mbit/s of R_e's 1 Gbit/s. Each interval is a lower bound above η:
+        // η climbs to 0.9. FW at η 0.9, B 10 000: BDP 3 375 000, Q* 562 500,
+        // FW = 3 937 500 − 0.5 · (10 000 − 562 500) = 4 213 750.
+        let (fw, _) = feed(&mut p, 2_000, 1_000, acked, 0.9e9, at(10_000, 1e9));
+        let expected = 4_213_750.0;
+        assert!((fw as f64 - expected).abs() < 0.01 * expected, "FW {fw}, expected about {expected}");
     }
 
     #[test]
