@@ -115,14 +115,10 @@ impl Frames {
         (vnet.is_tcp_gso() && vnet.gso_size > 0).then_some(vnet.gso_size)
     }
 
-    /// Appends TCP segment frame `next` to frame `to` as one more GSO segment, if the kernel
-    /// would make exactly these two packets when it segments the result: same addresses,
-    /// ports, ACK number, window, options and ECN; `next` in sequence right after `to`; `to`
-    /// ending on a full segment; no SYN, RST, URG, FIN or CWR but PSH and FIN on `next`
-    /// (they go to the last segment, RFC 9293 §3.1 as Linux's tcp_gso_segment applies it).
-    /// On success `next` is released and `to` becomes (or stays) a GSO frame with a partial
-    /// checksum; otherwise nothing changes. This keeps what the UE receives per segment
-    /// identical while the link and the TUN device handle one frame.
+    /// Appends TCP segment frame `next` to frame `to` as one more GSO segment when the
+    /// kernel's segmentation would give back exactly the two (`gso::append_segment` says
+    /// when). On success `next` is released; otherwise nothing changes. This keeps what the UE
+    /// receives per segment identical while the link and the TUN device handle one frame.
     pub fn append(&mut self, to: PayloadId, next: PayloadId) -> bool {
         let len = self.lens[to.0 as usize];
         let next_len = self.lens[next.0 as usize];

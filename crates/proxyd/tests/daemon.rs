@@ -159,7 +159,8 @@ fn with_ue_gso_the_segments_toward_the_ue_leave_as_gso_packets_and_arrive_intact
     // complete; after that they travel joined, several to a packet.
     let (packets, segments) = (m["ue_gso_packets_total"], m["ue_gso_segments_total"]);
     eprintln!("--ue-gso: {packets} GSO packets carried {segments} of {} segments toward the UE", m["datagrams_to_ue_total"]);
-    assert!(packets > 0.0 && segments >= 2.0 * packets, "{m:?}");
+    // The server's own GSO packets carry up to ~45 segments, and they arrive joined.
+    assert!(packets > 0.0 && segments >= 8.0 * packets, "fewer than 8 segments per GSO packet: {m:?}");
     assert!(segments >= 0.5 * m["datagrams_to_ue_total"], "most segments toward the UE travel in GSO packets: {m:?}");
 }
 

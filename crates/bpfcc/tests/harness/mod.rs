@@ -1,6 +1,7 @@
-//! What the kernel tests share: when to skip, and a bulk transfer over a bottleneck of two
-//! network namespaces made for the test, sampled through TCP_INFO, with the window growth in
-//! congestion avoidance it shows.
+//! What the kernel tests share: when to skip; a sender, a router and a receiver namespace
+//! made for the test, whose router holds a token-bucket bottleneck and, when asked, a delay
+//! line with random loss; a bulk transfer over it sampled through TCP_INFO, with the window
+//! growth in congestion avoidance it shows; and two transfers sharing it.
 
 use std::fs::File;
 use std::io::{Read, Write};

@@ -79,7 +79,8 @@ pub fn build(params: &Params) -> Result<Box<dyn FlowWindowPolicy>, PolicyError> 
 
 impl Calibrated {
     /// Brings the interval under way up to `now_ns` and, when it is long enough, takes its
-    /// sample (if the radio was busy throughout) and starts the next one.
+    /// sample (a value if the radio was busy throughout, a lower bound if the UE was only in
+    /// reach) and starts the next one.
     fn measure(&mut self, now_ns: u64, acked_bytes: u64, rate_bps: f64, in_reach: bool, busy: bool) {
         let next = Interval::starting(now_ns, acked_bytes, rate_bps, in_reach, busy);
         let interval = self.interval.get_or_insert(next);
