@@ -20,6 +20,9 @@ impl HandlingRule {
     }
 }
 
+/// More segments per relayed ACK than this would starve an ACK-clocked server of ACKs.
+pub const MAX_SEGMENTS_PER_RELAYED_ACK: u32 = 16;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProxyConfig {
     pub rule: HandlingRule,
@@ -33,6 +36,12 @@ pub struct ProxyConfig {
     pub mss1_bytes: u32,
     /// Largest coalesced segment toward the UE.
     pub mss2_bytes: u32,
+    /// Server segments per relayed ACK within a series (milliproxy.md §2 "ACK path": 1, one
+    /// ACK per original boundary). 2 relays every second boundary, as a receiver with delayed
+    /// ACKs would (RFC 5681 §4.2): half the datagrams toward the server for a daemon whose
+    /// core goes to sending them, and no loss of growth for a server counting bytes with
+    /// RFC 3465's L = 2·SMSS. The UE's own ACK is always relayed.
+    pub segments_per_relayed_ack: u32,
     pub idle_timeout_ns: u64,
     /// Sliding window of RTT_min.
     pub rtt_min_window_ns: u64,
@@ -59,6 +68,7 @@ impl Default for ProxyConfig {
             total_buffer_bytes: 1 << 30,
             mss1_bytes: 1400,
             mss2_bytes: 20_000,
+            segments_per_relayed_ack: 1,
             idle_timeout_ns: 60_000_000_000,
             rtt_min_window_ns: 10_000_000_000,
             policy: PolicySpec::new("bdp"),
@@ -78,6 +88,9 @@ impl ProxyConfig {
         }
         if !(self.mss1_bytes..=65_535).contains(&self.mss2_bytes) {
             return Err(ProxyConfigError::Mss2 { mss2_bytes: self.mss2_bytes, mss1_bytes: self.mss1_bytes });
+        }
+        if !(1..=MAX_SEGMENTS_PER_RELAYED_ACK).contains(&self.segments_per_relayed_ack) {
+            return Err(ProxyConfigError::SegmentsPerRelayedAck { segments: self.segments_per_relayed_ack });
         }
         if self.idle_timeout_ns == 0 {
             return Err(ProxyConfigError::ZeroIdleTimeout);
@@ -120,6 +133,8 @@ mod tests {
         assert_eq!(e.to_string(), "mss1_bytes = 100: allowed 536..=65535");
         let e = cfg(|c| c.mss2_bytes = 1000);
         assert_eq!(e.to_string(), "mss2_bytes = 1000: allowed mss1_bytes (1400)..=65535");
+        assert_eq!(cfg(|c| c.segments_per_relayed_ack = 0).to_string(), "segments_per_relayed_ack = 0: allowed 1..=16");
+        assert_eq!(cfg(|c| c.segments_per_relayed_ack = 17).to_string(), "segments_per_relayed_ack = 17: allowed 1..=16");
         assert_eq!(cfg(|c| c.idle_timeout_ns = 0), ProxyConfigError::ZeroIdleTimeout);
         assert_eq!(cfg(|c| c.rtt_min_window_ns = 0), ProxyConfigError::ZeroRttMinWindow);
         assert_eq!(cfg(|c| c.local_rto_ns = Some(0)).to_string(), "local_rto_ns = 0: must be > 0 (None turns it off)");

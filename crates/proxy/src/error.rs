@@ -70,6 +70,10 @@ pub enum ProxyConfigError {
         mss2_bytes: u32,
         mss1_bytes: u32,
     },
+    /// Outside 1..=MAX_SEGMENTS_PER_RELAYED_ACK.
+    SegmentsPerRelayedAck {
+        segments: u32,
+    },
     ZeroIdleTimeout,
     ZeroRttMinWindow,
     /// `Some(0)`: the timer is turned off with `None`.
@@ -84,6 +88,9 @@ impl fmt::Display for ProxyConfigError {
             ProxyConfigError::Mss1 { mss1_bytes } => write!(f, "mss1_bytes = {mss1_bytes}: allowed 536..=65535"),
             ProxyConfigError::Mss2 { mss2_bytes, mss1_bytes } => {
                 write!(f, "mss2_bytes = {mss2_bytes}: allowed mss1_bytes ({mss1_bytes})..=65535")
+            }
+            ProxyConfigError::SegmentsPerRelayedAck { segments } => {
+                write!(f, "segments_per_relayed_ack = {segments}: allowed 1..={}", crate::config::MAX_SEGMENTS_PER_RELAYED_ACK)
             }
             ProxyConfigError::ZeroIdleTimeout => f.write_str("idle_timeout_ns = 0: must be > 0"),
             ProxyConfigError::ZeroRttMinWindow => f.write_str("rtt_min_window_ns = 0: must be > 0"),

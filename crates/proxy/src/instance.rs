@@ -435,7 +435,8 @@ impl<S: PayloadStore> Instance<S> {
     }
 
     /// Relays the UE's segment: first one pure ACK per original boundary below its
-    /// cumulative ACK, then the segment itself; all with the window set to FW.
+    /// cumulative ACK (every `segments_per_relayed_ack`-th of them), then the segment
+    /// itself; all with the window set to FW.
     fn relay(
         &mut self,
         now_ns: u64,
@@ -453,11 +454,15 @@ impl<S: PayloadStore> Instance<S> {
         if let Some(from) = advanced_from {
             let ack = self.una;
             let copy = packet;
-            let mut relayed = 0;
+            let stride = ctx.cfg.segments_per_relayed_ack;
+            let (mut boundaries, mut relayed) = (0, 0);
             let released = self.buffer.release_through(ack, |end| {
                 if end > from && end < ack {
-                    out.push(pure_ack(&copy, ue_seq, space.wire(end), window));
-                    relayed += 1;
+                    boundaries += 1;
+                    if boundaries % stride == 0 {
+                        out.push(pure_ack(&copy, ue_seq, space.wire(end), window));
+                        relayed += 1;
+                    }
                 }
             });
             self.payload.on_released(ack);

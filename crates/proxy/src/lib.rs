@@ -31,7 +31,7 @@ mod sent;
 mod split;
 mod stats;
 
-pub use config::{HandlingRule, ProxyConfig};
+pub use config::{HandlingRule, ProxyConfig, MAX_SEGMENTS_PER_RELAYED_ACK};
 pub use error::{PolicyError, ProxyConfigError, SplitConfigError};
 pub use flow_table::{Direction, FlowKey};
 pub use instance::FlowStats;

@@ -169,6 +169,26 @@ fn per_boundary_acks_and_rst_removes_the_flow() {
 }
 
 #[test]
+fn with_two_segments_per_relayed_ack_every_second_boundary_and_the_ues_own_ack_are_relayed() {
+    for (segments, expected) in [(1, vec![1400, 2800, 4200, 5600, 7000]), (2, vec![2800, 5600, 7000]), (3, vec![4200, 7000])] {
+        let cfg = ProxyConfig { policy: PolicySpec::new("passthrough"), segments_per_relayed_ack: segments, ..ProxyConfig::default() };
+        let mut proxy: Proxy = Proxy::new(cfg).unwrap();
+        handshake(&mut proxy, 0, 4000);
+        let mut out = Vec::new();
+        for i in 0..5 {
+            proxy.on_packet(MS, data(4000, i * 1400, 1400), Direction::FromServer, &mut NoPayloads, &mut out);
+        }
+        out.clear();
+        let relayed_before = proxy.stats().acks_relayed;
+        let ue_ack = seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + 7000, TcpFlags::ACK, 0, TcpOptions::default());
+        proxy.on_packet(2 * MS, ue_ack, Direction::FromUe, &mut NoPayloads, &mut out);
+        let acks: Vec<u32> = out.iter().map(|p| p.tcp_header().unwrap().ack - SERVER_ISN - 1).collect();
+        assert_eq!(acks, expected, "{segments} segments per relayed ACK");
+        assert_eq!(proxy.stats().acks_relayed - relayed_before, expected.len() as u64);
+    }
+}
+
+#[test]
 fn idle_flows_expire() {
     let mut proxy: Proxy = Proxy::new(ProxyConfig::default()).unwrap();
     handshake(&mut proxy, 0, 4000);

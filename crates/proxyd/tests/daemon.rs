@@ -341,10 +341,11 @@ fn bench_forwarding_rate() {
     let seconds = timed(6001);
     eprintln!("no daemon (queue bypass): {:.2} Gbit/s", BYTES as f64 * 8.0 / seconds / 1e9);
     // Port 6002 is not among proxy.server_ports: the daemon lets its packets go unchanged.
-    let cases: [(u16, &str, &[&str]); 3] = [
+    let cases: [(u16, &str, &[&str]); 4] = [
         (6002, "daemon, flow passed through", &[]),
         (6003, "daemon, flow proxied", &[]),
         (6003, "daemon, flow proxied, --ue-gso", &["--ue-gso"]),
+        (6003, "daemon, flow proxied, --ue-gso, 2 segments per relayed ACK", &["--ue-gso", "--set", "proxy.segments_per_relayed_ack=2"]),
     ];
     for (port, what, flags) in cases {
         let daemon = topo.start_daemon(&[&["--set", "proxy.server_ports=[6003]"], flags].concat());

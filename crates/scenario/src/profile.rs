@@ -39,6 +39,7 @@ impl TcpProfile {
 /// - MinRto 1 s;
 /// - cwnd grown on every ACK, whether or not the window limited the sender (no
 ///   tcp_is_cwnd_limited check in that release);
+/// - no undo of a spurious timeout (ns-3 has none; it counts nothing of the kind either);
 /// - timestamps and window scaling on (both default true), as in the modern profile.
 pub const NS3_2017_FLOW_SETTINGS: &[(&str, FileDefault)] = &[
     ("cc", FileDefault::Text("newreno")),
@@ -47,6 +48,7 @@ pub const NS3_2017_FLOW_SETTINGS: &[(&str, FileDefault)] = &[
     ("delayed_ack", FileDefault::Flag(true)),
     ("min_rto_s", FileDefault::Number(1.0)),
     ("cwnd_growth", FileDefault::Text("always")),
+    ("undo_spurious_rto", FileDefault::Flag(false)),
 ];
 
 #[cfg(test)]
@@ -68,7 +70,7 @@ mod tests {
         let f = flow(&[], "tcp_profile = \"ns3-2017\"\n").unwrap();
         assert_eq!(f.tcp_profile, TcpProfile::Ns3_2017);
         assert_eq!((f.cc.as_str(), f.sack, f.initial_window_segments, f.delayed_ack), ("newreno", false, 1, true));
-        assert_eq!((f.min_rto_s, f.cwnd_growth), (1.0, CwndGrowthSpec::Always));
+        assert_eq!((f.min_rto_s, f.cwnd_growth, f.undo_spurious_rto), (1.0, CwndGrowthSpec::Always, false));
         // Chosen with --set as well.
         let g = flow(&["flows.0.tcp_profile=ns3-2017"], "").unwrap();
         assert_eq!((g.sack, g.initial_window_segments, g.cwnd_growth), (false, 1, CwndGrowthSpec::Always));
@@ -97,6 +99,7 @@ mod tests {
         let (plain, modern) = (flow(&[], "").unwrap(), flow(&[], "tcp_profile = \"modern\"\n").unwrap());
         assert_eq!(format!("{plain:?}"), format!("{modern:?}"));
         assert_eq!((plain.sack, plain.initial_window_segments, plain.cwnd_growth), (true, 10, CwndGrowthSpec::CwndLimited));
+        assert!(plain.undo_spurious_rto);
     }
 
     #[test]

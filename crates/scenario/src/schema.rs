@@ -73,6 +73,9 @@ pub struct ProxySpec {
     pub target_queue_gain: f64,
     /// Segment size toward the UE (MSS2).
     pub mss2_bytes: u32,
+    /// Server segments per relayed ACK; left out of the resolved scenario at its default (1).
+    #[serde(skip_serializing_if = "is_one_u32")]
+    pub segments_per_relayed_ack: u32,
     pub flow_buffer_bytes: u64,
     pub max_flows: u32,
     /// Server ports of the flows it handles; empty: all TCP flows.
@@ -102,6 +105,7 @@ impl Default for ProxySpec {
             target_queue_delay_s: DEFAULT_TARGET_QUEUE_DELAY_S,
             target_queue_gain: DEFAULT_TARGET_QUEUE_GAIN,
             mss2_bytes: 20_000,
+            segments_per_relayed_ack: 1,
             flow_buffer_bytes: 10_000_000,
             max_flows: 65_536,
             server_ports: Vec::new(),
@@ -375,6 +379,11 @@ pub struct FlowSpec {
     pub newreno_variant: NewRenoVariantSpec,
     #[serde(default = "default_cwnd_growth")]
     pub cwnd_growth: CwndGrowthSpec,
+    /// Undo a timeout the Eifel test proves spurious (Linux); always written into the
+    /// resolved scenario, so that runs stored before this key existed (none undone) are not
+    /// taken for runs with it.
+    #[serde(default = "yes")]
+    pub undo_spurious_rto: bool,
     // UDP
     #[serde(default = "default_udp_rate_bps")]
     pub udp_rate_bps: f64,
@@ -402,6 +411,9 @@ fn yes() -> bool {
 }
 fn is_zero_u32(x: &u32) -> bool {
     *x == 0
+}
+fn is_one_u32(x: &u32) -> bool {
+    *x == 1
 }
 fn default_min_rto_s() -> f64 {
     0.2

@@ -166,6 +166,8 @@ pub fn validate_proxy_settings(p: &ProxySpec) -> Result<(), Issue> {
     congestion_control("proxy.split_cc".into(), &p.split_cc)?;
     whole("proxy.split_mss_bytes".into(), p.split_mss_bytes as u64, 100, 65_000)?;
     whole("proxy.mss2_bytes".into(), p.mss2_bytes as u64, 100, 65_000)?;
+    let most = millinet_proxy::MAX_SEGMENTS_PER_RELAYED_ACK as u64;
+    whole("proxy.segments_per_relayed_ack".into(), p.segments_per_relayed_ack as u64, 1, most)?;
     whole("proxy.flow_buffer_bytes".into(), p.flow_buffer_bytes, 1500, 1 << 40)?;
     whole("proxy.max_flows".into(), p.max_flows as u64, 1, 1 << 24)?;
     range("proxy.d_info_s".into(), p.d_info_s, 0.0, 10.0, "0 to 10 seconds")?;

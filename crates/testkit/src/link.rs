@@ -9,7 +9,9 @@ use millinet_wire::Packet;
 pub type Filter = Box<dyn FnMut(u64, &mut Packet) -> bool>;
 
 /// A one-way link: the filter first, then (with a rate) a drop-tail FIFO that serialises
-/// packets at `rate_bps`, then the propagation delay.
+/// packets at `rate_bps`, then the propagation delay. The path keeps the order packets
+/// entered it in: when `delay_ns` falls (the end of a delay spike, like a radio buffer
+/// draining after a blockage) a packet does not overtake one sent before it.
 pub struct Link {
     pub delay_ns: u64,
     pub rate_bps: Option<u64>,
@@ -17,6 +19,7 @@ pub struct Link {
     pub filter: Filter,
     /// (departure time, wire bytes) of packets queued or in transmission.
     departures: VecDeque<(u64, u64)>,
+    last_arrival_ns: u64,
     pub dropped_by_filter: u64,
     pub dropped_by_queue: u64,
 }
@@ -30,6 +33,7 @@ impl Link {
             queue_limit_packets: usize::MAX,
             filter: Box::new(|_, _| true),
             departures: VecDeque::new(),
+            last_arrival_ns: 0,
             dropped_by_filter: 0,
             dropped_by_queue: 0,
         }
@@ -63,7 +67,7 @@ impl Link {
             self.dropped_by_filter += 1;
             return None;
         }
-        let Some(rate_bps) = self.rate_bps else { return Some(now_ns + self.delay_ns) };
+        let Some(rate_bps) = self.rate_bps else { return Some(self.in_order(now_ns + self.delay_ns)) };
         while self.departures.front().is_some_and(|&(d, _)| d <= now_ns) {
             self.departures.pop_front();
         }
@@ -76,7 +80,12 @@ impl Link {
         let bytes = u64::from(pkt.wire_bytes());
         let departure_ns = start_ns + bytes * 8 * 1_000_000_000 / rate_bps;
         self.departures.push_back((departure_ns, bytes));
-        Some(departure_ns + self.delay_ns)
+        Some(self.in_order(departure_ns + self.delay_ns))
+    }
+
+    fn in_order(&mut self, arrival_ns: u64) -> u64 {
+        self.last_arrival_ns = self.last_arrival_ns.max(arrival_ns);
+        self.last_arrival_ns
     }
 }
 

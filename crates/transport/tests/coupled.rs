@@ -8,7 +8,9 @@ use std::cell::RefCell;
 
 use common::*;
 use millinet_transport::cc::newreno::NewReno;
-use millinet_transport::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, Constructor, SubflowHandle, SubflowView};
+use millinet_transport::cc::{
+    AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, Constructor, SubflowHandle, SubflowView, Window,
+};
 use millinet_transport::{ConnectionParts, TcpConfig, TcpConnection};
 
 thread_local! {
@@ -41,6 +43,9 @@ impl CongestionControl for Publishing {
     }
     fn on_recovery_exit(&mut self, now_ns: u64) {
         self.window.on_recovery_exit(now_ns);
+    }
+    fn undo(&mut self, prior: Window) {
+        self.window.undo(prior);
     }
     fn cwnd_bytes(&self) -> u64 {
         self.window.cwnd_bytes()

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use millinet_transport::{NewRenoVariant, TcpConfig};
+use millinet_transport::{NewRenoVariant, TcpConfig, TcpStats};
 use millinet_wire::TcpFlags;
 
 const MSS: u64 = 1400;
@@ -225,6 +225,45 @@ fn spurious_timeouts_are_detected_with_timestamps() {
     let spiked = run(true);
     assert!(spiked.rtos >= 1, "the spike causes a timeout");
     assert!(spiked.spurious_rtos >= 1, "and it is recognised as spurious: {spiked:?}");
+}
+
+/// A delay spike of 700 ms from 0.5 s (the originals arrive after the timeout) on a
+/// 10 Mbit/s path, 3 MB; the server's stats when the transfer completed and when.
+fn spiked_transfer(cc: &str, undo_spurious_rto: bool) -> (TcpStats, TcpStats, u64) {
+    let mut server_cfg = cfg(cc, true);
+    server_cfg.undo_spurious_rto = undo_spurious_rto;
+    let down = Link::new(10 * MS).with_rate(10_000_000, 1_000);
+    let mut h = Harness::new(server_cfg, cfg(cc, true), down, Link::new(10 * MS), 3_000_000, false);
+    h.run_until(500 * MS, |_| false);
+    let before = h.server.stats().clone();
+    h.down_mut().delay_ns = 700 * MS;
+    h.run_until(1_500 * MS, |_| false);
+    h.down_mut().delay_ns = 10 * MS;
+    assert!(h.run_to_completion(600_000 * MS));
+    (before, h.server.stats().clone(), h.delivered_at_ns().expect("done"))
+}
+
+#[test]
+fn a_spurious_timeout_is_undone_as_linux_does() {
+    for cc in ["newreno", "cubic"] {
+        let (before, undone, undone_at_ns) = spiked_transfer(cc, true);
+        let (_, kept, kept_at_ns) = spiked_transfer(cc, false);
+        assert!(undone.spurious_rtos >= 1 && kept.spurious_rtos >= 1, "{cc}: the timeout is spurious in both: {undone:?} {kept:?}");
+        // Without the undo the timeout's go-back-N resends the window that was arriving; with
+        // it only the timeouts' own retransmissions (one segment each) went.
+        assert!(
+            undone.retransmitted_segments <= undone.rtos,
+            "{cc}: {} retransmissions for {} timeouts",
+            undone.retransmitted_segments,
+            undone.rtos
+        );
+        assert!(kept.retransmitted_segments > 10 * kept.rtos, "{cc}: go-back-N without the undo: {kept:?}");
+        // The window is not cut: ssthresh ends no lower than before the spike (no loss
+        // later), while without the undo the timeout's reduction stays.
+        assert!(undone.ssthresh_bytes >= before.cwnd_bytes.min(before.ssthresh_bytes), "{cc}: {before:?} {undone:?}");
+        assert!(kept.ssthresh_bytes < undone.ssthresh_bytes, "{cc}: {kept:?} {undone:?}");
+        assert!(undone_at_ns < kept_at_ns, "{cc}: the undone transfer ends first ({undone_at_ns} against {kept_at_ns} ns)");
+    }
 }
 
 #[test]

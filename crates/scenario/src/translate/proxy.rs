@@ -33,6 +33,7 @@ pub fn milliproxy_config(p: &ProxySpec) -> ProxyConfig {
         max_flows: p.max_flows as usize,
         flow_buffer_bytes: p.flow_buffer_bytes,
         mss2_bytes: p.mss2_bytes,
+        segments_per_relayed_ack: p.segments_per_relayed_ack,
         rtt_min_window_ns: seconds_to_ns(p.rtt_min_window_s),
         telemetry_max_age_ns: seconds_to_ns(p.telemetry_max_age_s),
         policy: policy(p),

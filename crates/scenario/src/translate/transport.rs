@@ -49,6 +49,7 @@ pub fn tcp_config(f: &FlowSpec, iss: u32) -> TcpConfig {
             CwndGrowthSpec::CwndLimited => CwndGrowth::WhenCwndLimited,
             CwndGrowthSpec::Always => CwndGrowth::Always,
         },
+        undo_spurious_rto: f.undo_spurious_rto,
         iss,
         ..TcpConfig::default()
     }

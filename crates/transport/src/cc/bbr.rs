@@ -21,7 +21,7 @@
 //!   to its target (Linux's loss state without the `prior_cwnd` restore).
 //! - No idle-restart handling (draft §4.3.4.5 needs a transmit-start event the trait lacks).
 
-use super::{AckSample, CcInit, CongestionControl, CongestionEvent};
+use super::{AckSample, CcInit, CongestionControl, CongestionEvent, Window};
 
 /// Draft §4.3.2.2: STARTUP pacing and cwnd gain 2/ln 2 (≈ 2.885).
 pub const HIGH_GAIN: f64 = 2.0 / std::f64::consts::LN_2;
@@ -472,6 +472,12 @@ impl CongestionControl for Bbr {
         self.in_recovery = false;
         self.conservation_until_delivered_bytes = None;
         self.cwnd_bytes = self.cwnd_bytes.max(self.prior_cwnd_bytes);
+    }
+
+    /// Linux's BBR restores its saved cwnd when the connection leaves the loss state, and an
+    /// undo leaves it (its ssthresh is unused).
+    fn undo(&mut self, prior: Window) {
+        self.cwnd_bytes = self.cwnd_bytes.max(prior.cwnd_bytes);
     }
 
     fn cwnd_bytes(&self) -> u64 {

@@ -18,7 +18,9 @@
 
 use std::marker::PhantomData;
 
-use super::{ack_growth, reduced_window, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent, SubflowHandle, SubflowView};
+use super::{
+    ack_growth, reduced_window, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent, SubflowHandle, SubflowView, Window,
+};
 
 /// The two rules in which LIA, OLIA and BALIA differ.
 pub trait Coupling {
@@ -143,6 +145,13 @@ impl<C: Coupling> CongestionControl for Coupled<C> {
     fn on_recovery_exit(&mut self, _now_ns: u64) {
         // RFC 6582 §3.2 step 3, option (2): deflate to ssthresh on a full ACK.
         self.cwnd_bytes = self.ssthresh_bytes as f64;
+        self.publish();
+    }
+
+    fn undo(&mut self, prior: Window) {
+        let (ssthresh_bytes, cwnd_bytes) = prior.undone(self.ssthresh_bytes, self.cwnd_bytes as u64);
+        self.ssthresh_bytes = ssthresh_bytes;
+        self.cwnd_bytes = cwnd_bytes as f64;
         self.publish();
     }
 

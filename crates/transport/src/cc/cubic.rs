@@ -4,7 +4,7 @@
 //! of a large window (a small fraction of a segment) are not lost to rounding.
 //! HyStart++ is not implemented: slow start is the standard one (RFC 5681 + RFC 3465).
 
-use super::{ack_growth, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent};
+use super::{ack_growth, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent, Window};
 
 /// RFC 9438 §5.1 / Linux: C = 0.4 segments/s³.
 const C: f64 = 0.4;
@@ -147,6 +147,12 @@ impl CongestionControl for Cubic {
 
     fn on_recovery_exit(&mut self, _now_ns: u64) {
         self.cwnd_bytes = self.ssthresh_bytes as f64;
+    }
+
+    fn undo(&mut self, prior: Window) {
+        let (ssthresh_bytes, cwnd_bytes) = prior.undone(self.ssthresh_bytes, self.cwnd_bytes as u64);
+        self.ssthresh_bytes = ssthresh_bytes;
+        self.cwnd_bytes = cwnd_bytes as f64;
     }
 
     fn cwnd_bytes(&self) -> u64 {

@@ -7,7 +7,7 @@
 //! RFC 3465), as RFC 3649 §5 leaves it unchanged. The window is kept as a fractional byte
 //! count so that the per-ACK increments a(w)/w of a large window are not lost to rounding.
 
-use super::{ack_growth, reduced_window, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent};
+use super::{ack_growth, reduced_window, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent, Window};
 
 /// RFC 3649 §5: below (and at) this window, standard TCP.
 pub const LOW_WINDOW_SEGMENTS: f64 = 38.0;
@@ -95,6 +95,12 @@ impl CongestionControl for HighSpeed {
     fn on_recovery_exit(&mut self, _now_ns: u64) {
         // RFC 6582 §3.2 step 3, option (2): deflate to ssthresh on a full ACK.
         self.cwnd_bytes = self.ssthresh_bytes as f64;
+    }
+
+    fn undo(&mut self, prior: Window) {
+        let (ssthresh_bytes, cwnd_bytes) = prior.undone(self.ssthresh_bytes, self.cwnd_bytes as u64);
+        self.ssthresh_bytes = ssthresh_bytes;
+        self.cwnd_bytes = cwnd_bytes as f64;
     }
 
     fn cwnd_bytes(&self) -> u64 {

@@ -75,6 +75,22 @@ pub enum CongestionEvent {
     Rto,
 }
 
+/// A window as a congestion event found it: what an undo restores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub cwnd_bytes: u64,
+    pub ssthresh_bytes: u64,
+}
+
+impl Window {
+    /// Linux's undo (`tcp_undo_cwnd_reduction`, with `tcp_reno_undo_cwnd`, which CUBIC and
+    /// Reno share): neither cwnd nor ssthresh ends below what it was before the reduction,
+    /// and neither is lowered by the undo. Returns (ssthresh, cwnd) in bytes.
+    fn undone(self, ssthresh_bytes: u64, cwnd_bytes: u64) -> (u64, u64) {
+        (ssthresh_bytes.max(self.ssthresh_bytes), cwnd_bytes.max(self.cwnd_bytes))
+    }
+}
+
 /// Parameters every algorithm is built from. The MSS is the effective one (after the
 /// handshake), so all byte-based rules use the segment size actually sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,6 +106,9 @@ pub trait CongestionControl {
     fn on_congestion_event(&mut self, kind: CongestionEvent, now_ns: u64, flight_size_bytes: u64);
     /// A cumulative ACK covered the recovery point (RFC 6582 §3.2 step 3 / RFC 6675 §5).
     fn on_recovery_exit(&mut self, now_ns: u64);
+    /// The last congestion event proved spurious (a timeout the Eifel test found spurious,
+    /// RFC 3522): undo its reduction, back to at least `prior`, the window just before it.
+    fn undo(&mut self, prior: Window);
     fn cwnd_bytes(&self) -> u64;
     fn ssthresh_bytes(&self) -> u64;
     /// Pacing rate in bit/s, or None for ACK-clocked sending.

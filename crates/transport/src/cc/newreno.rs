@@ -2,7 +2,7 @@
 //! congestion avoidance +1 SMSS per RTT, multiplicative decrease β = 0.5. The partial-ACK
 //! logic of RFC 6582 lives in the sender; this is only the window arithmetic.
 
-use super::{ack_growth, reduced_window, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent};
+use super::{ack_growth, reduced_window, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent, Window};
 
 pub struct NewReno {
     mss_bytes: u64,
@@ -56,6 +56,10 @@ impl CongestionControl for NewReno {
     fn on_recovery_exit(&mut self, _now_ns: u64) {
         // RFC 6582 §3.2 step 3, option (2): deflate to ssthresh on a full ACK.
         self.cwnd_bytes = self.ssthresh_bytes;
+    }
+
+    fn undo(&mut self, prior: Window) {
+        (self.ssthresh_bytes, self.cwnd_bytes) = prior.undone(self.ssthresh_bytes, self.cwnd_bytes);
     }
 
     fn cwnd_bytes(&self) -> u64 {

@@ -83,6 +83,9 @@ pub struct TcpConfig {
     pub app_paced_reads: bool,
     pub newreno_variant: NewRenoVariant,
     pub cwnd_growth: CwndGrowth,
+    /// A timeout the Eifel test (RFC 3522, timestamps) finds spurious is undone: window,
+    /// ssthresh and loss marks back (Linux's behaviour; ns-3 has no undo).
+    pub undo_spurious_rto: bool,
     /// Initial send sequence number (RFC 9293 §3.4.1); the caller draws it, the model has no randomness.
     pub iss: u32,
 }
@@ -105,6 +108,7 @@ impl Default for TcpConfig {
             app_paced_reads: false,
             newreno_variant: NewRenoVariant::Impatient,
             cwnd_growth: CwndGrowth::WhenCwndLimited,
+            undo_spurious_rto: true,
             iss: 0,
         }
     }

@@ -317,6 +317,20 @@ impl Scoreboard {
         self.relost.clear();
     }
 
+    /// A timeout proved spurious: the segments it marked lost that were not retransmitted
+    /// since (from HighRxt on) are in flight, not lost. Loss detection restarts from HighRxt,
+    /// and SACKs mark them again if they are lost after all (RFC 6675 IsLost).
+    pub fn unmark_unretransmitted_losses(&mut self) {
+        let first = self.index_of(self.high_rxt);
+        for i in first..self.segs.len() {
+            self.steps += 1;
+            if self.segs[i].lost && !self.segs[i].sacked && !self.segs[i].rtx_in_pipe {
+                self.update(i, |s| s.lost = false);
+            }
+        }
+        self.loss_marker = self.high_rxt;
+    }
+
     /// RFC 8985 §6.2 detects a lost retransmission when data sent after it is delivered;
     /// here by sequence number, as Linux did before RACK: a retransmission counted in pipe
     /// is lost once the highest SACKed byte lies DupThresh·SMSS beyond SND.NXT at the time

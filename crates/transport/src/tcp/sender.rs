@@ -7,7 +7,8 @@
 //!   (RFC 6582), with the classic cwnd inflation kept here as `inflation_bytes` so that the
 //!   congestion control only ever deals with the real window.
 //! - RTO per RFC 6298 with go-back-N retransmission over the kept SACK scoreboard (RFC 6675
-//!   §5.1); spurious timeouts counted with the Eifel test (RFC 3522).
+//!   §5.1); spurious timeouts detected with the Eifel test (RFC 3522), counted, and undone
+//!   when configured (`undo_spurious_rto`, as Linux does).
 //! - Zero-window probing (RFC 9293 §3.8.6.1), optional pacing, delivery-rate sampling.
 //!
 //! Segment boundaries are fixed when data is first sent: a retransmission resends the same
@@ -18,7 +19,7 @@ use std::net::Ipv4Addr;
 
 use millinet_wire::{seq, Packet, TcpFlags, TcpHeader};
 
-use crate::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent};
+use crate::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, Window};
 use crate::deadline::earliest_ns;
 
 use super::options::Negotiated;
@@ -91,6 +92,10 @@ pub(crate) struct Sender {
     pacing_release_ns: u64,
     /// TSval (ms) of the first retransmission of the current timeout series (RFC 3522).
     eifel_tsval_ms: Option<u64>,
+    undo_spurious_rto: bool,
+    /// The window the current timeout series reduced, while the Eifel test may still find
+    /// it spurious and `undo_spurious_rto` is set.
+    window_before_rto: Option<Window>,
     /// When cwnd and ssthresh were last lowered (recovery, RTO, lost retransmission).
     window_reduced_ns: u64,
     /// Linux `tcp_cwnd_validate`: per window of data, the largest pipe and whether cwnd
@@ -144,6 +149,8 @@ impl Sender {
             persist_backoff: 0,
             pacing_release_ns: 0,
             eifel_tsval_ms: None,
+            undo_spurious_rto: cfg.undo_spurious_rto,
+            window_before_rto: None,
             window_reduced_ns: 0,
             cwnd_usage_end: data_start,
             max_pipe_in_window: 0,
@@ -285,9 +292,13 @@ impl Sender {
             }
             // RFC 3522 §3.2: the timeout was spurious if the first ACK after it echoes a
             // timestamp older than the retransmission (the original segment was ACKed).
+            let window_before_rto = self.window_before_rto.take();
             if let (Some(rtx_ms), Some(ecr)) = (self.eifel_tsval_ms.take(), tsecr) {
                 if unwrap32(rtx_ms, ecr) < rtx_ms {
                     self.spurious_rtos += 1;
+                    if let Some(prior) = window_before_rto {
+                        self.undo_timeout(prior);
+                    }
                 }
             }
             self.rtt.reset_backoff();
@@ -407,6 +418,17 @@ impl Sender {
     /// 100 Mbit/s set ssthresh above the first and above BDP + Q.
     fn reduction_flight_size(&self) -> u64 {
         (self.snd_nxt - self.snd_una).min(self.cc.cwnd_bytes())
+    }
+
+    /// The timeout was spurious: the original segments are being delivered, only late (a
+    /// stall, such as a blockage of the radio, outlasted the RTO). As Linux does on the
+    /// timestamp proof (`tcp_try_undo_loss`), the window returns to what it was, the segments
+    /// the timeout marked lost and not yet retransmitted are not lost after all (so no
+    /// go-back-N of a window that is arriving), and fast recovery is allowed again.
+    fn undo_timeout(&mut self, prior: Window) {
+        self.cc.undo(prior);
+        self.sb.unmark_unretransmitted_losses();
+        self.recovery_point = self.snd_una;
     }
 
     /// RFC 6675 §5 step (4) / RFC 6582 §3.2 step 2: once per window of data.
@@ -619,6 +641,9 @@ impl Sender {
         self.rtos += 1;
         self.window_reduced_ns = now_ns;
         if self.rtt.backoff() == 0 {
+            if self.undo_spurious_rto && self.timestamps {
+                self.window_before_rto = Some(Window { cwnd_bytes: self.cc.cwnd_bytes(), ssthresh_bytes: self.cc.ssthresh_bytes() });
+            }
             // RFC 5681 §3.1: ssthresh is reduced for the first timeout of a series only
             // (later ones would halve a window that is already one segment).
             self.cc.on_congestion_event(CongestionEvent::Rto, now_ns, self.reduction_flight_size());
@@ -669,6 +694,7 @@ mod tests {
         fn on_ack(&mut self, _: &AckSample) {}
         fn on_congestion_event(&mut self, _: CongestionEvent, _: u64, _: u64) {}
         fn on_recovery_exit(&mut self, _: u64) {}
+        fn undo(&mut self, _: Window) {}
         fn cwnd_bytes(&self) -> u64 {
             100_000
         }
