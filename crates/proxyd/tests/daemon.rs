@@ -164,6 +164,26 @@ fn with_ue_gso_the_segments_toward_the_ue_leave_as_gso_packets_and_arrive_intact
     assert!(segments >= 0.5 * m["datagrams_to_ue_total"], "most segments toward the UE travel in GSO packets: {m:?}");
 }
 
+#[test]
+fn with_four_segments_per_relayed_ack_the_server_gets_a_quarter_of_the_acks_and_the_transfer_is_intact() {
+    let Some((_one, topo)) = netns::bench(1500) else { return };
+    let acks_per_segment = |flags: &[&str]| {
+        let daemon = topo.start_daemon(flags);
+        Transfer::run(&topo, 5001, 20 * MB);
+        let m = daemon.metrics();
+        assert_eq!((m["flows_created_total"], m["raw_send_failures_total"]), (1.0, 0.0), "{m:?}");
+        m["datagrams_to_server_total"] / m["datagrams_to_ue_total"]
+    };
+    // One relayed ACK per server segment, whatever the UE's own ACKs covered.
+    let every = acks_per_segment(&["--ue-gso"]);
+    assert!(every > 0.95, "{every:.2} relayed ACKs per segment");
+    // Every fourth boundary of a series and the UE's own ACK: a quarter plus the UE's ACKs,
+    // few here, as its GRO joins the GSO packets it gets (measured 0.26).
+    let fourth = acks_per_segment(&["--ue-gso", "--set", "proxy.segments_per_relayed_ack=4"]);
+    eprintln!("relayed ACKs per segment toward the UE: {every:.2} with one per boundary, {fourth:.2} with one per four");
+    assert!(fourth < 0.4, "{fourth:.2} relayed ACKs per segment with 4 per ACK, {every:.2} with 1");
+}
+
 fn wait_exit(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
     let deadline = Instant::now() + limit;
     loop {
@@ -341,11 +361,12 @@ fn bench_forwarding_rate() {
     let seconds = timed(6001);
     eprintln!("no daemon (queue bypass): {:.2} Gbit/s", BYTES as f64 * 8.0 / seconds / 1e9);
     // Port 6002 is not among proxy.server_ports: the daemon lets its packets go unchanged.
-    let cases: [(u16, &str, &[&str]); 4] = [
+    let cases: [(u16, &str, &[&str]); 5] = [
         (6002, "daemon, flow passed through", &[]),
         (6003, "daemon, flow proxied", &[]),
         (6003, "daemon, flow proxied, --ue-gso", &["--ue-gso"]),
         (6003, "daemon, flow proxied, --ue-gso, 2 segments per relayed ACK", &["--ue-gso", "--set", "proxy.segments_per_relayed_ack=2"]),
+        (6003, "daemon, flow proxied, --ue-gso, 4 segments per relayed ACK", &["--ue-gso", "--set", "proxy.segments_per_relayed_ack=4"]),
     ];
     for (port, what, flags) in cases {
         let daemon = topo.start_daemon(&[&["--set", "proxy.server_ports=[6003]"], flags].concat());
