@@ -14,7 +14,6 @@ pub mod mptcp;
 pub mod netns;
 pub mod plan;
 mod run;
-pub mod split_proxy;
 mod summary;
 pub mod tcp_info;
 pub mod telemetry;

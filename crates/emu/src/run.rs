@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use millinet_bpfcc::Registration;
-use millinet_proxyd::{DaemonConfig, Datapath, Ipv4Network};
+use millinet_proxyd::{DaemonConfig, Datapath, Ipv4Network, SplitCounters, SplitRelay, SplitSockets, Upstream};
 use millinet_ran::{CellId, UeId, UeStats};
 use millinet_scenario::translate::radio::{build_ran, measured_cells};
 use millinet_scenario::translate::{link_params, LinkRate};
@@ -20,7 +20,6 @@ use crate::link::{self, Link, LinkReport, ProxyStage, Radio, SplitStage};
 use crate::mptcp::Transport;
 use crate::netns::Namespaces;
 use crate::plan::Plan;
-use crate::split_proxy::SplitRelay;
 use crate::telemetry::TelemetryPublisher;
 use crate::testbed::{self, in_namespace};
 
@@ -118,7 +117,13 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     let devices = testbed::wire(&ns, &plan)?;
     // The split proxy listens before the UE can connect.
     let relay = match &plan.split {
-        Some(split) => Some(in_namespace(ns.name("proxy"), || SplitRelay::bind(plan.flow.connect_to, split))?),
+        Some(split) => {
+            let sockets = SplitSockets { cc: split.cc.clone(), max_segment_bytes: split.max_segment_bytes, transparent: false };
+            let at = plan.flow.connect_to;
+            Some(in_namespace(ns.name("proxy"), || {
+                SplitRelay::bind(at, &sockets).map_err(|e| EmuError::System(format!("split proxy: cannot listen on {at}: {e}")))
+            })?)
+        }
         None => None,
     };
     // The server side: the own listening socket, or the iperf3 server process (kept until the
@@ -186,12 +191,17 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
             None => Ok(None),
         });
         let proxy_ns = relay.as_ref().map(|_| ns.name("proxy"));
-        let relay_thread = scope.spawn(move || match (&relay, proxy_ns) {
-            (Some(relay), Some(proxy_ns)) => {
-                crate::netns::enter(proxy_ns)?;
-                relay.serve(plan.flow.server, end_ns, &now).map(Some)
+        let relay_thread = scope.spawn(move || -> Result<Option<u64>, EmuError> {
+            match (&relay, proxy_ns) {
+                (Some(relay), Some(proxy_ns)) => {
+                    crate::netns::enter(proxy_ns)?;
+                    relay
+                        .serve(Upstream::Fixed(plan.flow.server), usize::MAX, &|_| true, &|| now() < end_ns)
+                        .map_err(|e| EmuError::System(format!("split proxy: {e}")))?;
+                    Ok(Some(SplitCounters::get(&relay.counters().bytes_to_ue)))
+                }
+                _ => Ok(None),
             }
-            _ => Ok(None),
         });
         let ue_ns = ns.name("ue");
         let ue_thread = scope.spawn(|| match opts.client {

@@ -13,8 +13,9 @@ use millinet_scenario::{ConfigError, ProxyKind, ProxySpec};
 pub enum DaemonConfigError {
     /// A file that cannot be read, bad TOML, an unknown key or a value out of range.
     Config(ConfigError),
-    /// `kind = "split"`: the split-TCP baseline's connections carry lengths, not bytes.
-    SplitHasNoBytes,
+    /// `kind = "split"` asked for a packet datapath: the split-TCP baseline is a relay of
+    /// kernel sockets (`SplitRelay`).
+    SplitIsARelay,
     Proxy(millinet_proxy::ProxyConfigError),
 }
 
@@ -22,9 +23,9 @@ impl fmt::Display for DaemonConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DaemonConfigError::Config(e) => e.fmt(f),
-            DaemonConfigError::SplitHasNoBytes => f.write_str(
-                "proxy.kind = \"split\": the split-TCP baseline runs in the simulator only (its TCP connections carry lengths, \
-                 not payload bytes); allowed here: \"milliproxy\"",
+            DaemonConfigError::SplitIsARelay => f.write_str(
+                "proxy.kind = \"split\": the split-TCP baseline relays kernel sockets and has no packet datapath; allowed here: \
+                 \"milliproxy\"",
             ),
             DaemonConfigError::Proxy(e) => write!(f, "proxy: {e}"),
         }
@@ -63,7 +64,7 @@ impl DaemonConfig {
     /// core's default.
     pub fn build(&self, mss1_bytes: Option<u32>) -> Result<Box<dyn Middlebox + Send>, DaemonConfigError> {
         if self.spec.kind == ProxyKind::Split {
-            return Err(DaemonConfigError::SplitHasNoBytes);
+            return Err(DaemonConfigError::SplitIsARelay);
         }
         let mut cfg = milliproxy_config(&self.spec);
         cfg.mss1_bytes = mss1_bytes.unwrap_or(cfg.mss1_bytes);

@@ -3,15 +3,14 @@
 //! record and the next progress report as the timeout. Time is CLOCK_MONOTONIC in ns, the
 //! clock telemetry publishers stamp records with (docs/telemetry.md).
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::ErrorKind;
 use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
-use std::sync::mpsc::{self, Receiver};
 
 use log::{info, warn};
-use millinet_proxyd::{render_metrics, DaemonConfig, Datapath, Emitted};
+use millinet_proxyd::{push_counter, render_metrics, DaemonConfig, Datapath, Emitted};
 use millinet_scenario::translate::proxy::milliproxy_config;
 
+use crate::control::{poll_fd, Control};
 use crate::nfqueue::{input_of, NfQueue, QUEUE_MAX_LEN};
 use crate::output::Output;
 use crate::telemetry_source::{load_replay, Replay, TelemetrySocket};
@@ -49,11 +48,7 @@ pub struct Daemon {
     mss1: u16,
     telemetry: Option<TelemetrySocket>,
     replay: Option<Replay>,
-    metrics: Receiver<tiny_http::Request>,
-    /// Readable when a metrics request waits in `metrics`.
-    metrics_wake: UnixStream,
-    /// Readable when SIGTERM or SIGINT arrived.
-    signals: UnixStream,
+    control: Control,
     stats: LoopStats,
     last: Snapshot,
     next_report_ns: u64,
@@ -80,13 +75,7 @@ impl Daemon {
         let queue = NfQueue::bind(args.queue)?;
         let out = Output::open(args.ue_gso)?;
         let telemetry = args.telemetry.as_deref().map(TelemetrySocket::bind).transpose()?;
-        let (signals, signal_writer) = UnixStream::pair().map_err(|e| format!("cannot make the signal pipe: {e}"))?;
-        for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-            let writer = signal_writer.try_clone().map_err(|e| format!("cannot make the signal pipe: {e}"))?;
-            signal_hook::low_level::pipe::register(signal, writer).map_err(|e| format!("cannot handle signal {signal}: {e}"))?;
-        }
-        signals.set_nonblocking(true).map_err(|e| format!("signal pipe: {e}"))?;
-        let (metrics, metrics_wake) = serve_metrics(args)?;
+        let control = Control::start(args.metrics)?;
         let now = monotonic_ns();
         let spec = &config.spec;
         let ue_nets: Vec<String> = args.ue_nets.iter().map(|n| format!("{}/{}", n.address, n.prefix_len)).collect();
@@ -117,9 +106,7 @@ impl Daemon {
             mss1,
             telemetry,
             replay: replay_records.map(|r| Replay::new(r, now)),
-            metrics,
-            metrics_wake,
-            signals,
+            control,
             stats: LoopStats::default(),
             last: Snapshot::default(),
             next_report_ns: now + REPORT_PERIOD_NS,
@@ -129,7 +116,8 @@ impl Daemon {
     /// Until SIGTERM or SIGINT; then the queue is unbound.
     pub fn run(mut self) -> Result<(), String> {
         let mut telemetry_buf = vec![0u8; 2048];
-        let mut fds = vec![poll_fd(self.signals.as_raw_fd()), poll_fd(self.queue.fd()), poll_fd(self.metrics_wake.as_raw_fd())];
+        let mut fds =
+            vec![poll_fd(self.control.signals.as_raw_fd()), poll_fd(self.queue.fd()), poll_fd(self.control.metrics_wake.as_raw_fd())];
         if let Some(t) = &self.telemetry {
             fds.push(poll_fd(t.socket.as_raw_fd()));
         }
@@ -172,7 +160,8 @@ impl Daemon {
                 self.on_queue()?;
             }
             if ready(2) {
-                self.on_metrics_requests();
+                let Daemon { control, datapath, out, stats, .. } = &mut self;
+                control.answer_metrics(&mut || metrics_text(datapath, out, stats, monotonic_ns()));
             }
             if ready(3) {
                 self.on_telemetry(&mut telemetry_buf)?;
@@ -234,46 +223,6 @@ impl Daemon {
         drained.map_err(|e| format!("telemetry socket: {e}"))
     }
 
-    fn on_metrics_requests(&mut self) {
-        let mut wake = [0u8; 64];
-        while matches!(self.metrics_wake.read(&mut wake), Ok(n) if n > 0) {}
-        while let Ok(request) = self.metrics.try_recv() {
-            let response = match (request.method(), request.url()) {
-                (tiny_http::Method::Get, "/metrics") => {
-                    let text = self.metrics_text(monotonic_ns());
-                    let header = tiny_http::Header::from_bytes("Content-Type", "text/plain; version=0.0.4").expect("a valid header");
-                    tiny_http::Response::from_string(text).with_header(header)
-                }
-                _ => tiny_http::Response::from_string("only GET /metrics is served here\n").with_status_code(404),
-            };
-            // A client that went away is its own business.
-            let _ = request.respond(response);
-        }
-    }
-
-    /// The datapath's and core's metrics, then the loop's own.
-    fn metrics_text(&self, now: u64) -> String {
-        let mut text = render_metrics(&self.datapath, now);
-        let s = &self.stats;
-        for (name, help, value) in [
-            ("nfqueue_packets_total", "Packets received from NFQUEUE.", s.queued),
-            ("nfqueue_gso_packets_total", "Of those, GSO packets carrying several TCP segments.", s.queued_gso),
-            ("nfqueue_verdict_failures_total", "Verdicts the kernel refused.", s.verdict_failures),
-            (
-                "raw_send_failures_total",
-                "Datagrams (or GSO packets) made here that the kernel would not send (e.g. larger than the route's MTU).",
-                self.out.stats.send_failures,
-            ),
-            ("ue_gso_packets_total", "GSO packets sent toward UEs (--ue-gso).", self.out.stats.gso_packets),
-            ("ue_gso_segments_total", "TCP segments those GSO packets carried.", self.out.stats.gso_segments),
-        ] {
-            text.push_str(&format!(
-                "# HELP millinet_proxy_{name} {help}\n# TYPE millinet_proxy_{name} counter\nmillinet_proxy_{name} {value}\n"
-            ));
-        }
-        text
-    }
-
     /// The progress line, and a warning for each limit hit since the last one.
     fn report(&mut self, now: u64) {
         let st = &self.datapath.stats;
@@ -329,26 +278,22 @@ impl Daemon {
     }
 }
 
-fn poll_fd(fd: std::os::fd::RawFd) -> libc::pollfd {
-    libc::pollfd { fd, events: libc::POLLIN, revents: 0 }
-}
-
-/// The HTTP server: its thread hands each request to the loop and wakes it, so the metrics
-/// are rendered from the live datapath.
-fn serve_metrics(args: &Args) -> Result<(Receiver<tiny_http::Request>, UnixStream), String> {
-    let server = tiny_http::Server::http(args.metrics).map_err(|e| format!("--metrics {}: cannot listen: {e}", args.metrics))?;
-    let (wake, mut waker) = UnixStream::pair().map_err(|e| format!("--metrics: {e}"))?;
-    wake.set_nonblocking(true).map_err(|e| format!("--metrics: {e}"))?;
-    let (tx, rx) = mpsc::channel();
-    std::thread::Builder::new()
-        .name("metrics".into())
-        .spawn(move || {
-            for request in server.incoming_requests() {
-                if tx.send(request).is_err() || waker.write_all(&[1]).is_err() {
-                    return;
-                }
-            }
-        })
-        .map_err(|e| format!("--metrics: cannot start its thread: {e}"))?;
-    Ok((rx, wake))
+/// The datapath's and core's metrics, then the loop's own.
+fn metrics_text(datapath: &Datapath, out: &Output, s: &LoopStats, now: u64) -> String {
+    let mut text = render_metrics(datapath, now);
+    for (name, help, value) in [
+        ("nfqueue_packets_total", "Packets received from NFQUEUE.", s.queued),
+        ("nfqueue_gso_packets_total", "Of those, GSO packets carrying several TCP segments.", s.queued_gso),
+        ("nfqueue_verdict_failures_total", "Verdicts the kernel refused.", s.verdict_failures),
+        (
+            "raw_send_failures_total",
+            "Datagrams (or GSO packets) made here that the kernel would not send (e.g. larger than the route's MTU).",
+            out.stats.send_failures,
+        ),
+        ("ue_gso_packets_total", "GSO packets sent toward UEs (--ue-gso).", out.stats.gso_packets),
+        ("ue_gso_segments_total", "TCP segments those GSO packets carried.", out.stats.gso_segments),
+    ] {
+        push_counter(&mut text, name, help, value);
+    }
+    text
 }

@@ -7,15 +7,18 @@
 //! Layout: `datapath` (parse, segment, feed the core, serialise), `buffers` (the packet
 //! buffers the core reads payload from and writes coalesced payload into), `networks` (which
 //! side of the node an address is on), `config` (the `[proxy]` table of a scenario as a
-//! daemon's configuration), `metrics` (the Prometheus text exposition).
+//! daemon's configuration), `metrics` (the Prometheus text exposition), `split_relay` (the
+//! split-TCP baseline as two kernel TCP connections per flow, explicit or behind TPROXY).
 
 mod buffers;
 mod config;
 mod datapath;
 mod metrics;
 mod networks;
+mod split_relay;
 
 pub use config::{DaemonConfig, DaemonConfigError};
 pub use datapath::{ChecksumState, Datapath, DatapathStats, Emitted, Input, Toward};
-pub use metrics::render_metrics;
+pub use metrics::{push_counter, render_metrics, render_split_metrics};
 pub use networks::{Ipv4Network, NetworkParseError};
+pub use split_relay::{SplitCounters, SplitRelay, SplitSockets, Upstream};

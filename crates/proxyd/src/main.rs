@@ -1,13 +1,16 @@
-//! `millinet-proxyd`: milliProxy on a Linux router (issue 16, docs/proxyd.md). Packets come
+//! `millinet-proxyd`: milliProxy on a Linux router (issue 16, docs/proxyd.md), or the split-TCP
+//! baseline behind a TPROXY rule (`proxy.kind = "split"`, split_daemon.rs). Packets come
 //! from NFQUEUE, go through the proxy core (`Datapath`) and leave as verdicts or through a raw
 //! socket (or a packet socket, as GSO packets toward the UE); telemetry comes from a Unix datagram socket or a replayed CSV file; counters are
 //! served at `GET /metrics`. Bad flags or configuration: one line on stderr, exit code 2; a
 //! failure while running: exit code 1; SIGTERM or SIGINT: exit code 0.
 
+mod control;
 mod daemon;
 mod nfqueue;
 mod output;
 mod raw_socket;
+mod split_daemon;
 mod telemetry_source;
 
 use std::net::SocketAddr;
@@ -16,6 +19,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use millinet_proxyd::{DaemonConfig, Ipv4Network};
+use millinet_scenario::ProxyKind;
 
 /// milliProxy on a Linux router: the TCP flows of the UE networks that the iptables rule
 /// queues are proxied (docs/proxyd.md).
@@ -47,6 +51,16 @@ pub struct Args {
     /// call per up to 64 kB; they skip the router's OUTPUT and POSTROUTING hooks).
     #[arg(long = "ue-gso")]
     pub ue_gso: bool,
+    /// With proxy.kind = "split": the port the TPROXY rule hands the UE's connections to
+    /// (`-j TPROXY --on-port N`).
+    #[arg(long = "split-port", value_name = "N", default_value_t = 9470)]
+    pub split_port: u16,
+}
+
+/// milliProxy on the packets NFQUEUE hands over, or the split-TCP relay behind TPROXY.
+enum Mode {
+    Milliproxy(Box<daemon::Daemon>),
+    Split(split_daemon::SplitDaemon),
 }
 
 /// Clap's error as one line: its message without the usage and help hints that follow it.
@@ -70,11 +84,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let started = DaemonConfig::load(args.config.as_deref(), &args.overrides)
-        .map_err(|e| e.to_string())
-        .and_then(|config| daemon::Daemon::start(&args, &config));
-    let daemon = match started {
-        Ok(daemon) => daemon,
+    let started = DaemonConfig::load(args.config.as_deref(), &args.overrides).map_err(|e| e.to_string()).and_then(|config| {
+        if config.spec.kind == ProxyKind::Split {
+            split_daemon::SplitDaemon::start(&args, &config).map(Mode::Split)
+        } else {
+            daemon::Daemon::start(&args, &config).map(|d| Mode::Milliproxy(Box::new(d)))
+        }
+    });
+    let mode = match started {
+        Ok(mode) => mode,
         Err(e) => {
             eprintln!("millinet-proxyd: {e}");
             return ExitCode::from(2);
@@ -82,7 +100,11 @@ fn main() -> ExitCode {
     };
     // A failure while running (the queue socket broke): exit 1, and the rule's --queue-bypass
     // keeps traffic flowing until a supervisor restarts the daemon.
-    match daemon.run() {
+    let ran = match mode {
+        Mode::Milliproxy(daemon) => daemon.run(),
+        Mode::Split(daemon) => daemon.run(),
+    };
+    match ran {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("millinet-proxyd: {e}");

@@ -6,6 +6,12 @@ use std::fmt::Write;
 use millinet_proxy::FlowSample;
 
 use crate::datapath::Datapath;
+use crate::split_relay::SplitCounters;
+
+/// One counter, with its help and type lines.
+pub fn push_counter(text: &mut String, name: &str, help: &str, value: u64) {
+    let _ = writeln!(text, "# HELP millinet_proxy_{name} {help}\n# TYPE millinet_proxy_{name} counter\nmillinet_proxy_{name} {value}");
+}
 
 /// Everything an operator watches: traffic each way, what was refused or malformed, the
 /// core's counters, and per flow FW, buffer, bytes in flight and RTT_min. `now_ns` is the
@@ -13,9 +19,7 @@ use crate::datapath::Datapath;
 pub fn render_metrics(datapath: &Datapath, now_ns: u64) -> String {
     let mut text = String::new();
     let st = &datapath.stats;
-    let mut counter = |name: &str, help: &str, value: u64| {
-        let _ = writeln!(text, "# HELP millinet_proxy_{name} {help}\n# TYPE millinet_proxy_{name} counter\nmillinet_proxy_{name} {value}");
-    };
+    let mut counter = |name: &str, help: &str, value: u64| push_counter(&mut text, name, help, value);
     counter("datagrams_from_server_total", "IPv4 TCP datagrams received from the server side.", st.datagrams_from_server);
     counter("bytes_from_server_total", "Bytes of those datagrams.", st.bytes_from_server);
     counter("datagrams_from_ue_total", "IPv4 TCP datagrams received from the UE side.", st.datagrams_from_ue);
@@ -56,6 +60,30 @@ pub fn render_metrics(datapath: &Datapath, now_ns: u64) -> String {
             let _ = writeln!(text, "millinet_proxy_{name}{{ue=\"{}\",server=\"{}\"}} {}", key.ue, key.server, value(sample));
         }
     }
+    text
+}
+
+/// The split-TCP relay's counters (`proxy.kind = "split"`), and its open flows.
+pub fn render_split_metrics(c: &SplitCounters) -> String {
+    let mut text = String::new();
+    let get = SplitCounters::get;
+    for (name, help, value) in [
+        ("flows_created_total", "Connections from the UE side relayed to their server.", get(&c.flows_accepted)),
+        ("flows_refused_limit_total", "Connections closed at once: proxy.max_flows flows were open.", get(&c.flows_refused_limit)),
+        (
+            "flows_refused_not_ue_total",
+            "Connections closed at once: from outside --ue-net, or straight to the relay's port.",
+            get(&c.flows_refused_not_ue),
+        ),
+        ("upstream_connect_failures_total", "Flows whose connection to the server failed.", get(&c.upstream_connect_failures)),
+        ("flows_reset_total", "Flows ended by a reset or another socket error.", get(&c.flows_reset)),
+        ("bytes_to_ue_total", "Payload bytes relayed toward the UE side.", get(&c.bytes_to_ue)),
+        ("bytes_to_server_total", "Payload bytes relayed toward the server side.", get(&c.bytes_to_server)),
+    ] {
+        push_counter(&mut text, name, help, value);
+    }
+    gauge_header(&mut text, "flows", "Flows whose two connections are open.");
+    let _ = writeln!(text, "millinet_proxy_flows {}", get(&c.flows_active));
     text
 }
 

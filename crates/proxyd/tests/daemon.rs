@@ -6,6 +6,8 @@ mod netns;
 #[path = "../src/raw_socket.rs"]
 mod raw_socket;
 
+use std::io::Read;
+use std::net::{SocketAddrV4, TcpStream};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -50,7 +52,10 @@ fn bad_flags_and_configuration_exit_2_with_one_line_naming_the_flag_and_value() 
         (&["--ue-net", "10.0.0.0/8", "--set", "proxy.colour=red"], &["colour"]),
         (&["--ue-net", "10.0.0.0/8", "--config", toml], &[toml, "max_flows", "line 2"]),
         (&["--ue-net", "10.0.0.0/8", "--config", "/nonexistent.toml"], &["/nonexistent.toml"]),
-        (&["--ue-net", "10.0.0.0/8", "--set", "proxy.kind=split"], &["proxy.kind", "allowed here: \"milliproxy\""]),
+        (
+            &["--ue-net", "10.0.0.0/8", "--set", "proxy.kind=split", "--set", "proxy.split_cc=highspeed"],
+            &["--split-port 9470: cannot listen", "congestion control `highspeed`", "proxy.split_cc = \"highspeed\"; this kernel has:"],
+        ),
         (&["--ue-net", "10.0.0.0/8", "--telemetry-replay", csv], &[csv, "line 2, column 4 (rate_bps): 'fast'", "allowed"]),
     ];
     for (args, expected) in cases {
@@ -68,6 +73,59 @@ fn bad_flags_and_configuration_exit_2_with_one_line_naming_the_flag_and_value() 
     };
     assert_eq!((code, stdout.trim()), (Some(0), format!("millinet-proxyd {}", env!("CARGO_PKG_VERSION")).as_str()));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_split_baseline_behind_tproxy_terminates_both_connections_and_neither_end_sees_the_router() {
+    let Some((_one, topo)) = netns::bench(1500) else { return };
+    // The operator's rules (docs/proxyd.md): packets of the relay's own (transparent) sockets
+    // are delivered locally; new connections from the UE side go to the relay's port.
+    for rule in [
+        &["-t", "mangle", "-N", "DIVERT"][..],
+        &["-t", "mangle", "-A", "DIVERT", "-j", "MARK", "--set-mark", "1"],
+        &["-t", "mangle", "-A", "DIVERT", "-j", "ACCEPT"],
+        &["-t", "mangle", "-A", "PREROUTING", "-p", "tcp", "-m", "socket", "-j", "DIVERT"],
+        &["-t", "mangle", "-A", "PREROUTING", "-p", "tcp", "-i", "r2", "-j", "TPROXY", "--on-port", "9470", "--tproxy-mark", "1"],
+    ] {
+        topo.iptables("router", rule);
+    }
+    topo.ip("router", &["rule", "add", "fwmark", "1", "lookup", "100"]);
+    topo.ip("router", &["route", "add", "local", "0.0.0.0/0", "dev", "lo", "table", "100"]);
+    let daemon = topo.start_daemon(&["--set", "proxy.kind=split", "--set", "proxy.split_mss_bytes=1000", "--set", "proxy.max_flows=1"]);
+
+    let transfer = Transfer::start(&topo, 5001, 20 * MB, None);
+    let ue_port = transfer.ue_port.recv_timeout(Duration::from_secs(10)).expect("the UE connected");
+    let server_peer = transfer.server_peer.recv_timeout(Duration::from_secs(10)).expect("the server accepted");
+    let ue_rcv_mss = transfer.ue_rcv_mss.recv_timeout(Duration::from_secs(60)).expect("the transfer ended");
+    assert_eq!(transfer.finish(), Ok(20 * MB));
+    // Transparent both ways: the server's connection comes from the UE's own address and port.
+    assert_eq!(server_peer, std::net::SocketAddr::from((UE, ue_port)));
+    // Terminated: the UE received the relay's segments (proxy.split_mss_bytes), not the
+    // server's (1448 bytes on this path).
+    assert!(ue_rcv_mss <= 1000, "the UE received segments of {ue_rcv_mss} bytes");
+    let m = daemon.metrics();
+    assert_eq!((m["flows_created_total"], m["bytes_to_ue_total"]), (1.0, (20 * MB) as f64), "{m:?}");
+
+    // proxy.max_flows = 1: while one flow is open, a second connection is closed at once and
+    // counted; the open one is not disturbed.
+    let slow = Transfer::start(&topo, 5002, 4 * MB, Some(Duration::from_millis(20)));
+    slow.ue_port.recv_timeout(Duration::from_secs(10)).expect("the UE connected");
+    let refused = topo.in_ns("ue", || {
+        let mut s = TcpStream::connect_timeout(&SocketAddrV4::new(SERVER, 5003).into(), Duration::from_secs(5))?;
+        s.set_read_timeout(Some(Duration::from_secs(5)))?;
+        s.read(&mut [0u8; 16])
+    });
+    assert!(matches!(refused, Ok(0)) || refused.is_err(), "{refused:?}");
+    assert_eq!(slow.finish(), Ok(4 * MB));
+    let m = daemon.metrics();
+    assert_eq!((m["flows_created_total"], m["flows_refused_limit_total"], m["flows"]), (2.0, 1.0, 0.0), "{m:?}");
+
+    // SIGTERM: exit 0, and the log says what happened to the relayed connections.
+    let mut daemon = daemon;
+    daemon.signal(libc::SIGTERM);
+    let status = wait_exit(&mut daemon.child, Duration::from_secs(5));
+    assert_eq!(status.code(), Some(0), "{}", daemon.log_text());
+    assert!(daemon.log_text().contains("closing the relayed connections"), "{}", daemon.log_text());
 }
 
 #[test]

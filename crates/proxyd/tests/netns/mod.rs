@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -139,6 +139,14 @@ impl Topology {
         run(&args);
     }
 
+    /// `ip ARGS` in `role`'s namespace.
+    pub fn ip(&self, role: &str, args: &[&str]) {
+        let ns = self.ns(role);
+        let mut all = vec!["ip", "-n", &ns];
+        all.extend_from_slice(args);
+        run(&all);
+    }
+
     /// Runs `f` on a thread inside `role`'s namespace.
     pub fn spawn_in<T: Send + 'static>(&self, role: &str, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
         let ns = self.ns(role);
@@ -262,12 +270,28 @@ fn pattern(offset: u64, buf: &mut [u8]) {
     }
 }
 
+/// The largest segment the socket has received (tcpi_rcv_mss).
+fn rcv_mss(s: &TcpStream) -> u32 {
+    // SAFETY: tcp_info is plain data; getsockopt writes at most `len` bytes of it.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: as above, on a socket we own.
+    let r =
+        unsafe { libc::getsockopt(s.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_INFO, (&mut info as *mut libc::tcp_info).cast(), &mut len) };
+    assert_eq!(r, 0, "TCP_INFO");
+    info.tcpi_rcv_mss
+}
+
 /// The server's side of a transfer: listens on `port`; returns its local address.
 pub struct Transfer {
     server: JoinHandle<()>,
     ue: JoinHandle<Result<u64, String>>,
     /// The UE socket's port, once connected.
     pub ue_port: std::sync::mpsc::Receiver<u16>,
+    /// The address the server's accepted connection came from.
+    pub server_peer: std::sync::mpsc::Receiver<SocketAddr>,
+    /// The UE socket's receive MSS (TCP_INFO), once the transfer ended.
+    pub ue_rcv_mss: std::sync::mpsc::Receiver<u32>,
 }
 
 impl Transfer {
@@ -275,10 +299,12 @@ impl Transfer {
     /// `pace` (none: as fast as it can).
     pub fn start(topo: &Topology, port: u16, bytes: u64, pace: Option<Duration>) -> Transfer {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (peer_tx, server_peer) = std::sync::mpsc::channel();
         let server = topo.spawn_in("server", move || {
             let listener = TcpListener::bind(SocketAddrV4::new(SERVER, port)).expect("bind");
             ready_tx.send(()).unwrap();
-            let (mut s, _) = listener.accept().expect("accept");
+            let (mut s, peer) = listener.accept().expect("accept");
+            let _ = peer_tx.send(peer);
             s.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
             let mut buf = vec![0u8; 1 << 16];
             let mut sent = 0;
@@ -294,6 +320,7 @@ impl Transfer {
         });
         ready_rx.recv_timeout(Duration::from_secs(5)).expect("the server listens");
         let (port_tx, ue_port) = std::sync::mpsc::channel();
+        let (mss_tx, ue_rcv_mss) = std::sync::mpsc::channel();
         let ue = topo.spawn_in("ue", move || {
             let mut s = TcpStream::connect_timeout(&SocketAddrV4::new(SERVER, port).into(), Duration::from_secs(10))
                 .map_err(|e| format!("connect: {e}"))?;
@@ -303,6 +330,7 @@ impl Transfer {
             loop {
                 let n = s.read(&mut buf).map_err(|e| format!("read after {got} bytes: {e}"))?;
                 if n == 0 {
+                    let _ = mss_tx.send(rcv_mss(&s));
                     return Ok(got);
                 }
                 pattern(got, &mut expected[..n]);
@@ -312,7 +340,7 @@ impl Transfer {
                 got += n as u64;
             }
         });
-        Transfer { server, ue, ue_port }
+        Transfer { server, ue, ue_port, server_peer, ue_rcv_mss }
     }
 
     /// Bytes received intact by the UE, all of them.
