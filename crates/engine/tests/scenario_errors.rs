@@ -205,6 +205,9 @@ fn a_flow_names_a_radio_the_device_has_and_a_device_moves_as_one() {
 fn target_queue_parameters_out_of_range_name_their_range() {
     let m = error_of(&shipped("milliproxy"), &["proxy.node=\"gnb\"", "proxy.policy=\"target-queue\"", "proxy.target_queue_gain=2"]);
     assert_all(&m, &["proxy.target_queue_gain", "2", "0 to 1"]);
+    let m =
+        error_of(&shipped("milliproxy"), &["proxy.node=\"gnb\"", "proxy.policy=\"calibrated\"", "proxy.target_queue_rtt_fraction=-0.5"]);
+    assert_all(&m, &["proxy.target_queue_rtt_fraction", "-0.5", "0 to 1"]);
     let m = error_of(&shipped("milliproxy"), &["proxy.node=\"gnb\"", "proxy.target_queue_delay_s=-0.001"]);
     assert_all(&m, &["proxy.target_queue_delay_s", "-0.001", "0 to 10 seconds"]);
 }

@@ -71,6 +71,10 @@ pub struct ProxySpec {
     pub target_queue_delay_s: f64,
     #[serde(skip_serializing_if = "is_default_target_queue_gain")]
     pub target_queue_gain: f64,
+    /// target-queue and calibrated: d* grows to this fraction of RTT_min where that is above
+    /// `target_queue_delay_s` (0: never). Left out at 0, as the two above.
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub target_queue_rtt_fraction: f64,
     /// Segment size toward the UE (MSS2).
     pub mss2_bytes: u32,
     /// Server segments per relayed ACK; left out of the resolved scenario at its default (1).
@@ -104,6 +108,7 @@ impl Default for ProxySpec {
             static_fw_bytes: 10_000_000,
             target_queue_delay_s: DEFAULT_TARGET_QUEUE_DELAY_S,
             target_queue_gain: DEFAULT_TARGET_QUEUE_GAIN,
+            target_queue_rtt_fraction: 0.0,
             mss2_bytes: 20_000,
             segments_per_relayed_ack: 1,
             flow_buffer_bytes: 10_000_000,
@@ -252,6 +257,9 @@ fn is_default_target_queue_delay_s(x: &f64) -> bool {
 }
 fn is_default_target_queue_gain(x: &f64) -> bool {
     *x == DEFAULT_TARGET_QUEUE_GAIN
+}
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 fn is_zero_u64(x: &u64) -> bool {
     *x == 0

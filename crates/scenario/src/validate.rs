@@ -185,6 +185,7 @@ pub fn validate_proxy_settings(p: &ProxySpec) -> Result<(), Issue> {
     range("proxy.rtt_min_window_s".into(), p.rtt_min_window_s, 0.001, 3600.0, "0.001 to 3600 seconds")?;
     range("proxy.target_queue_delay_s".into(), p.target_queue_delay_s, 0.0, 10.0, "0 to 10 seconds")?;
     range("proxy.target_queue_gain".into(), p.target_queue_gain, 0.0, 1.0, "0 to 1")?;
+    range("proxy.target_queue_rtt_fraction".into(), p.target_queue_rtt_fraction, 0.0, 1.0, "0 to 1")?;
     Ok(())
 }
 

@@ -2,7 +2,8 @@
 //! actually receives (issue 19).
 //!
 //!   FW = BDP + Q* − g · (B − Q*), never below 0,
-//!   BDP = RTT_min · η·R_e / 8, Q* = η·R_e · d* / 8,
+//!   BDP = RTT_min · η·R_e / 8, Q* = η·R_e · d* / 8, d* = max(d_min, f · RTT_min) as in
+//!   `target-queue`,
 //!
 //! η, the delivery efficiency, is what the UE acknowledges per second over the mean R_e of the
 //! same interval (`interval_s`, default 10 ms), taken only from intervals in which the RLC
@@ -29,7 +30,7 @@
 //! flow's: with several flows on one UE, B counts them all and η would be underestimated.
 
 use super::bdp::DEFAULT_START_BYTES;
-use super::target_queue::{queue_steering_window, DEFAULT_GAIN, DEFAULT_TARGET_DELAY_S};
+use super::target_queue::{queue_steering_window, TargetDelay, DEFAULT_GAIN};
 use super::{FlowWindowPolicy, Params, PolicyInput};
 use crate::error::PolicyError;
 
@@ -41,7 +42,7 @@ const MAX_EFFICIENCY: f64 = 1.25;
 
 pub struct Calibrated {
     start_bytes: u64,
-    target_delay_s: f64,
+    target: TargetDelay,
     gain: f64,
     interval_ns: u64,
     /// η.
@@ -66,10 +67,10 @@ struct Interval {
 }
 
 pub fn build(params: &Params) -> Result<Box<dyn FlowWindowPolicy>, PolicyError> {
-    params.only(&["start_bytes", "target_delay_s", "gain", "interval_s"])?;
+    params.only(&["start_bytes", "target_delay_s", "rtt_fraction", "gain", "interval_s"])?;
     Ok(Box::new(Calibrated {
         start_bytes: params.bytes("start_bytes", Some(DEFAULT_START_BYTES))?,
-        target_delay_s: params.number("target_delay_s", DEFAULT_TARGET_DELAY_S, (0.0, 10.0), "0 to 10 seconds")?,
+        target: TargetDelay::from_params(params)?,
         gain: params.number("gain", DEFAULT_GAIN, (0.0, 1.0), "0 to 1")?,
         interval_ns: (params.number("interval_s", DEFAULT_INTERVAL_S, (1e-4, 10.0), "100 µs to 10 seconds")? * 1e9) as u64,
         efficiency: 1.0,
@@ -126,13 +127,14 @@ impl FlowWindowPolicy for Calibrated {
             return input.ue_window_bytes;
         };
         let rate_bps = telemetry.rate_bps.max(0.0);
-        let target_bytes = self.efficiency * rate_bps / 8.0 * self.target_delay_s;
+        let target_delay_s = self.target.seconds(input.rtt.min_ns);
+        let target_bytes = self.efficiency * rate_bps / 8.0 * target_delay_s;
         let in_reach = !telemetry.outage && rate_bps > 0.0;
         self.measure(input.now_ns, input.ue_acked_bytes, rate_bps, in_reach, in_reach && telemetry.rlc_bytes as f64 >= target_bytes / 2.0);
         let Some(rtt_min_ns) = input.rtt.min_ns else {
             return self.start_bytes;
         };
-        queue_steering_window(rtt_min_ns, self.efficiency * rate_bps, telemetry.rlc_bytes, self.target_delay_s, self.gain)
+        queue_steering_window(rtt_min_ns, self.efficiency * rate_bps, telemetry.rlc_bytes, target_delay_s, self.gain)
     }
 }
 
@@ -180,6 +182,10 @@ mod tests {
         assert_eq!(p.flow_window_bytes(&input(None, Some(&at(0, 1e9)))), 400_000_000, "no RTT yet: the start value");
         assert_eq!(p.flow_window_bytes(&input(RTT, None)), 1 << 30, "no telemetry: the UE's window");
         assert_eq!(p.flow_window_bytes(&input(RTT, Some(&at(10_000, 0.0)))), 0, "outage");
+        // d* = max(5 ms, RTT_min / 4) = 7.5 ms at RTT_min 30 ms: BDP 3 750 000 + Q* 937 500
+        // − 0.5 · (625 000 − 937 500).
+        let mut p = PolicySpec::new("calibrated").with("target_delay_s", 0.005).with("rtt_fraction", 0.25).build().unwrap();
+        assert_eq!(p.flow_window_bytes(&input(RTT, Some(&at(625_000, 1e9)))), 4_843_750);
     }
 
     #[test]

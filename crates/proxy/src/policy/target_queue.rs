@@ -4,8 +4,11 @@
 //!   FW = BDP + Q* − g · (B − Q*), never below 0,
 //!   BDP = RTT_min · R_e / 8 (as `bdp`), Q* = R_e · d* / 8,
 //!
-//! d* the target queueing delay (default 2 ms) and g the gain on the queue's error (default
-//! 0.5); docs/proxy.md gives the measurements these defaults come from. Why: the `bdp` rule's R_e is the PHY's achievable rate, above
+//! d* the target queueing delay, max(d_min, f · RTT_min) with d_min `target_delay_s` (default
+//! 2 ms) and f `rtt_fraction` (default 0), and g the gain on the queue's error (default 0.5);
+//! docs/proxy.md gives the measurements these defaults come from. Why f: the standing queue
+//! covers a rate that rises before the server, one RTT away, can follow, so on long paths it
+//! has to last longer (docs/studies.md: at D_RS 20 ms a 3 ms queue ran dry). Why: the `bdp` rule's R_e is the PHY's achievable rate, above
 //! what the stack delivers, so a queue builds up to its threshold, where FW falls by 2·B at once
 //! and the radio starves (docs/studies.md, the limit cycle). Here FW is continuous in B: each
 //! byte of queue above Q* takes g bytes off the window, so the queue settles where the surplus
@@ -23,15 +26,38 @@ pub(super) const DEFAULT_GAIN: f64 = 0.5;
 
 pub struct TargetQueue {
     start_bytes: u64,
-    target_delay_s: f64,
+    target: TargetDelay,
     gain: f64,
 }
 
+/// d* = max(d_min, f · RTT_min).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TargetDelay {
+    pub min_s: f64,
+    pub rtt_fraction: f64,
+}
+
+impl TargetDelay {
+    /// `target_delay_s` and `rtt_fraction` of the policy's parameters.
+    pub(super) fn from_params(params: &Params) -> Result<TargetDelay, PolicyError> {
+        Ok(TargetDelay {
+            min_s: params.number("target_delay_s", DEFAULT_TARGET_DELAY_S, (0.0, 10.0), "0 to 10 seconds")?,
+            rtt_fraction: params.number("rtt_fraction", 0.0, (0.0, 1.0), "0 to 1")?,
+        })
+    }
+
+    /// d* in seconds; `rtt_min_ns` None before the first RTT estimate.
+    pub(super) fn seconds(&self, rtt_min_ns: Option<u64>) -> f64 {
+        let from_rtt = rtt_min_ns.map_or(0.0, |ns| self.rtt_fraction * ns as f64 * 1e-9);
+        self.min_s.max(from_rtt)
+    }
+}
+
 pub fn build(params: &Params) -> Result<Box<dyn FlowWindowPolicy>, PolicyError> {
-    params.only(&["start_bytes", "target_delay_s", "gain"])?;
+    params.only(&["start_bytes", "target_delay_s", "rtt_fraction", "gain"])?;
     Ok(Box::new(TargetQueue {
         start_bytes: params.bytes("start_bytes", Some(DEFAULT_START_BYTES))?,
-        target_delay_s: params.number("target_delay_s", DEFAULT_TARGET_DELAY_S, (0.0, 10.0), "0 to 10 seconds")?,
+        target: TargetDelay::from_params(params)?,
         gain: params.number("gain", DEFAULT_GAIN, (0.0, 1.0), "0 to 1")?,
     }))
 }
@@ -44,7 +70,8 @@ impl FlowWindowPolicy for TargetQueue {
         let Some(telemetry) = input.telemetry else {
             return input.ue_window_bytes;
         };
-        queue_steering_window(rtt_min_ns, telemetry.rate_bps, telemetry.rlc_bytes, self.target_delay_s, self.gain)
+        let target_delay_s = self.target.seconds(Some(rtt_min_ns));
+        queue_steering_window(rtt_min_ns, telemetry.rate_bps, telemetry.rlc_bytes, target_delay_s, self.gain)
     }
 }
 
@@ -69,6 +96,22 @@ mod tests {
 
     fn at(rlc_bytes: u64, rate_bps: f64) -> Telemetry {
         Telemetry { rate_bps, rlc_bytes, ..Telemetry::default() }
+    }
+
+    #[test]
+    fn the_target_delay_grows_with_rtt_min_beyond_its_floor() {
+        // 1 Gbit/s = 125 MB/s, B at 0. d* = max(2 ms, RTT_min / 8).
+        let mut p =
+            PolicySpec::new("target-queue").with("target_delay_s", 0.002).with("rtt_fraction", 0.125).with("gain", 0.5).build().unwrap();
+        // RTT_min 8 ms: RTT_min/8 = 1 ms < 2 ms, d* = 2 ms: BDP 1 000 000 + Q* 250 000 + 0.5 · 250 000.
+        assert_eq!(p.flow_window_bytes(&input(Some(8_000_000), Some(&at(0, 1e9)))), 1_375_000);
+        // RTT_min 40 ms: d* = 5 ms: BDP 5 000 000 + Q* 625 000 + 0.5 · 625 000.
+        assert_eq!(p.flow_window_bytes(&input(Some(40_000_000), Some(&at(0, 1e9)))), 5_937_500);
+        // f = 0 (the default): d* stays 2 ms at 40 ms, BDP 5 000 000 + 250 000 + 125 000.
+        let mut p = PolicySpec::new("target-queue").with("target_delay_s", 0.002).build().unwrap();
+        assert_eq!(p.flow_window_bytes(&input(Some(40_000_000), Some(&at(0, 1e9)))), 5_375_000);
+        let e = PolicySpec::new("target-queue").with("rtt_fraction", 1.5).build().err().unwrap();
+        assert_eq!(e.to_string(), "flow-window policy 'target-queue': rtt_fraction = 1.5: allowed 0 to 1");
     }
 
     #[test]

@@ -22,6 +22,7 @@ fn policy(p: &ProxySpec) -> PolicySpec {
         "target-queue" | "calibrated" => spec
             .with("start_bytes", p.bdp_start_bytes as f64)
             .with("target_delay_s", p.target_queue_delay_s)
+            .with("rtt_fraction", p.target_queue_rtt_fraction)
             .with("gain", p.target_queue_gain),
         _ => spec,
     }
