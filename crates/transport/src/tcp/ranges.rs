@@ -55,8 +55,13 @@ impl RangeSet {
     /// The range containing `x`, if any.
     pub fn containing(&self, x: u64) -> Option<Span> {
         // Mostly asked with the set empty (no SACKed data) or `x` above every range.
-        if self.spans.back().is_none_or(|last| last.end <= x) {
+        let last = self.spans.back()?;
+        if last.end <= x {
             return None;
+        }
+        // Or in the highest range (the newest out-of-order data, the newest SACK block).
+        if last.start <= x {
+            return Some(*last);
         }
         let i = self.spans.partition_point(|s| s.end <= x);
         self.spans.get(i).copied().filter(|s| s.start <= x)
@@ -96,6 +101,19 @@ impl RangeSet {
         if start >= end {
             return (Span { start, end }, 0);
         }
+        // Most inserts are at the top: above every range, or reaching only the highest one
+        // (in-order arrivals after a hole, SACK blocks that grow at their right edge).
+        match self.spans.back_mut() {
+            None => return self.push_top(Span { start, end }),
+            Some(last) if start > last.end => return self.push_top(Span { start, end }),
+            Some(last) if start >= last.start => {
+                let grown = end.saturating_sub(last.end);
+                last.end = last.end.max(end);
+                self.covered_bytes += grown;
+                return (*last, grown);
+            }
+            Some(_) => {}
+        }
         let i = self.first_reaching(start);
         let (merged, swallowed) = self.merged_bounds(start, end);
         let old_bytes: u64 = self.spans.range(i..i + swallowed).map(|s| s.end - s.start).sum();
@@ -108,6 +126,13 @@ impl RangeSet {
             self.spans.drain(i + 1..i + swallowed);
         }
         (merged, new_bytes)
+    }
+
+    fn push_top(&mut self, span: Span) -> (Span, u64) {
+        let bytes = span.end - span.start;
+        self.covered_bytes += bytes;
+        self.spans.push_back(span);
+        (span, bytes)
     }
 
     /// Forgets everything below `x`.
@@ -159,6 +184,50 @@ mod tests {
         assert_eq!(set.covered_bytes(), 40);
         assert_eq!(set.insert(0, 100).1, 60);
         assert_eq!(spans(&set), vec![(0, 100)]);
+    }
+
+    #[test]
+    fn inserts_and_lookups_agree_with_a_byte_map() {
+        // Random inserts, mostly near the top as in a transfer, against a byte-by-byte model:
+        // the fast paths at the top and the general one must give the same set.
+        let mut set = RangeSet::default();
+        let mut covered = vec![false; 4_000];
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for step in 0..3_000u64 {
+            let top = (step + 1).min(3_900);
+            let start = top.saturating_sub(next(60));
+            let end = (start + 1 + next(12)).min(4_000);
+            let before = covered.iter().filter(|&&c| c).count() as u64;
+            covered[start as usize..end as usize].iter_mut().for_each(|c| *c = true);
+            let (merged, new_bytes) = set.insert(start, end);
+            assert_eq!(new_bytes, covered.iter().filter(|&&c| c).count() as u64 - before);
+            assert!(merged.start <= start && merged.end >= end);
+            let model: Vec<(u64, u64)> = {
+                let mut v = Vec::new();
+                let mut i = 0;
+                while i < covered.len() {
+                    if covered[i] {
+                        let j = (i..covered.len()).find(|&j| !covered[j]).unwrap_or(covered.len());
+                        v.push((i as u64, j as u64));
+                        i = j;
+                    } else {
+                        i += 1;
+                    }
+                }
+                v
+            };
+            assert_eq!(spans(&set), model, "after inserting [{start}, {end})");
+            let x = next(4_000);
+            let expected = model.iter().find(|&&(a, b)| a <= x && x < b).map(|&(a, b)| Span { start: a, end: b });
+            assert_eq!(set.containing(x), expected, "containing({x})");
+        }
+        assert_eq!(set.covered_bytes(), covered.iter().filter(|&&c| c).count() as u64);
     }
 
     #[test]

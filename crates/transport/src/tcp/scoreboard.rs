@@ -209,6 +209,11 @@ impl Scoreboard {
             return 0;
         }
         self.steps += search_steps(self.sacked.len());
+        // Most blocks of an ACK repeat what earlier ACKs reported (RFC 2018 §4: each block is
+        // sent in up to three ACKs).
+        if self.sacked.containing(left).is_some_and(|s| s.end >= right) {
+            return 0;
+        }
         let (merged, swallowed) = self.sacked.merged_bounds(left, right);
         self.steps += swallowed as u64;
         // Visit only the segments in the parts of the block that were not SACKed before
