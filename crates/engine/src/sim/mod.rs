@@ -632,11 +632,11 @@ impl Simulation {
             if k == f.rtt.len() {
                 f.rtt.push(RttSamples::default());
             }
-            let stats = tcp.stats();
+            let (count, last_rtt_ns) = tcp.rtt_samples();
             let samples = &mut f.rtt[k];
-            if stats.rtt_samples != samples.seen {
-                samples.seen = stats.rtt_samples;
-                samples.histogram.record(stats.last_rtt_ns);
+            if count != samples.seen {
+                samples.seen = count;
+                samples.histogram.record(last_rtt_ns);
             }
             k += 1;
         }

@@ -11,7 +11,7 @@ impl Simulation {
             let model = &self.endpoints[f.sender as usize].model;
             let mut k = 0;
             while let Some(tcp) = model.subflow(k) {
-                s.push_flow_row(t, i as u32, k as u32, tcp.stats());
+                s.push_flow_row(t, i as u32, k as u32, &tcp.stats());
                 k += 1;
             }
             if let Model::Mptcp { conn, .. } = model {

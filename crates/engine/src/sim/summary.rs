@@ -63,11 +63,11 @@ impl Simulation {
                     entry["ran_latency_ms"] = latency_summary(&f.ran_latency);
                 }
                 let extra = match &self.endpoints[f.sender as usize].model {
-                    Model::Tcp(c) => tcp_summary(f, c.stats()),
+                    Model::Tcp(c) => tcp_summary(f, &c.stats()),
                     Model::Mptcp { conn, .. } => {
                         // The flow's TCP counters are its first subflow's (none before any SYN
                         // arrived), its RTT all subflows'; each subflow's own follow.
-                        let first = conn.subflow(0).map(|s| s.stats().clone()).unwrap_or_default();
+                        let first = conn.subflow(0).map(|s| s.stats()).unwrap_or_default();
                         let mut summary = tcp_summary(f, &first);
                         summary["kind"] = json!("mptcp");
                         let stats = conn.stats();

@@ -128,7 +128,7 @@ fn fin_acked(state: TcpState) -> bool {
 /// One subflow and what the data level watches of it.
 struct Slot {
     conn: TcpConnection,
-    /// `stats().rtos` when last looked at: an increase triggers reinjection.
+    /// `sender().rtos()` when last looked at: an increase triggers reinjection.
     seen_rtos: u64,
     /// Declared failed: no data goes to it any more.
     failed: bool,
@@ -374,10 +374,10 @@ impl MptcpConnection {
                 continue;
             }
             if slot.third_ack.deadline_ns().is_none() {
-                slot.third_ack.sent(now_ns, slot.conn.stats().rto_ns);
+                slot.third_ack.sent(now_ns, slot.conn.sender().rto_ns());
             } else if slot.third_ack.due(now_ns) {
                 slot.conn.send_ack(now_ns, out);
-                slot.third_ack.sent(now_ns, slot.conn.stats().rto_ns);
+                slot.third_ack.sent(now_ns, slot.conn.sender().rto_ns());
             }
         }
     }
@@ -406,7 +406,7 @@ impl MptcpConnection {
         let Some(&index) = usable.get(self.data_fin.count() as usize % usable.len().max(1)) else { return };
         let conn = &mut self.slots[index].conn;
         conn.send_ack(now_ns, out);
-        self.data_fin.sent(now_ns, conn.stats().rto_ns);
+        self.data_fin.sent(now_ns, conn.sender().rto_ns());
     }
 
     /// Whether subflow `index` may carry data-level traffic: MP-TCP confirmed, not failed,
@@ -423,7 +423,7 @@ impl MptcpConnection {
     fn collect(&mut self, index: usize) {
         let slot = &mut self.slots[index];
         let delivered = slot.conn.take_delivered();
-        let (acked, rtos) = (slot.conn.stats().acked_bytes, slot.conn.stats().rtos);
+        let (acked, rtos) = (slot.conn.sender().acked_bytes(), slot.conn.sender().rtos());
         let rto_fired = rtos > slot.seen_rtos;
         slot.seen_rtos = rtos;
         let state = slot.conn.state();
@@ -521,7 +521,7 @@ impl MptcpConnection {
             return;
         }
         let usable = (0..self.slots.len()).filter(|&i| self.usable(i) && s.paths[i].may_take_data() && self.space_bytes(i) >= mss);
-        candidates.extend(usable.map(|index| Candidate { index, srtt_ns: self.slots[index].conn.stats().srtt_ns }));
+        candidates.extend(usable.map(|index| Candidate { index, srtt_ns: self.slots[index].conn.sender().srtt_ns() }));
     }
 
     /// Congestion-window space of subflow `index`: cwnd less what it was handed and still
@@ -530,11 +530,11 @@ impl MptcpConnection {
     /// them would starve a subflow in loss recovery of new data its window has room for
     /// (RFC 6675's pipe does not count them either).
     fn space_bytes(&self, index: usize) -> u64 {
-        let stats = self.slots[index].conn.stats();
+        let sender = self.slots[index].conn.sender();
         let handed = self.shared.borrow().paths[index].tx.handed();
-        let outstanding = handed.saturating_sub(stats.acked_bytes).saturating_sub(stats.sacked_bytes);
+        let outstanding = handed.saturating_sub(sender.acked_bytes()).saturating_sub(sender.sacked_bytes());
         let mss = u64::from(self.cfg.tcp.mss_bytes);
-        stats.cwnd_bytes.saturating_sub(outstanding) / mss * mss
+        sender.cwnd_bytes().saturating_sub(outstanding) / mss * mss
     }
 
     /// §3.3.3: once our DATA_FIN is DATA_ACKed, every subflow closes with a FIN.

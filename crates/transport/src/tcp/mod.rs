@@ -165,6 +165,30 @@ pub struct TcpStats {
     pub lost_bytes: u64,
 }
 
+/// Read-only access to a connection's sender state, without computing all of `TcpStats`.
+pub struct SenderView<'a>(&'a Sender);
+
+impl SenderView<'_> {
+    pub fn cwnd_bytes(&self) -> u64 {
+        self.0.cwnd_bytes()
+    }
+    pub fn acked_bytes(&self) -> u64 {
+        self.0.acked_bytes()
+    }
+    pub fn sacked_bytes(&self) -> u64 {
+        self.0.sacked_bytes()
+    }
+    pub fn srtt_ns(&self) -> u64 {
+        self.0.srtt_ns()
+    }
+    pub fn rto_ns(&self) -> u64 {
+        self.0.rto_ns()
+    }
+    pub fn rtos(&self) -> u64 {
+        self.0.rtos()
+    }
+}
+
 /// What a connection is built with besides its `TcpConfig`: the congestion-control factory
 /// (the subflows of one MP-TCP connection share one, and with it a coupled algorithm's
 /// state) and optional hooks.
@@ -197,7 +221,8 @@ pub struct TcpConnection {
     time_wait_deadline_ns: Option<u64>,
     snd: Sender,
     rcv: Receiver,
-    stats: TcpStats,
+    /// Time charged to each of `LimitedBy`'s reasons (TcpStats::limited_ns).
+    limited_ns: [u64; 4],
     /// Start of the interval whose time is charged to `snd.limited_by()`.
     limited_since_ns: u64,
 }
@@ -229,11 +254,10 @@ impl TcpConnection {
             syn_retries: 0,
             syn_sent_ns: 0,
             time_wait_deadline_ns: None,
-            stats: TcpStats::default(),
+            limited_ns: [0; 4],
             limited_since_ns: now_ns,
         };
         conn.enter_hooks(&[]);
-        conn.refresh_stats();
         Ok(conn)
     }
 
@@ -311,7 +335,6 @@ impl TcpConnection {
         }
         if self.time_wait_deadline_ns.is_some_and(|d| now_ns >= d) {
             self.enter_closed();
-            self.refresh_stats();
             return;
         }
         if self.rcv.ack_deadline_ns().is_some_and(|d| now_ns >= d) {
@@ -406,8 +429,21 @@ impl TcpConnection {
         self.state
     }
 
-    pub fn stats(&self) -> &TcpStats {
-        &self.stats
+    /// The counters and the sender's state now (computed here: most events read none of it).
+    pub fn stats(&self) -> TcpStats {
+        let mut stats = TcpStats { limited_ns: self.limited_ns, delivered_bytes: self.rcv.delivered_bytes(), ..TcpStats::default() };
+        self.snd.fill_stats(&mut stats);
+        stats
+    }
+
+    /// RTT samples taken so far, and the last one (ns): what the engine reads after every ACK.
+    pub fn rtt_samples(&self) -> (u64, u64) {
+        self.snd.rtt_samples()
+    }
+
+    /// The sender's fields MP-TCP's scheduler reads per segment (as in `stats()`).
+    pub fn sender(&self) -> SenderView<'_> {
+        SenderView(&self.snd)
     }
 
     pub fn local(&self) -> SocketAddrV4 {
@@ -452,13 +488,8 @@ impl TcpConnection {
     /// Charges the time since the last call to what limited the sender meanwhile.
     fn charge_limited_time(&mut self, now_ns: u64) {
         let elapsed = now_ns.saturating_sub(self.limited_since_ns);
-        self.stats.limited_ns[self.snd.limited_by() as usize] += elapsed;
+        self.limited_ns[self.snd.limited_by() as usize] += elapsed;
         self.limited_since_ns = self.limited_since_ns.max(now_ns);
-    }
-
-    fn refresh_stats(&mut self) {
-        self.snd.fill_stats(&mut self.stats);
-        self.stats.delivered_bytes = self.rcv.delivered_bytes();
     }
 
     fn can_send_data(&self) -> bool {
@@ -478,18 +509,23 @@ impl TcpConnection {
 
     /// Sends what the sender may send, then a pure ACK if one is still owed.
     fn flush(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        // The header fields depend on the receiver's state only, which sending data leaves
+        // alone unless it carried the ACK: a template the sender did not use serves the pure
+        // ACK (a receiver builds one per segment, not two).
+        let mut unused = None;
         if self.can_send_data() {
             let tmpl = self.template(now_ns);
             if self.snd.transmit(now_ns, &tmpl, out) > 0 {
                 self.rcv.ack_sent();
+            } else {
+                unused = Some(tmpl);
             }
         }
         if self.synchronized && self.state != TcpState::Closed && self.rcv.wants_ack_now() {
-            let tmpl = self.template(now_ns);
+            let tmpl = unused.unwrap_or_else(|| self.template(now_ns));
             out.push(tmpl.packet(self.snd.snd_nxt(), TcpFlags(0), 0));
             self.rcv.ack_sent();
         }
-        self.refresh_stats();
     }
 
     /// Header fields common to every segment sent now (RFC 7323 §3 timestamps on every

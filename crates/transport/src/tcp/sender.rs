@@ -662,17 +662,45 @@ impl Sender {
         self.transmit(now_ns, tmpl, out)
     }
 
+    pub fn cwnd_bytes(&self) -> u64 {
+        self.cc.cwnd_bytes()
+    }
+
+    pub fn acked_bytes(&self) -> u64 {
+        self.snd_una.min(self.data_end) - self.data_start
+    }
+
+    pub fn sacked_bytes(&self) -> u64 {
+        self.sb.sacked_bytes()
+    }
+
+    pub fn srtt_ns(&self) -> u64 {
+        self.rtt.srtt_ns()
+    }
+
+    pub fn rto_ns(&self) -> u64 {
+        self.rtt.rto_ns()
+    }
+
+    pub fn rtos(&self) -> u64 {
+        self.rtos
+    }
+
+    pub fn rtt_samples(&self) -> (u64, u64) {
+        (self.rtt.samples(), self.rtt.last_rtt_ns())
+    }
+
     pub fn fill_stats(&self, stats: &mut TcpStats) {
-        stats.cwnd_bytes = self.cc.cwnd_bytes();
+        stats.cwnd_bytes = self.cwnd_bytes();
         stats.ssthresh_bytes = self.cc.ssthresh_bytes();
-        stats.srtt_ns = self.rtt.srtt_ns();
+        stats.srtt_ns = self.srtt_ns();
         stats.rttvar_ns = self.rtt.rttvar_ns();
-        stats.rto_ns = self.rtt.rto_ns();
+        stats.rto_ns = self.rto_ns();
         stats.bytes_in_flight = self.sb.pipe_bytes();
-        stats.sacked_bytes = self.sb.sacked_bytes();
+        stats.sacked_bytes = self.sacked_bytes();
         stats.lost_bytes = self.sb.lost_bytes();
         stats.pacing_rate_bps = self.cc.pacing_rate_bps().unwrap_or(0);
-        stats.acked_bytes = self.snd_una.min(self.data_end) - self.data_start;
+        stats.acked_bytes = self.acked_bytes();
         stats.retransmitted_segments = self.retransmitted_segments;
         stats.fast_retransmits = self.fast_retransmits;
         stats.rtos = self.rtos;
