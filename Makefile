@@ -17,6 +17,8 @@ APT_PACKAGES += clang libbpf-dev bpftool
 APT_PACKAGES += iptables
 # Headless Chromium: a test opens a study's page in a real browser.
 APT_PACKAGES += chromium
+# `make bench` counts the event loop's instructions under callgrind.
+APT_PACKAGES += valgrind
 # Debian's python3 creates venvs only with python3-venv installed.
 APT_PACKAGES += $(shell $(PYTHON) -c 'import ensurepip' 2>/dev/null || echo python3-venv)
 
@@ -34,7 +36,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-spep-emulation studies bench bench-study bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-spep-emulation studies bench bench-study bench-instructions bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -169,6 +171,11 @@ bench-mptcp: build
 # median of 3 runs each (about 40 seconds).
 bench-urban: build
 	bash bench/run.sh --urban --runs 3
+
+# Only the instruction counts of `make bench` (callgrind; about two minutes): the dumbbell at
+# 1 Gbit/s and the milliproxy route with and without milliProxy, 10 s each.
+bench-instructions: build deps
+	bash bench/run.sh --instructions
 
 # Only the emulator's figures of `make bench` (root; about a minute of real time).
 bench-emulator: build
