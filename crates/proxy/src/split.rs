@@ -99,19 +99,19 @@ struct Split {
 
 impl Split {
     fn buffered_bytes(&self) -> u64 {
-        self.toward_server.stats().delivered_bytes - self.released_bytes
+        self.toward_server.delivered_bytes() - self.released_bytes
     }
 
     /// Moves data and buffer space between the halves after anything happened to either.
     fn pump(&mut self, now_ns: u64, stats: &mut SplitStats, out: &mut Vec<Packet>) {
-        let received = self.toward_server.stats().delivered_bytes;
+        let received = self.toward_server.delivered_bytes();
         if received > self.relayed_bytes {
             self.toward_ue.send(now_ns, received - self.relayed_bytes, out);
             self.relayed_bytes = received;
         }
         // Buffer space comes back as the UE acknowledges: reading it from the server-side
         // connection reopens the window advertised to the server.
-        let acked = self.toward_ue.stats().acked_bytes.min(self.relayed_bytes);
+        let acked = self.toward_ue.sender().acked_bytes().min(self.relayed_bytes);
         if acked > self.released_bytes {
             self.toward_server.read(now_ns, acked - self.released_bytes, out);
             self.released_bytes = acked;
@@ -171,7 +171,7 @@ impl SplitProxy {
         SplitFlowStats {
             buffered_bytes,
             free_bytes: self.cfg.buffer_bytes.saturating_sub(buffered_bytes),
-            in_flight_bytes: s.toward_ue.stats().bytes_in_flight,
+            in_flight_bytes: s.toward_ue.sender().bytes_in_flight(),
         }
     }
 
@@ -262,10 +262,10 @@ impl Middlebox for SplitProxy {
         match direction {
             Direction::FromUe => split.toward_ue.on_packet(now_ns, &packet, out),
             Direction::FromServer => {
-                let acked_before = split.toward_server.stats().delivered_bytes;
+                let acked_before = split.toward_server.delivered_bytes();
                 split.toward_server.on_packet(now_ns, &packet, out);
-                let acked_now = split.toward_server.stats().delivered_bytes;
-                let ue_acked = split.toward_ue.stats().acked_bytes;
+                let acked_now = split.toward_server.delivered_bytes();
+                let ue_acked = split.toward_ue.sender().acked_bytes();
                 self.stats.bytes_acked_early += acked_now.saturating_sub(acked_before.max(ue_acked));
             }
         }

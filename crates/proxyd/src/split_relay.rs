@@ -298,24 +298,24 @@ impl SplitRelay {
                 _ => return Some(End::ConnectFailed),
             }
         }
-        let readable = events & (libc::EPOLLIN | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
-        let writable = events & (libc::EPOLLOUT | libc::EPOLLERR) as u32 != 0;
-        let other = side.other();
-        let step = |relay: &SplitRelay, flow: &mut Flow| -> Result<(), End> {
-            if readable && flow.toward[other as usize].wants_read() {
-                relay.read(flow, side)?;
-            }
-            if writable {
-                relay.write(flow, side)?;
-            }
-            // Bytes just read are written at once: the other side is writable most of the time.
-            relay.write(flow, other)
-        };
-        if let Err(end) = step(self, flow) {
+        if let Err(end) = self.copy(flow, side, events) {
             return Some(end);
         }
-        let done = flow.toward.iter().all(|d| d.passed_on);
-        done.then_some(End::Done)
+        flow.toward.iter().all(|d| d.passed_on).then_some(End::Done)
+    }
+
+    /// Reads what `side` has, writes what waits toward it, and writes what was just read.
+    fn copy(&self, flow: &mut Flow, side: Side, events: u32) -> Result<(), End> {
+        let readable = events & (libc::EPOLLIN | libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
+        let writable = events & (libc::EPOLLOUT | libc::EPOLLERR) as u32 != 0;
+        if readable && flow.toward[side.other() as usize].wants_read() {
+            self.read(flow, side)?;
+        }
+        if writable {
+            self.write(flow, side)?;
+        }
+        // Bytes just read are written at once: the other side is writable most of the time.
+        self.write(flow, side.other())
     }
 
     /// Reads what `from` has into the direction toward the other side.

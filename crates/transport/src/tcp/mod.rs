@@ -178,6 +178,9 @@ impl SenderView<'_> {
     pub fn sacked_bytes(&self) -> u64 {
         self.0.sacked_bytes()
     }
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.0.bytes_in_flight()
+    }
     pub fn srtt_ns(&self) -> u64 {
         self.0.srtt_ns()
     }
@@ -431,9 +434,14 @@ impl TcpConnection {
 
     /// The counters and the sender's state now (computed here: most events read none of it).
     pub fn stats(&self) -> TcpStats {
-        let mut stats = TcpStats { limited_ns: self.limited_ns, delivered_bytes: self.rcv.delivered_bytes(), ..TcpStats::default() };
+        let mut stats = TcpStats { limited_ns: self.limited_ns, delivered_bytes: self.delivered_bytes(), ..TcpStats::default() };
         self.snd.fill_stats(&mut stats);
         stats
+    }
+
+    /// Bytes delivered in order to the application (as in `stats()`).
+    pub fn delivered_bytes(&self) -> u64 {
+        self.rcv.delivered_bytes()
     }
 
     /// RTT samples taken so far, and the last one (ns): what the engine reads after every ACK.
@@ -441,7 +449,8 @@ impl TcpConnection {
         self.snd.rtt_samples()
     }
 
-    /// The sender's fields MP-TCP's scheduler reads per segment (as in `stats()`).
+    /// The sender's fields read per segment by MP-TCP's scheduler and the split proxy (as in
+    /// `stats()`).
     pub fn sender(&self) -> SenderView<'_> {
         SenderView(&self.snd)
     }

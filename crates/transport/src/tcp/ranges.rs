@@ -81,6 +81,12 @@ impl RangeSet {
     /// The range `[start, end)` would become part of after `insert`, and how many existing
     /// ranges it would swallow.
     pub fn merged_bounds(&self, start: u64, end: u64) -> (Span, usize) {
+        let (_, merged, swallowed) = self.bounds(start, end);
+        (merged, swallowed)
+    }
+
+    /// `merged_bounds`, with the index of the first range swallowed (or of the insertion).
+    fn bounds(&self, start: u64, end: u64) -> (usize, Span, usize) {
         let i = self.first_reaching(start);
         let mut merged = Span { start, end };
         let mut j = i;
@@ -92,7 +98,7 @@ impl RangeSet {
             merged.end = merged.end.max(s.end);
             j += 1;
         }
-        (merged, j - i)
+        (i, merged, j - i)
     }
 
     /// Adds `[start, end)`, merging with overlapping or touching ranges. Returns the merged
@@ -114,8 +120,7 @@ impl RangeSet {
             }
             Some(_) => {}
         }
-        let i = self.first_reaching(start);
-        let (merged, swallowed) = self.merged_bounds(start, end);
+        let (i, merged, swallowed) = self.bounds(start, end);
         let old_bytes: u64 = self.spans.range(i..i + swallowed).map(|s| s.end - s.start).sum();
         let new_bytes = (merged.end - merged.start) - old_bytes;
         self.covered_bytes += new_bytes;

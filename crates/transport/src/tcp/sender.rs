@@ -674,6 +674,10 @@ impl Sender {
         self.sb.sacked_bytes()
     }
 
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.sb.pipe_bytes()
+    }
+
     pub fn srtt_ns(&self) -> u64 {
         self.rtt.srtt_ns()
     }
@@ -696,7 +700,7 @@ impl Sender {
         stats.srtt_ns = self.srtt_ns();
         stats.rttvar_ns = self.rtt.rttvar_ns();
         stats.rto_ns = self.rto_ns();
-        stats.bytes_in_flight = self.sb.pipe_bytes();
+        stats.bytes_in_flight = self.bytes_in_flight();
         stats.sacked_bytes = self.sacked_bytes();
         stats.lost_bytes = self.sb.lost_bytes();
         stats.pacing_rate_bps = self.cc.pacing_rate_bps().unwrap_or(0);
