@@ -201,8 +201,13 @@ impl Link {
     /// takes any packet, a busy one queues it within the byte and packet limits.
     pub fn accepts(&mut self, now_ns: u64, bytes: u32) -> bool {
         self.advance(now_ns);
-        self.transmitting_packets(now_ns) == 0
-            || (self.queued_bytes + bytes as u64 <= self.limit_bytes && self.waiting_packets() < self.limit_packets)
+        self.transmitting_packets(now_ns) == 0 || self.has_room(bytes)
+    }
+
+    /// Whether the queue, as of the last `advance`, holds `bytes` more within its limits.
+    #[inline]
+    fn has_room(&self, bytes: u32) -> bool {
+        self.queued_bytes + bytes as u64 <= self.limit_bytes && self.waiting_packets() < self.limit_packets
     }
 
     /// The rate the transmitter serialises at now.
@@ -220,13 +225,13 @@ impl Link {
     pub fn enqueue(&mut self, now_ns: u64, packet: Packet, timers: &mut impl LinkTimers) -> bool {
         self.stats.arrived_packets += 1;
         self.advance(now_ns);
+        let bytes = packet.wire_bytes();
         if self.transmitting_packets(now_ns) == 0 {
             // An idle transmitter means an empty queue: the packet goes straight on the wire.
-            self.start(now_ns, packet, timers);
+            self.start(now_ns, bytes, packet, timers);
             return true;
         }
-        let bytes = packet.wire_bytes();
-        if !self.accepts(now_ns, bytes) {
+        if !self.has_room(bytes) {
             self.stats.dropped_packets += 1;
             self.stats.dropped_bytes += bytes as u64;
             return false;
@@ -238,18 +243,18 @@ impl Link {
             Queue::DropTail { starts } => {
                 let start_ns = self.busy_until_ns;
                 starts.push_back((start_ns, bytes));
-                self.start(start_ns, packet, timers);
+                self.start(start_ns, bytes, packet, timers);
             }
             Queue::Aqm { waiting, .. } => waiting.push_back(Waiting { packet, enqueued_ns: now_ns }),
         }
         true
     }
 
-    /// The transmitter takes `packet` at `start_ns`: it joins the pipe with its arrival
-    /// time. An AQM queue is told when the transmitter frees, to dequeue the next one then.
+    /// The transmitter takes `packet` (`bytes` on the wire) at `start_ns`: it joins the pipe
+    /// with its arrival time. An AQM queue is told when the transmitter frees, to dequeue the
+    /// next one then.
     #[inline]
-    fn start(&mut self, start_ns: u64, packet: Packet, timers: &mut impl LinkTimers) {
-        let bytes = packet.wire_bytes();
+    fn start(&mut self, start_ns: u64, bytes: u32, packet: Packet, timers: &mut impl LinkTimers) {
         if self.last_serialisation.0 != bytes {
             self.last_serialisation = (bytes, transmission_ns(bytes, self.rate_bps));
         }
@@ -279,16 +284,16 @@ impl Link {
         self.account(now_ns);
         while let Queue::Aqm { aqm, waiting, .. } = &mut self.queue {
             let Some(w) = waiting.pop_front() else { return };
-            let bytes = w.packet.wire_bytes() as u64;
-            self.queued_bytes -= bytes;
+            let bytes = w.packet.wire_bytes();
+            self.queued_bytes -= bytes as u64;
             match aqm.on_dequeue(now_ns, now_ns - w.enqueued_ns, self.queued_bytes) {
                 Verdict::Deliver => {
-                    self.start(now_ns, w.packet, timers);
+                    self.start(now_ns, bytes, w.packet, timers);
                     return;
                 }
                 Verdict::Drop => {
                     self.stats.dropped_packets += 1;
-                    self.stats.dropped_bytes += bytes;
+                    self.stats.dropped_bytes += bytes as u64;
                     self.stats.aqm_dropped_packets += 1;
                 }
             }

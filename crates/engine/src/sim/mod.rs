@@ -16,7 +16,7 @@ use rand_core::RngCore;
 
 use crate::event::{Event, EventQueue, LinkEvents, TimerSlots};
 use crate::link::{Link, LinkParams};
-use crate::metrics::{self, LogHistogram};
+use crate::metrics::LogHistogram;
 use crate::middlebox::{self, DelayedTelemetry, Site};
 use crate::network::{Edge, Hop, Network};
 use crate::output::Table;
@@ -529,12 +529,11 @@ impl Simulation {
             let latency_ns = d.at_ns - d.packet.meta.ran_entry_ns;
             let node = self.radio.ue_nodes[d.ue.index()];
             let m = &mut self.ue_metrics[d.ue.index()];
-            let bin = metrics::bin_of(latency_ns);
-            m.ran_latency.record_in(bin, latency_ns);
+            m.ran_latency.record(latency_ns);
             m.window_latency_ns += latency_ns;
             m.window_deliveries += 1;
             if let Some(f) = self.flows.get_mut(d.packet.meta.flow as usize) {
-                f.ran_latency.record_in(bin, latency_ns);
+                f.ran_latency.record(latency_ns);
             }
             self.arrive(node, d.packet);
         }
