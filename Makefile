@@ -36,7 +36,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-spep-emulation studies bench bench-study bench-instructions bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-spep-emulation studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -176,6 +176,12 @@ bench-urban: build
 # 1 Gbit/s and the milliproxy route with and without milliProxy, 10 s each.
 bench-instructions: build deps
 	bash bench/run.sh --instructions
+
+# Only millinet's own speed figures of `make bench` (issue 21; a few minutes): the dumbbell at
+# 1 and 3 Gbit/s and the milliproxy route with and without milliProxy, 10 s each, the median
+# event-loop wall time of 5 runs in one process (warm) and of 5 `millinet run` processes (fresh).
+bench-speed: build
+	bash bench/run.sh --speed
 
 # Only the emulator's figures of `make bench` (root; about a minute of real time).
 bench-emulator: build

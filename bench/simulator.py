@@ -132,12 +132,17 @@ def median_cpu_s(runs: int, scenario: str, overrides) -> float:
     return statistics.median(taken)
 
 
-def bench_dumbbell(runs: int, ns3_seconds: float) -> None:
-    print(f"\n(a) dumbbell, CUBIC, cross-check parameters (crosscheck/run.py), {DURATION_S:g} s. ns-3 runs once per rate and "
-          f"simulates only the first {ns3_seconds:g} s,\n    so the ratios compare both on that window (millinet runs it too, "
-          "median of --runs), in wall and in CPU seconds (CPU: robust to other jobs on the cores)")
-    print(f"{'rate':>9} {'warm s':>7} {'fresh s':>7} {'events':>11} {'events/s':>9} {'sim s/wall s':>12} | {'first':>5} {'millinet wall/CPU':>17} "
-          f"{'ns-3 wall/CPU':>14} {'ns-3/millinet wall, CPU':>23}  load")
+def bench_dumbbell(runs: int, ns3_seconds: float | None) -> None:
+    """(a); without `ns3_seconds`, millinet's fresh and warm figures only."""
+    if ns3_seconds is None:
+        print(f"\n(a) dumbbell, CUBIC, cross-check parameters (crosscheck/run.py), {DURATION_S:g} s, millinet only (median of --runs)")
+        print(f"{'rate':>9} {'warm s':>7} {'fresh s':>7} {'events':>11} {'events/s':>9} {'sim s/wall s':>12} |  load")
+    else:
+        print(f"\n(a) dumbbell, CUBIC, cross-check parameters (crosscheck/run.py), {DURATION_S:g} s. ns-3 runs once per rate and "
+              f"simulates only the first {ns3_seconds:g} s,\n    so the ratios compare both on that window (millinet runs it too, "
+              "median of --runs), in wall and in CPU seconds (CPU: robust to other jobs on the cores)")
+        print(f"{'rate':>9} {'warm s':>7} {'fresh s':>7} {'events':>11} {'events/s':>9} {'sim s/wall s':>12} | {'first':>5} {'millinet wall/CPU':>17} "
+              f"{'ns-3 wall/CPU':>14} {'ns-3/millinet wall, CPU':>23}  load")
     whole = []
     for rate_bps in (1e9, 3e9):
         case = dumbbell_case(rate_bps)
@@ -145,6 +150,9 @@ def bench_dumbbell(runs: int, ns3_seconds: float) -> None:
         wall, events = summary["sim"]["wall_s"], summary["sim"]["events"]
         fresh = fresh_wall_s(runs, "dumbbell", crosscheck.millinet_overrides(case))
         figures = f"{rate_bps / 1e9:>4g} Gb/s {wall:7.3f} {fresh:7.3f} {events:11d} {events / wall:9.3e} {DURATION_S / wall:12.1f} |"
+        if ns3_seconds is None:
+            print(f"{figures}  {load()}", flush=True)
+            continue
         window = replace(case, duration_s=ns3_seconds)
         ours_wall = median_run(runs, "dumbbell", crosscheck.millinet_overrides(window))["sim"]["wall_s"]
         ours_cpu = median_cpu_s(runs, "dumbbell", crosscheck.millinet_overrides(window))
@@ -327,6 +335,7 @@ def main() -> None:
     parser.add_argument("--mptcp", action="store_true", help="run only (e), the mptcp runs")
     parser.add_argument("--urban", action="store_true", help="run only (f), the urban runs with 10 and 100 UEs")
     parser.add_argument("--instructions", action="store_true", help="run only the callgrind instruction counts")
+    parser.add_argument("--speed", action="store_true", help="run only millinet's fresh and warm figures of (a) and (b), without ns-3 (a few minutes)")
     parser.add_argument("--workers", type=int, default=2, help="local workers for (c)")
     args = parser.parse_args()
     command = " ".join(["bench/simulator.py", *sys.argv[1:]])
@@ -343,6 +352,10 @@ def main() -> None:
         return
     if args.instructions:
         bench_instructions()
+        return
+    if args.speed:
+        bench_dumbbell(args.runs, None)
+        bench_route(args.runs)
         return
     if not args.study:
         bench_dumbbell(args.runs, args.ns3_seconds)

@@ -1,5 +1,6 @@
 //! Flow identity (milliproxy.md §2): both directions of a TCP connection map to one key.
 
+use std::cmp::Ordering;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::ops::RangeInclusive;
 
@@ -16,10 +17,27 @@ pub enum Direction {
 
 /// The 4-tuple, ordered (UE, server) whatever the packet's direction. Keys sort by UE
 /// address first, so all flows of one UE form a contiguous range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FlowKey {
     pub ue: SocketAddrV4,
     pub server: SocketAddrV4,
+}
+
+/// The order `derive` would give (UE address, UE port, server address, server port), as one
+/// integer comparison: `Ipv4Addr` compares its octets with `memcmp`, a call per comparison
+/// on every packet's flow lookup.
+impl Ord for FlowKey {
+    #[inline]
+    fn cmp(&self, other: &FlowKey) -> Ordering {
+        self.sort_key().cmp(&other.sort_key())
+    }
+}
+
+impl PartialOrd for FlowKey {
+    #[inline]
+    fn partial_cmp(&self, other: &FlowKey) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl FlowKey {
@@ -31,6 +49,12 @@ impl FlowKey {
             Direction::FromServer => FlowKey { ue: dst, server: src },
             Direction::FromUe => FlowKey { ue: src, server: dst },
         }
+    }
+
+    #[inline]
+    fn sort_key(&self) -> u128 {
+        let part = |a: &SocketAddrV4| u128::from(u32::from(*a.ip())) << 16 | u128::from(a.port());
+        part(&self.ue) << 48 | part(&self.server)
     }
 
     /// Every key whose UE has address `ue`.
@@ -59,5 +83,30 @@ mod tests {
         assert_eq!(k.server.port(), 80);
         assert!(FlowKey::range_of_ue(ue).contains(&k));
         assert!(!FlowKey::range_of_ue(Ipv4Addr::new(10, 0, 0, 3)).contains(&k));
+    }
+
+    /// Keys sort like the tuple (UE octets, UE port, server octets, server port), so a UE's
+    /// flows stay one range of the table.
+    #[test]
+    fn keys_sort_by_ue_then_server_field_by_field() {
+        let mut state = 7u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            // Few distinct values per field, so ties on the leading fields are common.
+            let v = (state >> 33) as u32;
+            (Ipv4Addr::from(v & 0x0300_0103), (v >> 11) as u16 & 0x8001)
+        };
+        let keys: Vec<FlowKey> = (0..400)
+            .map(|_| {
+                let ((ue, ue_port), (server, server_port)) = (next(), next());
+                FlowKey { ue: SocketAddrV4::new(ue, ue_port), server: SocketAddrV4::new(server, server_port) }
+            })
+            .collect();
+        let tuple = |k: &FlowKey| (k.ue.ip().octets(), k.ue.port(), k.server.ip().octets(), k.server.port());
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(a.cmp(b), tuple(a).cmp(&tuple(b)), "{a:?} against {b:?}");
+            }
+        }
     }
 }
