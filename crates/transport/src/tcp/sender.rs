@@ -534,6 +534,31 @@ impl Sender {
     /// Sends as much as cwnd, the peer's window, pacing and the application allow.
     /// Returns the number of segments sent.
     pub fn transmit(&mut self, now_ns: u64, tmpl: &Template, out: &mut Vec<Packet>) -> usize {
+        let (sent, stopped_by_cwnd) = if self.nothing_to_send() {
+            // The receiving end of a download, on every segment it gets: nothing to search.
+            self.limited_by = LimitedBy::App;
+            (0, false)
+        } else {
+            self.send_allowed(now_ns, tmpl, out)
+        };
+        if self.limited_by == LimitedBy::App && self.sb.pipe_bytes() < self.effective_cwnd() {
+            self.rate.mark_app_limited(self.sb.pipe_bytes());
+        }
+        if sent > 0 || stopped_by_cwnd {
+            self.track_cwnd_usage(stopped_by_cwnd);
+        }
+        self.update_persist_timer(now_ns);
+        sent
+    }
+
+    /// Nothing in flight (so nothing to retransmit) and no new data or FIN to send.
+    fn nothing_to_send(&self) -> bool {
+        self.snd_una == self.snd_nxt && self.snd_nxt >= self.data_end && !(self.fin_requested && self.snd_nxt == self.data_end)
+    }
+
+    /// `transmit`'s loop: sets why it stopped, returns the segments sent and whether cwnd
+    /// stopped it.
+    fn send_allowed(&mut self, now_ns: u64, tmpl: &Template, out: &mut Vec<Packet>) -> (usize, bool) {
         let mut sent = 0;
         let mut stopped_by_cwnd = false;
         let pacing = self.cc.pacing_rate_bps();
@@ -573,14 +598,7 @@ impl Sender {
                 self.rto_deadline_ns = Some(now_ns + self.rtt.rto_ns());
             }
         };
-        if self.limited_by == LimitedBy::App && self.sb.pipe_bytes() < self.effective_cwnd() {
-            self.rate.mark_app_limited(self.sb.pipe_bytes());
-        }
-        if sent > 0 || stopped_by_cwnd {
-            self.track_cwnd_usage(stopped_by_cwnd);
-        }
-        self.update_persist_timer(now_ns);
-        sent
+        (sent, stopped_by_cwnd)
     }
 
     fn send_new(&mut self, now_ns: u64, payload_bytes: u32, fin: bool, tmpl: &Template) -> Packet {
