@@ -236,6 +236,10 @@ impl Receiver {
     /// RFC 2018 §4: the block holding the latest out-of-order segment first, then the
     /// other recently reported blocks, then any others, as many as the option space allows.
     pub fn fill_sack_blocks(&self, opts: &mut TcpOptions) {
+        if self.ooo.is_empty() {
+            // In order, as nearly every segment is: no block to report.
+            return;
+        }
         let mut emitted = [u64::MAX; MAX_REMEMBERED_BLOCKS];
         let mut count = 0;
         let recent = self.recent[..self.recent_len].iter().copied().filter_map(|seq| self.ooo.containing(seq));
