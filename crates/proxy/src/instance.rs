@@ -190,9 +190,9 @@ impl<S: PayloadStore> Instance<S> {
         }
         self.downlink_template = Some(packet);
         self.arrivals += 1;
-        let mut cursor = start.max(self.una);
-        let already_buffered = self.buffer.first_gap(cursor, end).is_none();
-        while let Some((gap_start, gap_end)) = self.buffer.first_gap(cursor, end) {
+        let mut gap = self.buffer.first_gap(start.max(self.una), end);
+        let already_buffered = gap.is_none();
+        while let Some((gap_start, gap_end)) = gap {
             let with_fin = fin && gap_end == end;
             let payload_bytes = (gap_end - gap_start - with_fin as u64) as u32;
             let room = (ctx.cfg.flow_buffer_bytes.saturating_sub(self.buffer.payload_bytes()))
@@ -227,7 +227,7 @@ impl<S: PayloadStore> Instance<S> {
                 // Fills a hole below what was already forwarded (server-side loss): send it now.
                 self.send_segment(now_ns, gap_start, gap_end, u32::MAX, true, ctx, out);
             }
-            cursor = gap_end;
+            gap = self.buffer.first_gap(gap_end, end);
         }
         if already_buffered {
             // Everything was buffered already: the server retransmitted, so the UE likely
