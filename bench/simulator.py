@@ -3,8 +3,9 @@
 (a) the dumbbell at 1 and 3 Gbit/s (CUBIC, 10 s) against the ns-3 program of the cross-check
     harness (crosscheck/run.py builds it; both sides get its parameter mapping);
 (b) one UE on the milliproxy route (3.2 Gbit/s peak, CUBIC, 10 s), without and with
-    milliProxy at the gNB: simulated seconds per wall second on one core, and the peak
-    resident memory of one such run at 10 s and at 60 s (a fresh process each);
+    milliProxy at the gNB, and without the PGW's forwarding (what a wired hop costs):
+    simulated seconds per wall second on one core, and the peak resident memory of one run
+    with and without milliProxy at 10 s and at 60 s (a fresh process each);
 (c) the milliProxy study's core grid (8 points x 50 paired seeds, NewReno, arms none and
     gnb = 800 runs) on 2 local workers: wall time (about five minutes; --study runs only this);
 (d) one train run (issue 13): 1 UE at 30 m/s for 60 s past four mmWave gNBs with an LTE
@@ -24,7 +25,7 @@ ns-3 is slow, so it runs once per rate and simulates only the first --ns3-second
 ratios compare it with millinet on the same window, in wall seconds and in CPU seconds
 (robust to other jobs sharing the cores); at 1 Gbit/s ns-3 also runs the whole duration, for
 the ratio a user timing both tools would see. (instructions) counts the instructions of the
-dumbbell at 1 Gbit/s and of (b)'s two cases under callgrind, without Python: the figure other
+dumbbell at 1 Gbit/s and of (b)'s three cases under callgrind, without Python: the figure other
 jobs and the CPU's clock leave alone (--instructions runs only this). Nothing is cached: every figure is
 measured now. Prints machine, versions and the load average next to each figure.
 """
@@ -43,6 +44,8 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+
+import tomli_w
 
 import millinet
 from millinet._toml import tomllib
@@ -134,15 +137,14 @@ def median_cpu_s(runs: int, scenario: str, overrides) -> float:
 
 def bench_dumbbell(runs: int, ns3_seconds: float | None) -> None:
     """(a); without `ns3_seconds`, millinet's fresh and warm figures only."""
+    title = f"\n(a) dumbbell, CUBIC, cross-check parameters (crosscheck/run.py), {DURATION_S:g} s"
+    columns = f"{'rate':>9} {'warm s':>7} {'fresh s':>7} {'events':>11} {'events/s':>9} {'sim s/wall s':>12} |"
     if ns3_seconds is None:
-        print(f"\n(a) dumbbell, CUBIC, cross-check parameters (crosscheck/run.py), {DURATION_S:g} s, millinet only (median of --runs)")
-        print(f"{'rate':>9} {'warm s':>7} {'fresh s':>7} {'events':>11} {'events/s':>9} {'sim s/wall s':>12} |  load")
+        print(f"{title}, millinet only (median of --runs)\n{columns}  load")
     else:
-        print(f"\n(a) dumbbell, CUBIC, cross-check parameters (crosscheck/run.py), {DURATION_S:g} s. ns-3 runs once per rate and "
-              f"simulates only the first {ns3_seconds:g} s,\n    so the ratios compare both on that window (millinet runs it too, "
-              "median of --runs), in wall and in CPU seconds (CPU: robust to other jobs on the cores)")
-        print(f"{'rate':>9} {'warm s':>7} {'fresh s':>7} {'events':>11} {'events/s':>9} {'sim s/wall s':>12} | {'first':>5} {'millinet wall/CPU':>17} "
-              f"{'ns-3 wall/CPU':>14} {'ns-3/millinet wall, CPU':>23}  load")
+        print(f"{title}. ns-3 runs once per rate and simulates only the first {ns3_seconds:g} s,\n    so the ratios compare both on "
+              "that window (millinet runs it too, median of --runs), in wall and in CPU seconds (CPU: robust to other jobs on the cores)")
+        print(f"{columns} {'first':>5} {'millinet wall/CPU':>17} {'ns-3 wall/CPU':>14} {'ns-3/millinet wall, CPU':>23}  load")
     whole = []
     for rate_bps in (1e9, 3e9):
         case = dumbbell_case(rate_bps)
@@ -175,16 +177,41 @@ def bench_dumbbell(runs: int, ns3_seconds: float | None) -> None:
               flush=True)
 
 
+def route_without_pgw(path: Path) -> Path:
+    """The milliproxy route with its PGW removed, written to `path`: the server's link goes
+    straight to the gNB with both wired delays, so packets cross one wired hop instead of two.
+    Against the route it measures what forwarding through a node costs (the route's floor in
+    BENCHMARKS.md)."""
+    doc = tomllib.loads(scenario_path("milliproxy").read_text())
+    internet, backhaul = doc["links"]
+    doc["nodes"] = [node for node in doc["nodes"] if node["name"] != backhaul["a"]]
+    doc["links"] = [{**internet, "b": backhaul["b"], "delay_s": internet["delay_s"] + backhaul["delay_s"]}]
+    path.write_text(tomli_w.dumps(doc))
+    return path
+
+
+def route_cases(tmp: Path) -> tuple[tuple[str, Path, list[str]], ...]:
+    """(label, scenario file, overrides) of (b), 10 s each."""
+    route = scenario_path("milliproxy")
+    common = ["flows.0.cc=cubic", f"duration_s={DURATION_S}"]
+    return (
+        ("no proxy", route, common),
+        ("milliProxy at the gNB", route, [*common, "proxy.node=gnb"]),
+        ("no proxy, PGW removed", route_without_pgw(tmp / "route-without-pgw.toml"), common),
+    )
+
+
 def bench_route(runs: int) -> None:
-    print(f"\n(b) milliproxy route, 1 UE (3.2 Gbit/s peak), CUBIC, {DURATION_S:g} s, one core")
+    print(f"\n(b) milliproxy route, 1 UE (3.2 Gbit/s peak), CUBIC, {DURATION_S:g} s, one core; the last row without the PGW's "
+          "forwarding (one wired hop, same delay)")
     print(f"{'case':22} {'warm s':>8} {'fresh s':>8} {'events':>12} {'events/s':>10} {'sim s / wall s':>15} {'goodput Gbit/s':>15}  load")
-    for label, extra in (("no proxy", []), ("milliProxy at the gNB", ["proxy.node=gnb"])):
-        overrides = ["flows.0.cc=cubic", f"duration_s={DURATION_S}", *extra]
-        summary = median_run(runs, "milliproxy", overrides)
-        wall, events = summary["sim"]["wall_s"], summary["sim"]["events"]
-        fresh = fresh_wall_s(runs, "milliproxy", overrides)
-        goodput = summary["flows"][0]["goodput_bps"] / 1e9
-        print(f"{label:22} {wall:8.3f} {fresh:8.3f} {events:12d} {events / wall:10.3e} {DURATION_S / wall:15.1f} {goodput:15.3f}  {load()}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, scenario, overrides in route_cases(Path(tmp)):
+            summary = median_run(runs, str(scenario), overrides)
+            wall, events = summary["sim"]["wall_s"], summary["sim"]["events"]
+            fresh = fresh_wall_s(runs, str(scenario), overrides)
+            goodput = summary["flows"][0]["goodput_bps"] / 1e9
+            print(f"{label:22} {wall:8.3f} {fresh:8.3f} {events:12d} {events / wall:10.3e} {DURATION_S / wall:15.1f} {goodput:15.3f}  {load()}", flush=True)
 
 
 TRAIN_DURATION_S = 60.0
@@ -302,17 +329,15 @@ def bench_instructions() -> None:
     subprocess.run(["cargo", "build", "--quiet", "--release", "-p", "millinet-engine", "--example", "profile"], check=True, cwd=ROOT)
     profile = ROOT / "target" / "release" / "examples" / "profile"
     dumbbell = override_list(crosscheck.millinet_overrides(dumbbell_case(1e9)))
-    cases = (
-        ("dumbbell 1 Gbit/s", "dumbbell", dumbbell),
-        ("route, no proxy", "milliproxy", ["flows.0.cc=cubic", f"duration_s={DURATION_S}"]),
-        ("route, milliProxy at the gNB", "milliproxy", ["flows.0.cc=cubic", f"duration_s={DURATION_S}", "proxy.node=gnb"]),
-    )
     print(f"{'case':30} {'instructions':>15}")
-    for label, scenario, overrides in cases:
-        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", str(profile), str(scenario_path(scenario)), *overrides]
-        done = subprocess.run(command, check=True, capture_output=True, text=True)
-        collected = next(line.split("Collected :")[1].strip() for line in done.stderr.splitlines() if "Collected :" in line)
-        print(f"{label:30} {int(collected):15,d}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = [("dumbbell 1 Gbit/s", scenario_path("dumbbell"), dumbbell)]
+        cases += [(f"route, {label}", scenario, overrides) for label, scenario, overrides in route_cases(Path(tmp))]
+        for label, scenario, overrides in cases:
+            command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", str(profile), str(scenario), *overrides]
+            done = subprocess.run(command, check=True, capture_output=True, text=True)
+            collected = next(line.split("Collected :")[1].strip() for line in done.stderr.splitlines() if "Collected :" in line)
+            print(f"{label:30} {int(collected):15,d}", flush=True)
 
 
 def bench_study(workers: int) -> None:

@@ -553,7 +553,7 @@ impl Sender {
 
     /// Nothing in flight (so nothing to retransmit) and no new data or FIN to send.
     fn nothing_to_send(&self) -> bool {
-        self.snd_una == self.snd_nxt && self.snd_nxt >= self.data_end && !(self.fin_requested && self.snd_nxt == self.data_end)
+        self.snd_una == self.snd_nxt && self.next_new_segment() == Ok(None)
     }
 
     /// `transmit`'s loop: sets why it stopped, returns the segments sent and whether cwnd
