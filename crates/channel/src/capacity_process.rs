@@ -104,7 +104,7 @@ impl ExcessLoss {
 }
 
 /// The capacity process: call [`CapacityProcess::on_update`] at each
-/// [`CapacityProcess::next_update_ns`].
+/// [`CapacityProcess::next_deadline_ns`].
 ///
 /// Streams (from [`LinkRngs`]): `blockage` drives the Markov chain,
 /// `shadowing` the SF draws, `fading` the excess-loss draws, so the LTE and
@@ -117,7 +117,7 @@ pub struct CapacityProcess {
     shadow_rng: Xoshiro256PlusPlus,
     trace_hint: usize,
     next_sample: u64,
-    next_update_ns: u64,
+    next_deadline_ns: u64,
     sinr_db: f64,
     los: bool,
 }
@@ -136,15 +136,15 @@ impl CapacityProcess {
             shadow_rng: rngs.shadowing,
             trace_hint: 0,
             next_sample: 0,
-            next_update_ns: 0,
+            next_deadline_ns: 0,
             sinr_db: f64::NEG_INFINITY,
             los: true,
         }
     }
 
     /// When the rate next changes.
-    pub fn next_update_ns(&self) -> u64 {
-        self.next_update_ns
+    pub fn next_deadline_ns(&self) -> u64 {
+        self.next_deadline_ns
     }
 
     /// SINR* of the latest sample, dB.
@@ -173,7 +173,7 @@ impl CapacityProcess {
             self.los = los;
             self.next_sample += 1;
         }
-        self.next_update_ns = now_ns + self.cfg.update_ns;
+        self.next_deadline_ns = now_ns + self.cfg.update_ns;
         self.cfg.user_share * self.phy.rate_bps(self.sinr_db)
     }
 }
@@ -204,7 +204,7 @@ mod tests {
     fn rates(p: &mut CapacityProcess, n: usize) -> Vec<(u64, f64)> {
         (0..n)
             .map(|_| {
-                let t = p.next_update_ns();
+                let t = p.next_deadline_ns();
                 (t, p.on_update(t))
             })
             .collect()
@@ -255,7 +255,7 @@ mod tests {
         let n = 200_000;
         let los = (0..n)
             .filter(|_| {
-                p.on_update(p.next_update_ns());
+                p.on_update(p.next_deadline_ns());
                 p.is_los()
             })
             .count();

@@ -71,7 +71,7 @@ impl Hop {
     /// Runs the earliest rate change or end of transmission (AQM) at or before `limit_ns`;
     /// false when there is none.
     fn run_own_instant(&mut self, limit_ns: u64) -> bool {
-        let change = self.rate.as_ref().map(LinkRate::next_ns).filter(|&at| at <= limit_ns);
+        let change = self.rate.as_ref().map(LinkRate::next_deadline_ns).filter(|&at| at <= limit_ns);
         let transmitted = self.wakes.transmitted.filter(|&at| at <= limit_ns);
         let change_first = change.is_some_and(|c| transmitted.is_none_or(|t| c <= t));
         match (change, transmitted) {
@@ -90,8 +90,8 @@ impl Hop {
     }
 
     /// When the hop next needs attention.
-    pub fn next_due_ns(&self) -> Option<u64> {
-        [self.rate.as_ref().map(LinkRate::next_ns), self.wakes.transmitted, self.wakes.arrival].into_iter().flatten().min()
+    pub fn next_deadline_ns(&self) -> Option<u64> {
+        [self.rate.as_ref().map(LinkRate::next_deadline_ns), self.wakes.transmitted, self.wakes.arrival].into_iter().flatten().min()
     }
 
     /// Time to serialise `bytes` at the current rate.

@@ -286,7 +286,7 @@ impl Link {
             }
             self.step(now)?;
 
-            let wake = self.next_due_ns().min(end_ns);
+            let wake = self.next_deadline_ns().min(end_ns);
             let now = clock();
             if wake > now {
                 self.wait(wake - now)?;
@@ -427,24 +427,24 @@ impl Link {
             }
         };
         if let Some(radio) = &self.radio {
-            consider(radio.cells.iter().map(|&c| radio.ran.next_slot_ns(c)).min(), Event::Slot);
+            consider(radio.cells.iter().map(|&c| radio.ran.next_deadline_ns(c)).min(), Event::Slot);
         }
         for path in 0..self.paths.len() {
             consider(self.air_down[path].front().map(|(at, _)| *at), Event::AirDown(path));
             consider(self.air_up[path].front().map(|(at, _)| *at), Event::AirUp(path));
         }
         for (i, hop) in self.up.iter().enumerate() {
-            consider(hop.next_due_ns(), Event::UpHop(i));
+            consider(hop.next_deadline_ns(), Event::UpHop(i));
         }
         for (i, hop) in self.down.iter().enumerate() {
-            consider(hop.next_due_ns(), Event::DownHop(i));
+            consider(hop.next_deadline_ns(), Event::DownHop(i));
         }
         consider(self.arrivals.front().map(|(at, _, _)| *at), Event::Read);
         if self.radio.is_some() {
-            consider(self.telemetry.as_ref().map(TelemetryPublisher::next_due_ns), Event::Telemetry);
+            consider(self.telemetry.as_ref().map(TelemetryPublisher::next_deadline_ns), Event::Telemetry);
         }
         if let Some(proxy) = &self.proxy {
-            consider(proxy.datapath.next_timeout_ns().map(|t| t.saturating_sub(proxy.monotonic_start_ns)), Event::ProxyTimer);
+            consider(proxy.datapath.next_deadline_ns().map(|t| t.saturating_sub(proxy.monotonic_start_ns)), Event::ProxyTimer);
         }
         best
     }
@@ -750,21 +750,21 @@ impl Link {
         }
     }
 
-    fn next_due_ns(&self) -> u64 {
+    fn next_deadline_ns(&self) -> u64 {
         let mut due = self.next_sample_ns;
         if let Some(radio) = &self.radio {
-            due = radio.cells.iter().fold(due, |due, &c| due.min(radio.ran.next_slot_ns(c)));
+            due = radio.cells.iter().fold(due, |due, &c| due.min(radio.ran.next_deadline_ns(c)));
         }
         if let Some(telemetry) = &self.telemetry {
-            due = due.min(telemetry.next_due_ns());
+            due = due.min(telemetry.next_deadline_ns());
         }
         if let Some(proxy) = &self.proxy {
-            if let Some(t) = proxy.datapath.next_timeout_ns() {
+            if let Some(t) = proxy.datapath.next_deadline_ns() {
                 due = due.min(t.saturating_sub(proxy.monotonic_start_ns));
             }
         }
         for hop in self.down.iter().chain(&self.up) {
-            if let Some(at) = hop.next_due_ns() {
+            if let Some(at) = hop.next_deadline_ns() {
                 due = due.min(at);
             }
         }

@@ -76,7 +76,7 @@ impl TelemetryPublisher {
         }
     }
 
-    pub fn next_due_ns(&self) -> u64 {
+    pub fn next_deadline_ns(&self) -> u64 {
         self.pending.front().map_or(self.next_sample_ns, |&(due, _)| due.min(self.next_sample_ns))
     }
 }

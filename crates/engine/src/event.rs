@@ -5,37 +5,25 @@
 //! TCP RTO) are handled by `TimerSlots`: moving a deadline later costs no heap
 //! operation; the stale heap entry re-queues itself when it surfaces.
 
+use millinet_network::{NetEvent, SiteId};
 use millinet_transport::app::FlowId;
-use millinet_transport::link::LinkTimers;
 
-/// What happens at an instant. Kept small (16 bytes) so heap moves are cheap.
+/// What happens at an instant. Kept small (12 bytes) so heap moves are cheap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A link finished serialising its head packet.
-    LinkTransmitted(u32),
-    /// The oldest packet in a link's propagation pipe reaches the far end.
-    LinkArrival(u32),
+    /// What the network asked to be woken for (a link, a cell's slot, a handover's steps, a
+    /// route change).
+    Network(NetEvent),
     /// A timer slot's heap entry surfaced (slot, generation).
     Timer(u32, u32),
     /// Periodic sampling of time series.
     Sample,
-    /// A link changes its rate (switching bottlenecks, capacity processes).
-    LinkRate(u32),
     /// A flow starts (its receiver opens the connection or its source begins).
     FlowStart(FlowId),
     /// A flow's application reached its deadline (a rate-limited source's next write).
     AppDeadline(FlowId),
-    /// A cell delivers what its previous slot decoded and schedules the next slot.
-    Slot(u32),
-    /// The gNBs sample telemetry for a middlebox (every T_info).
-    Telemetry(u32),
-    /// A planned route change takes effect (index into the network's planned changes).
-    RouteChange(u32),
-    /// A UE measures every cell it hears (handover, ran.md §7).
-    Measure(u32),
-    /// Downlink data a handover's source cell forwarded reaches the target (index of the
-    /// forwarding).
-    X2Forward(u32),
+    /// The gNBs sample telemetry for the middlebox of a site (every T_info).
+    Telemetry(SiteId),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -160,7 +148,7 @@ impl TimerSlots {
         (self.slots.len() - 1) as u32
     }
 
-    /// Sets the deadline a model wants (None: no timer).
+    /// Sets the deadline a model wants (None: no timer): its `next_deadline_ns()`.
     #[inline]
     pub fn set(&mut self, queue: &mut EventQueue, slot: u32, wanted_ns: Option<u64>) {
         let s = &mut self.slots[slot as usize];
@@ -196,24 +184,6 @@ impl TimerSlots {
             }
             None => false,
         }
-    }
-}
-
-/// Link `link`'s wake-ups as events of `queue`.
-pub struct LinkEvents<'a> {
-    pub queue: &'a mut EventQueue,
-    pub link: u32,
-}
-
-impl LinkTimers for LinkEvents<'_> {
-    #[inline]
-    fn transmitted_at(&mut self, at_ns: u64) {
-        self.queue.schedule(at_ns, Event::LinkTransmitted(self.link));
-    }
-
-    #[inline]
-    fn arrival_at(&mut self, at_ns: u64) {
-        self.queue.schedule(at_ns, Event::LinkArrival(self.link));
     }
 }
 

@@ -1,24 +1,20 @@
-//! The simulation engine: event queue, time, random streams, nodes and links,
-//! hosts, middleboxes, metrics and outputs. The scenario schema lives in `millinet_scenario`
-//! (re-exported as `scenario`).
+//! The simulation engine: the simulator's driver of the network layer (`millinet_network`):
+//! event queue, virtual time, random streams, the hosts and middleboxes on the network's nodes,
+//! pcap captures. The scenario schema lives in `millinet_scenario` (re-exported as `scenario`).
 
 pub mod event;
-pub mod metrics;
 pub mod middlebox;
-pub mod network;
-pub mod output;
 pub mod pcap;
-pub mod radio;
-pub mod series;
 pub mod sim;
 
 use std::path::{Path, PathBuf};
 
+/// Measurements, the time series and their tables: the network layer's, one writer for both
+/// drivers.
+pub use millinet_network::{metrics, output, series};
 pub use millinet_scenario as scenario;
 /// Random streams: one seed per run, one stream per component (shared with the emulator).
 pub use millinet_scenario::rng;
-/// Wired links: the transport crate's sans-IO model, woken by this engine's events.
-pub use millinet_transport::link;
 pub use output::{Column, ColumnData, Table};
 pub use serde_json::Value as Json;
 

@@ -17,9 +17,8 @@ use serde_json::{Map, Value};
 use crate::scenario::{ProxyKind, ProxySpec};
 use crate::Error;
 
-/// One middlebox on one node, with the timer slot the engine wakes it by.
+/// The middlebox on one of the network's sites, with the timer slot the engine wakes it by.
 pub struct Site {
-    pub node: u32,
     pub middlebox: DelayedTelemetry,
     pub timer: u32,
     /// T_info: how often the gNBs sample telemetry for it.
@@ -53,8 +52,8 @@ impl DelayedTelemetry {
         self.middlebox.on_timeout(now_ns, &mut NoPayloads, out);
     }
 
-    pub fn next_timeout_ns(&self) -> Option<u64> {
-        earliest_ns(self.middlebox.next_timeout_ns(), self.in_transit.front().map(|&(at_ns, _, _)| at_ns))
+    pub fn next_deadline_ns(&self) -> Option<u64> {
+        earliest_ns(self.middlebox.next_deadline_ns(), self.in_transit.front().map(|&(at_ns, _, _)| at_ns))
     }
 
     /// A record the gNB sampled at `record.t_ns` (now, or earlier).
@@ -133,7 +132,7 @@ mod tests {
         fn on_timeout(&mut self, now_ns: u64, _: &mut dyn PayloadPool, _: &mut Vec<Packet>) {
             self.seen.borrow_mut().push((now_ns, "timeout", 0));
         }
-        fn next_timeout_ns(&self) -> Option<u64> {
+        fn next_deadline_ns(&self) -> Option<u64> {
             Some(50)
         }
         fn uses_telemetry(&self) -> bool {
@@ -166,13 +165,13 @@ mod tests {
         let mut out = Vec::new();
         p.on_telemetry(10, UE, record(10), &mut out);
         p.on_telemetry(11, UE, record(11), &mut out);
-        assert_eq!(p.next_timeout_ns(), Some(13), "the first record's arrival, before the middlebox's own 50");
+        assert_eq!(p.next_deadline_ns(), Some(13), "the first record's arrival, before the middlebox's own 50");
         p.on_packet(12, packet(), Direction::FromUe, &mut out);
         // A packet at the arrival time: the record goes first.
         p.on_packet(13, packet(), Direction::FromUe, &mut out);
-        assert_eq!(p.next_timeout_ns(), Some(14));
+        assert_eq!(p.next_deadline_ns(), Some(14));
         p.on_timeout(14, &mut out);
-        assert_eq!(p.next_timeout_ns(), Some(50));
+        assert_eq!(p.next_deadline_ns(), Some(50));
         assert_eq!(
             *seen.borrow(),
             [(12, "packet", 0), (13, "telemetry", 10), (13, "packet", 0), (14, "telemetry", 11), (14, "timeout", 0)]
@@ -187,7 +186,7 @@ mod tests {
         let (mut p, seen) = site(false, 3);
         p.on_telemetry(10, UE, record(10), &mut Vec::new());
         p.on_timeout(20, &mut Vec::new());
-        assert_eq!(p.next_timeout_ns(), Some(50), "no deadline for a record nobody reads");
+        assert_eq!(p.next_deadline_ns(), Some(50), "no deadline for a record nobody reads");
         assert_eq!(*seen.borrow(), [(20, "timeout", 0)]);
     }
 }

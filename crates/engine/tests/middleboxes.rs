@@ -28,7 +28,7 @@ impl Middlebox for Counter {
         self.telemetry.set(self.telemetry.get() + 1);
     }
     fn on_timeout(&mut self, _: u64, _: &mut dyn PayloadPool, _: &mut Vec<Packet>) {}
-    fn next_timeout_ns(&self) -> Option<u64> {
+    fn next_deadline_ns(&self) -> Option<u64> {
         None
     }
     fn uses_telemetry(&self) -> bool {

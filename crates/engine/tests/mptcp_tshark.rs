@@ -341,7 +341,7 @@ fn transport_capture(bytes: u64) -> (Vec<(u64, Packet)>, MptcpConnection, MptcpC
                 server.close(now_ns, &mut wire);
             }
         }
-        let Some(next_ns) = client.next_timeout_ns().into_iter().chain(server.next_timeout_ns()).min() else { break };
+        let Some(next_ns) = client.next_deadline_ns().into_iter().chain(server.next_deadline_ns()).min() else { break };
         now_ns = now_ns.max(next_ns);
         client.on_timeout(now_ns, &mut wire);
         server.on_timeout(now_ns, &mut wire);

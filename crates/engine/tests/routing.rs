@@ -109,5 +109,5 @@ fn a_route_change_names_what_is_wrong() {
     let err = sim.change_route_at(0, "server", "client", "client").unwrap_err().to_string();
     assert_eq!(err, "route change: no link from \"server\" to \"client\"");
     let err = sim.change_route_at(0, "server", "nowhere", "r2").unwrap_err().to_string();
-    assert_eq!(err, "route change: no node \"nowhere\"");
+    assert_eq!(err, "route change: no node \"nowhere\"; allowed: server, r1, r2, client");
 }

@@ -202,10 +202,10 @@ fn run<M: Middlebox>(input: &Input, proxy: &mut M, check: impl Fn(&M, u64)) {
             }
             &Op::Wait(us) => {
                 now_ns += u64::from(us) * 1_000;
-                while let Some(deadline_ns) = proxy.next_timeout_ns().filter(|&d| d <= now_ns) {
+                while let Some(deadline_ns) = proxy.next_deadline_ns().filter(|&d| d <= now_ns) {
                     proxy.on_timeout(deadline_ns, &mut pool, &mut out);
                     // A deadline that stays put after it fired would spin a driver at one instant.
-                    assert!(proxy.next_timeout_ns().is_none_or(|d| d > deadline_ns), "deadline {deadline_ns} ns still due after it fired");
+                    assert!(proxy.next_deadline_ns().is_none_or(|d| d > deadline_ns), "deadline {deadline_ns} ns still due after it fired");
                 }
             }
         }

@@ -137,7 +137,7 @@ impl Station for Endpoint {
     }
 
     fn next_deadline_ns(&self) -> Option<u64> {
-        self.conn.next_timeout_ns()
+        self.conn.next_deadline_ns()
     }
 }
 

@@ -93,10 +93,10 @@ pub fn tcp_receiver(data: &[u8]) {
     let first_byte = input.peer_isn.wrapping_add(1);
     for s in &input.segments {
         now_ns += u64::from(s.gap_us) * 1_000;
-        while let Some(deadline_ns) = conn.next_timeout_ns().filter(|&d| d <= now_ns) {
+        while let Some(deadline_ns) = conn.next_deadline_ns().filter(|&d| d <= now_ns) {
             conn.on_timeout(deadline_ns, &mut out);
             // A deadline that stays put after it fired would spin a driver at one instant.
-            assert!(conn.next_timeout_ns().is_none_or(|d| d > deadline_ns), "deadline {deadline_ns} ns still due after it fired");
+            assert!(conn.next_deadline_ns().is_none_or(|d| d > deadline_ns), "deadline {deadline_ns} ns still due after it fired");
             deliver(&mut conn, &mut check, input.app_paced_reads, deadline_ns, 0, &mut out);
         }
         let seq = match s.seq {

@@ -18,10 +18,10 @@ pub trait Middlebox {
     /// A telemetry record of UE `ue`, in force from now on. Delivery delay (D_info) and the
     /// sampling period (T_info) are the driver's: it hands each record over when it arrives.
     fn on_telemetry(&mut self, now_ns: u64, ue: Ipv4Addr, record: Telemetry, pool: &mut dyn PayloadPool, out: &mut Vec<Packet>);
-    /// The deadline from `next_timeout_ns` has passed (late or spurious calls are harmless).
+    /// The deadline from `next_deadline_ns` has passed (late or spurious calls are harmless).
     fn on_timeout(&mut self, now_ns: u64, pool: &mut dyn PayloadPool, out: &mut Vec<Packet>);
     /// The earliest time `on_timeout` must be called, if any.
-    fn next_timeout_ns(&self) -> Option<u64>;
+    fn next_deadline_ns(&self) -> Option<u64>;
     /// Whether telemetry changes anything (a driver need not deliver it otherwise).
     fn uses_telemetry(&self) -> bool;
     /// One sample per flow, in flow-key order.
@@ -65,8 +65,8 @@ impl<M: Middlebox + ?Sized> Middlebox for Box<M> {
     fn on_timeout(&mut self, now_ns: u64, pool: &mut dyn PayloadPool, out: &mut Vec<Packet>) {
         (**self).on_timeout(now_ns, pool, out)
     }
-    fn next_timeout_ns(&self) -> Option<u64> {
-        (**self).next_timeout_ns()
+    fn next_deadline_ns(&self) -> Option<u64> {
+        (**self).next_deadline_ns()
     }
     fn uses_telemetry(&self) -> bool {
         (**self).uses_telemetry()

@@ -236,7 +236,7 @@ impl<S: PayloadStore> Middlebox for Proxy<S> {
     }
 
     /// The optional local RTO and the idle sweep.
-    fn next_timeout_ns(&self) -> Option<u64> {
+    fn next_deadline_ns(&self) -> Option<u64> {
         earliest_ns(self.rto_deadlines.first_ns(), self.next_idle_sweep_ns)
     }
 

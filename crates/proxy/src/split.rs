@@ -135,8 +135,8 @@ impl Split {
         done(&self.toward_ue) && done(&self.toward_server)
     }
 
-    fn next_timeout_ns(&self) -> Option<u64> {
-        earliest_ns(self.toward_ue.next_timeout_ns(), self.toward_server.next_timeout_ns())
+    fn next_deadline_ns(&self) -> Option<u64> {
+        earliest_ns(self.toward_ue.next_deadline_ns(), self.toward_server.next_deadline_ns())
     }
 }
 
@@ -237,7 +237,7 @@ impl SplitProxy {
             self.stats.flows_closed += 1;
             return;
         }
-        let wanted = split.next_timeout_ns();
+        let wanted = split.next_deadline_ns();
         self.deadlines.rearm(key, &mut split.armed_ns, wanted);
     }
 }
@@ -285,7 +285,7 @@ impl Middlebox for SplitProxy {
         }
     }
 
-    fn next_timeout_ns(&self) -> Option<u64> {
+    fn next_deadline_ns(&self) -> Option<u64> {
         self.deadlines.first_ns()
     }
 

@@ -93,7 +93,7 @@ fn telemetry_takes_effect_when_handed_over() {
     // 30 ms · 80 Mbit/s / 8 = 300 000 bytes.
     assert_eq!(proxy.flow_stats(40 * MS, &key).unwrap().fw_bytes, 300_000);
     assert_eq!(proxy.stats().telemetry_applied, 2);
-    assert_eq!(proxy.next_timeout_ns(), Some(60_000 * MS), "only the idle sweep: no telemetry is held");
+    assert_eq!(proxy.next_deadline_ns(), Some(60_000 * MS), "only the idle sweep: no telemetry is held");
 
     // The record ages past telemetry_max_age_ns (100 ms) with no successor: the next packet
     // finds it stale and the flow falls back to the UE's window, counted once.
@@ -192,9 +192,9 @@ fn with_two_segments_per_relayed_ack_every_second_boundary_and_the_ues_own_ack_a
 fn idle_flows_expire() {
     let mut proxy: Proxy = Proxy::new(ProxyConfig::default()).unwrap();
     handshake(&mut proxy, 0, 4000);
-    assert_eq!(proxy.next_timeout_ns(), Some(60_000 * MS));
+    assert_eq!(proxy.next_deadline_ns(), Some(60_000 * MS));
     proxy.on_timeout(60_000 * MS, &mut NoPayloads, &mut Vec::new());
     assert_eq!(proxy.flow_count(), 0);
     assert_eq!(proxy.stats().flows_idle_expired, 1);
-    assert_eq!(proxy.next_timeout_ns(), None);
+    assert_eq!(proxy.next_deadline_ns(), None);
 }

@@ -124,11 +124,12 @@ impl Daemon {
         loop {
             let now = monotonic_ns();
             self.on_time(now);
-            let deadline = [self.datapath.next_timeout_ns(), self.replay.as_ref().and_then(Replay::next_due_ns), Some(self.next_report_ns)]
-                .into_iter()
-                .flatten()
-                .min()
-                .expect("the report is always due");
+            let deadline =
+                [self.datapath.next_deadline_ns(), self.replay.as_ref().and_then(Replay::next_deadline_ns), Some(self.next_report_ns)]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .expect("the report is always due");
             fds.iter_mut().for_each(|f| f.revents = 0);
             let wait = deadline.saturating_sub(now);
             let timeout =

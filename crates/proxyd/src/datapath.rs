@@ -211,14 +211,14 @@ impl Datapath {
     /// The core's timers (local retransmission, idle sweep).
     pub fn on_timeout(&mut self, now_ns: u64, emit: &mut dyn FnMut(Emitted)) {
         let now_ns = self.advance(now_ns);
-        if self.proxy.next_timeout_ns().is_some_and(|t| t <= now_ns) {
+        if self.proxy.next_deadline_ns().is_some_and(|t| t <= now_ns) {
             self.proxy.on_timeout(now_ns, &mut self.buffers, &mut self.out);
             self.emit_outputs(emit);
         }
     }
 
-    pub fn next_timeout_ns(&self) -> Option<u64> {
-        self.proxy.next_timeout_ns()
+    pub fn next_deadline_ns(&self) -> Option<u64> {
+        self.proxy.next_deadline_ns()
     }
 
     fn forward_unchanged(&mut self, emit: &mut dyn FnMut(Emitted)) {

@@ -177,13 +177,13 @@ impl Replay {
     }
 
     /// When the next record is due, on the datapath's clock.
-    pub fn next_due_ns(&self) -> Option<u64> {
+    pub fn next_deadline_ns(&self) -> Option<u64> {
         self.next.map(|r| self.start_ns.saturating_add(r.at_ns))
     }
 
     /// Every record due at `now_ns`, as wire datagrams stamped `now_ns`.
     pub fn due(&mut self, now_ns: u64, deliver: &mut dyn FnMut(&[u8])) {
-        while self.next_due_ns().is_some_and(|t| t <= now_ns) {
+        while self.next_deadline_ns().is_some_and(|t| t <= now_ns) {
             let record = self.next.take().expect("a due record");
             deliver(&record.datagram(now_ns));
             self.next = self.records.next();
@@ -207,7 +207,7 @@ mod tests {
         let records = parse_replay(&text, "r.csv").unwrap();
         assert_eq!(records.len(), 2);
         let mut replay = Replay::new(records, 7_000_000_000);
-        assert_eq!(replay.next_due_ns(), Some(7_000_000_000));
+        assert_eq!(replay.next_deadline_ns(), Some(7_000_000_000));
         let mut got = Vec::new();
         replay.due(7_400_000_000, &mut |d| got.push(Telemetry::decode(d).unwrap()));
         assert_eq!(got.len(), 1);
@@ -216,11 +216,11 @@ mod tests {
             (ue, r.t_ns, r.rlc_bytes, r.rate_bps, r.sinr_db, r.outage),
             (Ipv4Addr::new(10, 88, 2, 2), 7_400_000_000, 1000, 1e9, 20.5, false)
         );
-        assert_eq!(replay.next_due_ns(), Some(7_500_000_000));
+        assert_eq!(replay.next_deadline_ns(), Some(7_500_000_000));
         replay.due(7_600_000_000, &mut |d| got.push(Telemetry::decode(d).unwrap()));
         let (ue, r) = got[1];
         assert_eq!((ue, r.t_ns, r.sinr_db, r.outage), (Ipv4Addr::new(10, 88, 2, 3), 7_600_000_000, f64::NEG_INFINITY, true));
-        assert_eq!(replay.next_due_ns(), None);
+        assert_eq!(replay.next_deadline_ns(), None);
     }
 
     #[test]

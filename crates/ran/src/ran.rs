@@ -57,7 +57,7 @@ struct Leg {
 struct Site<R> {
     cell: Cell,
     harq_rng: R,
-    next_slot_ns: u64,
+    next_deadline_ns: u64,
     /// Same order as the cell's UEs.
     legs: Vec<Leg>,
     radio: Vec<UeRadio>,
@@ -99,7 +99,7 @@ impl<R: RngCore> Ran<R> {
         let id = CellId(self.sites.len() as u32);
         let mut cell = Cell::new(cfg)?;
         cell.id = id;
-        self.sites.push(Site { cell, harq_rng, next_slot_ns: 0, legs: Vec::new(), radio: Vec::new() });
+        self.sites.push(Site { cell, harq_rng, next_deadline_ns: 0, legs: Vec::new(), radio: Vec::new() });
         Ok(id)
     }
 
@@ -259,29 +259,29 @@ impl<R: RngCore> Ran<R> {
     /// `out`, each with the time it takes effect (the end of its slot).
     pub fn advance_to(&mut self, now_ns: u64, out: &mut RanOutput) {
         loop {
-            let due = self.sites.iter().enumerate().filter(|(_, s)| s.next_slot_ns <= now_ns).min_by_key(|(_, s)| s.next_slot_ns);
+            let due = self.sites.iter().enumerate().filter(|(_, s)| s.next_deadline_ns <= now_ns).min_by_key(|(_, s)| s.next_deadline_ns);
             let Some((c, _)) = due else { return };
             self.run_slot(c, out);
         }
     }
 
     /// [`Ran::advance_to`] for one cell only: a driver with one event per cell
-    /// and slot calls this at [`Ran::next_slot_ns`].
+    /// and slot calls this at [`Ran::next_deadline_ns`].
     pub fn advance_cell_to(&mut self, cell: CellId, now_ns: u64, out: &mut RanOutput) {
         let c = cell.0 as usize;
-        while self.sites[c].next_slot_ns <= now_ns {
+        while self.sites[c].next_deadline_ns <= now_ns {
             self.run_slot(c, out);
         }
     }
 
     /// Start of the next slot `cell` will run.
-    pub fn next_slot_ns(&self, cell: CellId) -> u64 {
-        self.sites[cell.0 as usize].next_slot_ns
+    pub fn next_deadline_ns(&self, cell: CellId) -> u64 {
+        self.sites[cell.0 as usize].next_deadline_ns
     }
 
     fn run_slot(&mut self, c: usize, out: &mut RanOutput) {
         let site = &mut self.sites[c];
-        let now_ns = site.next_slot_ns;
+        let now_ns = site.next_deadline_ns;
         for (leg, radio) in site.legs.iter_mut().zip(site.radio.iter_mut()) {
             leg.state = leg.radio.channel.state(now_ns);
             if let Some(reported) = leg.radio.cqi.update(now_ns, leg.state.sinr_db) {
@@ -304,7 +304,7 @@ impl<R: RngCore> Ran<R> {
             m.los_slots += leg.state.los as u64;
             m.outage_slots += leg.state.outage as u64;
         }
-        site.next_slot_ns = now_ns + site.cell.config().slot_ns;
+        site.next_deadline_ns = now_ns + site.cell.config().slot_ns;
     }
 
     pub fn num_cells(&self) -> usize {

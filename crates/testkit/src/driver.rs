@@ -132,7 +132,7 @@ impl Driver {
     /// packet re-arms does not fire spuriously); packets in send order; deadlines in the
     /// order of `stations`.
     pub fn step(&mut self, limit_ns: u64, stations: &mut [&mut dyn Station]) -> bool {
-        let arrival_ns = self.arrivals.next_ns();
+        let arrival_ns = self.arrivals.next_deadline_ns();
         let deadline = stations.iter().enumerate().filter_map(|(i, s)| Some((s.next_deadline_ns()?, i))).min();
         let next = match (arrival_ns, deadline) {
             (Some(a), Some((d, i))) if d < a => Some((d, Some(i))),

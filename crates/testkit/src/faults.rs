@@ -101,6 +101,6 @@ impl Station for FaultInjector {
     }
 
     fn next_deadline_ns(&self) -> Option<u64> {
-        self.held.next_ns()
+        self.held.next_deadline_ns()
     }
 }

@@ -21,13 +21,13 @@ impl<T> TimedQueue<T> {
     }
 
     /// When the earliest item is due.
-    pub(crate) fn next_ns(&self) -> Option<u64> {
+    pub(crate) fn next_deadline_ns(&self) -> Option<u64> {
         self.heap.peek().map(|t| t.0.at_ns)
     }
 
     /// The earliest item, if it is due at or before `now_ns`.
     pub(crate) fn pop_due(&mut self, now_ns: u64) -> Option<T> {
-        if self.next_ns()? > now_ns {
+        if self.next_deadline_ns()? > now_ns {
             return None;
         }
         self.heap.pop().map(|t| t.0.item)
@@ -82,13 +82,13 @@ mod tests {
         for (at_ns, item) in [(30, 'a'), (10, 'b'), (30, 'c'), (20, 'd'), (10, 'e')] {
             q.push(at_ns, item);
         }
-        assert_eq!(q.next_ns(), Some(10));
+        assert_eq!(q.next_deadline_ns(), Some(10));
         assert_eq!(q.pop_due(9), None, "nothing is due before 10");
         let mut due = Vec::new();
         while let Some(item) = q.pop_due(30) {
             due.push(item);
         }
         assert_eq!(due, ['b', 'e', 'd', 'a', 'c']);
-        assert_eq!(q.next_ns(), None);
+        assert_eq!(q.next_deadline_ns(), None);
     }
 }

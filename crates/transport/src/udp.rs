@@ -75,7 +75,7 @@ impl UdpSource {
     }
 
     /// When the next packet departs, or `None` once the source has stopped.
-    pub fn next_timeout_ns(&self) -> Option<u64> {
+    pub fn next_deadline_ns(&self) -> Option<u64> {
         (self.next_departure_ns < self.cfg.stop_ns).then_some(self.next_departure_ns)
     }
 
@@ -156,7 +156,7 @@ mod tests {
     fn run(src: &mut UdpSource, sink: &mut UdpSink) -> Vec<u64> {
         let mut times = Vec::new();
         let mut out = Vec::new();
-        while let Some(t) = src.next_timeout_ns() {
+        while let Some(t) = src.next_deadline_ns() {
             out.clear();
             src.on_timeout(t, &mut out);
             assert!(!out.is_empty(), "woken at {t} for nothing");
@@ -207,12 +207,12 @@ mod tests {
         src.on_timeout(10_000_000 - 1, &mut out);
         // 1 ms per packet: departures 0..=9 ms are due before 10 ms.
         assert_eq!(out.len(), 10);
-        assert_eq!(src.next_timeout_ns(), Some(10_000_000));
+        assert_eq!(src.next_deadline_ns(), Some(10_000_000));
         assert!(out.iter().enumerate().all(|(k, p)| p.ip_id == k as u16 && p.meta.flow == 3 && p.wire_bytes() == 1500));
         assert_eq!(out[0].ports(), (4000, 5000));
         src.on_timeout(u64::MAX, &mut out);
         assert_eq!(out.len(), 1000);
-        assert_eq!(src.next_timeout_ns(), None);
+        assert_eq!(src.next_deadline_ns(), None);
     }
 
     #[test]

@@ -81,7 +81,7 @@ impl Station for Side {
 
     fn on_deadline(&mut self, now_ns: u64, out: &mut Outbox<'_>) {
         for i in 0..self.conns.len() {
-            if self.conns[i].next_timeout_ns().is_some_and(|t| t <= now_ns) {
+            if self.conns[i].next_deadline_ns().is_some_and(|t| t <= now_ns) {
                 self.conns[i].on_timeout(now_ns, &mut self.scratch);
                 self.after(i, now_ns, out);
             }
@@ -89,7 +89,7 @@ impl Station for Side {
     }
 
     fn next_deadline_ns(&self) -> Option<u64> {
-        self.conns.iter().filter_map(TcpConnection::next_timeout_ns).min()
+        self.conns.iter().filter_map(TcpConnection::next_deadline_ns).min()
     }
 }
 

@@ -140,7 +140,7 @@ impl Station for Endpoint {
     }
 
     fn next_deadline_ns(&self) -> Option<u64> {
-        self.conn.next_timeout_ns()
+        self.conn.next_deadline_ns()
     }
 }
 
@@ -459,7 +459,7 @@ fn the_sender_keeps_within_the_data_level_receive_window() {
 trait End {
     fn on_packet(&mut self, now_ns: u64, pkt: &Packet, out: &mut Vec<Packet>);
     fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>);
-    fn next_timeout_ns(&self) -> Option<u64>;
+    fn next_deadline_ns(&self) -> Option<u64>;
     fn send(&mut self, now_ns: u64, bytes: u64, out: &mut Vec<Packet>);
     fn close(&mut self, now_ns: u64, out: &mut Vec<Packet>);
     fn take_delivered(&mut self) -> Range<u64>;
@@ -475,8 +475,8 @@ macro_rules! end_by_delegation {
             fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
                 <$t>::on_timeout(self, now_ns, out)
             }
-            fn next_timeout_ns(&self) -> Option<u64> {
-                <$t>::next_timeout_ns(self)
+            fn next_deadline_ns(&self) -> Option<u64> {
+                <$t>::next_deadline_ns(self)
             }
             fn send(&mut self, now_ns: u64, bytes: u64, out: &mut Vec<Packet>) {
                 <$t>::send(self, now_ns, bytes, out)
@@ -529,7 +529,7 @@ fn pump(mut ends: [&mut dyn End; 2], written: [u64; 2], wire: &mut Vec<Packet>, 
                 }
             }
         }
-        let Some(next_ns) = ends.iter().filter_map(|e| e.next_timeout_ns()).min() else { break };
+        let Some(next_ns) = ends.iter().filter_map(|e| e.next_deadline_ns()).min() else { break };
         if next_ns > END_NS {
             break;
         }

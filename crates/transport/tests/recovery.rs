@@ -148,7 +148,7 @@ fn partial_acks(variant: NewRenoVariant) -> (Harness, Vec<ServerSnapshot>) {
 fn slow_but_steady_rearms_the_rto_on_every_partial_ack() {
     let (_, partial) = partial_acks(NewRenoVariant::SlowButSteady);
     for e in &partial {
-        assert_eq!(e.next_timeout_ns, Some(e.time_ns + e.stats.rto_ns), "re-armed at {} ns", e.time_ns);
+        assert_eq!(e.next_deadline_ns, Some(e.time_ns + e.stats.rto_ns), "re-armed at {} ns", e.time_ns);
     }
 }
 
@@ -156,9 +156,9 @@ fn slow_but_steady_rearms_the_rto_on_every_partial_ack() {
 fn impatient_rearms_the_rto_on_the_first_partial_ack_only() {
     let (_, partial) = partial_acks(NewRenoVariant::Impatient);
     let (first, second) = (&partial[0], &partial[1]);
-    assert_eq!(first.next_timeout_ns, Some(first.time_ns + first.stats.rto_ns), "first partial ACK re-arms");
+    assert_eq!(first.next_deadline_ns, Some(first.time_ns + first.stats.rto_ns), "first partial ACK re-arms");
     assert!(second.time_ns > first.time_ns);
-    assert_eq!(second.next_timeout_ns, first.next_timeout_ns, "second partial ACK leaves the timer alone");
+    assert_eq!(second.next_deadline_ns, first.next_deadline_ns, "second partial ACK leaves the timer alone");
 }
 
 /// Times at which the server retransmitted the segment at stream offset `offset`.

@@ -95,9 +95,9 @@ fn clean_path_fills_the_bottleneck_and_tears_down() {
         h.client.on_packet(now + 20 * MS, pkt, &mut Vec::new());
     }
     assert_eq!(h.client.state(), TcpState::Closed);
-    let deadline = h.server.next_timeout_ns().expect("TIME-WAIT timer");
+    let deadline = h.server.next_deadline_ns().expect("TIME-WAIT timer");
     assert!(deadline <= now + 10 * MS + 1_000 * MS);
     h.server.on_timeout(deadline, &mut Vec::new());
     assert_eq!(h.server.state(), TcpState::Closed);
-    assert_eq!(h.server.next_timeout_ns(), None, "a closed connection has no timers");
+    assert_eq!(h.server.next_deadline_ns(), None, "a closed connection has no timers");
 }

@@ -4,6 +4,7 @@
 
 use std::net::Ipv4Addr;
 
+use millinet_network::NodeId;
 use millinet_transport::app::{Application, FlowId};
 use millinet_transport::mptcp::MptcpConnection;
 use millinet_transport::udp::{UdpSink, UdpSource};
@@ -72,11 +73,11 @@ impl Model {
     }
 
     #[inline]
-    pub(super) fn next_timeout_ns(&self) -> Option<u64> {
+    pub(super) fn next_deadline_ns(&self) -> Option<u64> {
         match self {
-            Model::Tcp(c) => c.next_timeout_ns(),
-            Model::Mptcp { conn, .. } => conn.next_timeout_ns(),
-            Model::UdpSource(s) => s.next_timeout_ns(),
+            Model::Tcp(c) => c.next_deadline_ns(),
+            Model::Mptcp { conn, .. } => conn.next_deadline_ns(),
+            Model::UdpSource(s) => s.next_deadline_ns(),
             Model::UdpSink { .. } => None,
         }
     }
@@ -120,17 +121,17 @@ impl Model {
     }
 }
 
-/// The MP-TCP connection of endpoint `e`, if it exists (a flow's receiver is `u32::MAX`
-/// until it connects) and is one.
-pub(super) fn mptcp_at(endpoints: &[Endpoint], e: u32) -> Option<&MptcpConnection> {
-    match endpoints.get(e as usize).map(|ep| &ep.model) {
+/// The MP-TCP connection of endpoint `e`, if it exists (a flow's receiver is None until it
+/// connects) and is one.
+pub(super) fn mptcp_at(endpoints: &[Endpoint], e: Option<u32>) -> Option<&MptcpConnection> {
+    match e.map(|e| &endpoints[e as usize].model) {
         Some(Model::Mptcp { conn, .. }) => Some(conn),
         _ => None,
     }
 }
 
 pub(super) struct Endpoint {
-    pub(super) node: u32,
+    pub(super) node: NodeId,
     pub(super) flow: FlowId,
     pub(super) role: Role,
     pub(super) timer: u32,
@@ -140,8 +141,11 @@ pub(super) struct Endpoint {
 /// Per-flow measurements, kept by the engine (the models only count).
 pub(super) struct Flow {
     pub(super) spec: FlowSpec,
+    /// The node of its destination.
+    pub(super) dst: NodeId,
     pub(super) sender: u32,
-    pub(super) receiver: u32,
+    /// Its receiving endpoint, once there is one (a TCP receiver connects at the flow's start).
+    pub(super) receiver: Option<u32>,
     pub(super) start_ns: u64,
     /// The TCP application, told when the sender is established (UDP flows: None).
     pub(super) app: Option<Box<dyn Application>>,
@@ -152,8 +156,6 @@ pub(super) struct Flow {
     pub(super) delivered_bytes: u64,
     /// The RTT samples of each subflow (one for TCP); the flow's are all of them.
     pub(super) rtt: Vec<RttSamples>,
-    /// RAN latency of the flow's packets delivered over a radio downlink.
-    pub(super) ran_latency: LogHistogram,
     /// Delivered payload bytes per goodput bin.
     pub(super) goodput_bins: Vec<u64>,
     /// MP-TCP: the receiver's reassembly buffer at each sample.

@@ -1,20 +1,10 @@
-//! summary.json: what a run measured, per flow, queue, UE and middlebox (outputs.md §1).
+//! summary.json: what a run measured, per flow and middlebox, with the network's sections
+//! (queues, UEs, handovers) (outputs.md §1).
 
-use millinet_ran::SwitchKind;
+use millinet_network::records::latency_summary;
 use serde_json::json;
 
 use super::*;
-
-/// Mean and percentiles in milliseconds of a histogram of nanoseconds.
-fn latency_summary(h: &LogHistogram) -> serde_json::Value {
-    let ms = |v: Option<f64>| v.map(|ns| ns / 1e6);
-    json!({
-        "mean": ms(h.mean()),
-        "p50": ms(h.percentile(50.0)),
-        "p95": ms(h.percentile(95.0)),
-        "p99": ms(h.percentile(99.0)),
-    })
-}
 
 /// The TCP part of a flow's summary.
 fn tcp_summary(f: &Flow, stats: &TcpStats) -> serde_json::Value {
@@ -45,8 +35,9 @@ fn tcp_summary(f: &Flow, stats: &TcpStats) -> serde_json::Value {
 impl Simulation {
     /// summary.json without the simulator's cost fields (added by the caller).
     pub fn summary(&mut self, name: &str) -> serde_json::Value {
-        let end_ns = self.end_ns;
-        let flows: Vec<_> = self
+        let (network, engine) = (&mut self.network, &self.engine);
+        let end_ns = engine.end_ns;
+        let flows: Vec<_> = engine
             .flows
             .iter()
             .enumerate()
@@ -59,10 +50,11 @@ impl Simulation {
                     "goodput_bps": if measured_s > 0.0 { f.delivered_bytes as f64 * 8.0 / measured_s } else { 0.0 },
                     "delivered_bytes": f.delivered_bytes,
                 });
-                if f.ran_latency.count() > 0 {
-                    entry["ran_latency_ms"] = latency_summary(&f.ran_latency);
+                let ran_latency = network.flow_ran_latency(i);
+                if ran_latency.count() > 0 {
+                    entry["ran_latency_ms"] = latency_summary(ran_latency);
                 }
-                let extra = match &self.endpoints[f.sender as usize].model {
+                let extra = match &engine.endpoints[f.sender as usize].model {
                     Model::Tcp(c) => tcp_summary(f, &c.stats()),
                     Model::Mptcp { conn, .. } => {
                         // The flow's TCP counters are its first subflow's (none before any SYN
@@ -76,11 +68,11 @@ impl Simulation {
                             .map(|(k, s)| {
                                 let st = s.stats();
                                 // The path: the UE radio at the subflow's far end.
-                                let ue = s.remote().and_then(|r| self.radio_at(*r.ip()));
+                                let ue = s.remote().and_then(|r| network.radio_at(*r.ip()));
                                 json!({
                                     "remote": s.remote().map(|r| r.to_string()),
                                     "ue": ue.map(|u| u.0),
-                                    "cell": ue.map(|u| self.scenario.cells[self.radio.ran.cells_of(u)[0].0 as usize].node.clone()),
+                                    "cell": ue.map(|u| network.serving_cell_name(u)),
                                     "sent_bytes": stats.subflow_bytes.get(k).copied().unwrap_or(0),
                                     "acked_bytes": st.acked_bytes,
                                     "retransmits": st.retransmitted_segments,
@@ -91,7 +83,7 @@ impl Simulation {
                                 })
                             })
                             .collect();
-                        let reorder_max_bytes = mptcp_at(&self.endpoints, f.receiver).map_or(0, |c| c.stats().max_rcv_occupancy_bytes);
+                        let reorder_max_bytes = mptcp_at(&engine.endpoints, f.receiver).map_or(0, |c| c.stats().max_rcv_occupancy_bytes);
                         summary["mptcp"] = json!({
                             "subflows": subflows,
                             "reinjected_bytes": stats.reinjected_bytes,
@@ -101,8 +93,8 @@ impl Simulation {
                         summary
                     }
                     Model::UdpSource(source) => {
-                        let received = match &self.endpoints[f.receiver as usize].model {
-                            Model::UdpSink { sink, .. } => sink.received_packets,
+                        let received = match f.receiver.map(|r| &engine.endpoints[r as usize].model) {
+                            Some(Model::UdpSink { sink, .. }) => sink.received_packets,
                             _ => unreachable!("a UDP flow's receiver is a sink"),
                         };
                         json!({
@@ -118,118 +110,41 @@ impl Simulation {
                 entry
             })
             .collect();
-        let queues: Vec<_> = self
-            .links
-            .iter_mut()
-            .enumerate()
-            .map(|(i, l)| {
-                let mean = l.mean_bytes(end_ns);
-                json!({
-                    "id": i,
-                    "name": l.name,
-                    "arrived_packets": l.stats.arrived_packets,
-                    "delivered_packets": l.stats.delivered_packets,
-                    "dropped_packets": l.stats.dropped_packets,
-                    "dropped_bytes": l.stats.dropped_bytes,
-                    "aqm_dropped_packets": l.stats.aqm_dropped_packets,
-                    "max_bytes": l.stats.max_bytes,
-                    "mean_bytes": mean,
-                    "queued_packets_at_end": l.queued_packets(end_ns),
-                    "transmitting_packets_at_end": l.transmitting_packets(end_ns),
-                    "propagating_packets_at_end": l.propagating_packets(end_ns),
-                })
-            })
-            .collect();
-        let ues: Vec<_> = self
-            .ue_metrics
-            .iter()
-            .enumerate()
-            .map(|(k, m)| {
-                let ue = UeId(k as u32);
-                let r = self.radio.ran.radio_stats(ue);
-                let spec = &self.scenario.ues[k];
-                // Which radio of its device this UE is (its rank among the UEs on its node).
-                let radio_index = self.scenario.ues[..k].iter().filter(|u| u.node == spec.node).count() as u32;
-                let goodput_bps: f64 = flows
-                    .iter()
-                    .zip(&self.flows)
-                    .filter(|(_, f)| f.spec.dst == spec.node && f.spec.dst_radio == radio_index)
-                    .map(|(summary, _)| summary["goodput_bps"].as_f64().unwrap_or(0.0))
-                    .sum();
-                let slots = r.slots.max(1) as f64;
-                let mean_rate_bps = r.rate_bps_sum / slots;
-                let all = self.radio.ran.ue_stats(ue);
-                let st = all.downlink;
-                let switches = |kinds: &[SwitchKind]| self.handovers.log.iter().filter(|r| r.ue == ue && kinds.contains(&r.kind)).count();
-                json!({
-                    "id": k,
-                    "node": spec.node,
-                    "cell": spec.cell,
-                    "cell_at_end": self.scenario.cells[self.radio.ran.cells_of(ue)[0].0 as usize].node,
-                    "handovers": switches(&[SwitchKind::Handover]),
-                    "bearer_switches": switches(&[SwitchKind::ToAnchor, SwitchKind::FromAnchor]),
-                    "mean_rate_bps": mean_rate_bps,
-                    "goodput_bps": goodput_bps,
-                    "utilization": if mean_rate_bps > 0.0 { goodput_bps / mean_rate_bps } else { 0.0 },
-                    "los_fraction": r.los_slots as f64 / slots,
-                    "outage_fraction": r.outage_slots as f64 / slots,
-                    "ran_latency_ms": latency_summary(&m.ran_latency),
-                    "downlink": {
-                        "sdus_delivered": st.sdus_delivered,
-                        "bytes_delivered": st.bytes_delivered,
-                        "drops_overflow": st.drops_overflow,
-                        "drops_aqm": st.drops_aqm,
-                        "um_losses": st.um_losses,
-                        "harq_tx": st.harq_tx,
-                        "harq_retx": st.harq_retx,
-                        "harq_failures": st.harq_failures,
-                        "harq_give_ups": st.harq_give_ups,
-                        "rlc_retx_segments": st.rlc_retx_segments,
-                    },
-                    "uplink": {
-                        "sdus_delivered": all.uplink.sdus_delivered,
-                        "bytes_delivered": all.uplink.bytes_delivered,
-                    },
-                })
-            })
-            .collect();
-        let node_name = |site: &Site| self.network.nodes[site.node as usize].name.clone();
-        let proxy = self.middleboxes.first().filter(|_| self.scenario_proxy).map(|site| site.middlebox.summary(&node_name(site)));
-        let cell_name = |c: CellId| self.scenario.cells[c.0 as usize].node.clone();
-        let mobility: Vec<_> = self
-            .handovers
-            .log
-            .iter()
-            .map(|r| {
-                json!({
-                    "t_s": r.t_ns as f64 / 1e9,
-                    "ue": r.ue.0,
-                    "kind": r.kind.name(),
-                    "from": cell_name(r.from),
-                    "to": cell_name(r.to),
-                    "interruption_s": r.interruption_ns as f64 / 1e9,
-                    "sdus_forwarded": r.sdus_forwarded,
-                    "bytes_forwarded": r.bytes_forwarded,
-                })
-            })
-            .collect();
+        let queues = network.queues_summary(end_ns);
+        // A UE's goodput: that of the flows to its radio of its device.
+        let goodput_to = |node: &str, radio: u32| -> f64 {
+            let to_radio = |f: &&Flow| f.spec.dst == node && f.spec.dst_radio == radio;
+            let goodputs = flows.iter().zip(&engine.flows).filter(|(_, f)| to_radio(f));
+            goodputs.map(|(summary, _)| summary["goodput_bps"].as_f64().unwrap_or(0.0)).sum()
+        };
+        let ues = network.ues_summary(&goodput_to);
+        let node_name = |site: SiteId| network.topology().name(network.site_node(site)).to_string();
+        let proxy = engine.middlebox_summaries(&node_name).into_iter().next().filter(|_| engine.scenario_proxy);
         let mut summary = json!({
             "scenario": name,
             "proxy": proxy,
             "ues": ues,
-            "seed": self.scenario.seed,
-            "duration_s": self.scenario.duration_s,
+            "seed": engine.scenario.seed,
+            "duration_s": engine.scenario.duration_s,
             "flows": flows,
             "queues": queues,
         });
-        if !self.radio.ue_nodes.is_empty() {
-            summary["mobility"] = json!(mobility);
+        if network.ues() > 0 {
+            summary["mobility"] = json!(network.mobility_summary());
         }
         // Middleboxes a caller added besides the scenario's [proxy].
-        let added = &self.middleboxes[self.scenario_proxy as usize..];
+        let added: Vec<_> = engine.middlebox_summaries(&node_name).into_iter().skip(engine.scenario_proxy as usize).collect();
         if !added.is_empty() {
-            summary["middleboxes"] = added.iter().map(|site| site.middlebox.summary(&node_name(site))).collect();
+            summary["middleboxes"] = added.into();
         }
         summary
+    }
+}
+
+impl Engine {
+    /// summary.json's object of every middlebox, by site.
+    fn middlebox_summaries(&self, node_name: &dyn Fn(SiteId) -> String) -> Vec<serde_json::Value> {
+        let sites = self.middleboxes.iter().enumerate();
+        sites.map(|(i, m)| m.middlebox.summary(&node_name(SiteId(i as u32)))).collect()
     }
 }

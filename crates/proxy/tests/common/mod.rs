@@ -203,7 +203,7 @@ impl<P: Middlebox> Station for Checked<P> {
             self.next_telemetry_ns += MS;
             self.route(out);
         }
-        if self.inner.next_timeout_ns().is_some_and(|t| t <= now_ns) {
+        if self.inner.next_deadline_ns().is_some_and(|t| t <= now_ns) {
             self.inner.on_timeout(now_ns, &mut NoPayloads, &mut self.scratch);
             self.route(out);
         }
@@ -211,7 +211,7 @@ impl<P: Middlebox> Station for Checked<P> {
 
     fn next_deadline_ns(&self) -> Option<u64> {
         let telemetry_ns = self.telemetry_rate_bps.map(|_| self.next_telemetry_ns);
-        [self.inner.next_timeout_ns(), telemetry_ns].into_iter().flatten().min()
+        [self.inner.next_deadline_ns(), telemetry_ns].into_iter().flatten().min()
     }
 }
 
@@ -253,7 +253,7 @@ impl Station for Endpoint {
     }
 
     fn next_deadline_ns(&self) -> Option<u64> {
-        self.conn.next_timeout_ns()
+        self.conn.next_deadline_ns()
     }
 }
 

@@ -36,14 +36,14 @@ impl LinkRate {
     }
 
     /// When the rate next changes.
-    pub fn next_ns(&self) -> u64 {
+    pub fn next_deadline_ns(&self) -> u64 {
         match self {
             LinkRate::Switching { next_ns, .. } => *next_ns,
-            LinkRate::Capacity(p) => p.next_update_ns(),
+            LinkRate::Capacity(p) => p.next_deadline_ns(),
         }
     }
 
-    /// Runs the change due at `now_ns` (= [`LinkRate::next_ns`]) on `link`.
+    /// Runs the change due at `now_ns` (= [`LinkRate::next_deadline_ns`]) on `link`.
     pub fn update(&mut self, now_ns: u64, link: &mut Link) {
         match self {
             LinkRate::Switching { period_ns, next_ns } => {

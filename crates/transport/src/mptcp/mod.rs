@@ -10,7 +10,7 @@
 //! DATA_FIN, closing, and the fallback to plain TCP.
 //!
 //! The caller routes packets by address (`on_packet` finds the subflow from the segment's
-//! addresses and ports) and drives timers through `next_timeout_ns` / `on_timeout`.
+//! addresses and ports) and drives timers through `next_deadline_ns` / `on_timeout`.
 
 mod handshake;
 mod receiver;
@@ -219,7 +219,7 @@ impl MptcpConnection {
 
     pub fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
         for slot in &mut self.slots {
-            if slot.conn.next_timeout_ns().is_some_and(|t| t <= now_ns) {
+            if slot.conn.next_deadline_ns().is_some_and(|t| t <= now_ns) {
                 slot.conn.on_timeout(now_ns, out);
             }
         }
@@ -227,8 +227,8 @@ impl MptcpConnection {
     }
 
     /// The earliest deadline over the subflows and the signals sent again.
-    pub fn next_timeout_ns(&self) -> Option<u64> {
-        let subflows = self.slots.iter().map(|s| earliest_ns(s.conn.next_timeout_ns(), s.third_ack.deadline_ns()));
+    pub fn next_deadline_ns(&self) -> Option<u64> {
+        let subflows = self.slots.iter().map(|s| earliest_ns(s.conn.next_deadline_ns(), s.third_ack.deadline_ns()));
         subflows.fold(self.data_fin.deadline_ns(), earliest_ns)
     }
 

@@ -325,7 +325,7 @@ impl TcpConnection {
         self.leave_hooks(out, mark);
     }
 
-    /// The deadline returned by `next_timeout_ns` has passed (it may be called late or
+    /// The deadline returned by `next_deadline_ns` has passed (it may be called late or
     /// spuriously; the connection checks its own deadlines).
     pub fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
         self.charge_limited_time(now_ns);
@@ -356,11 +356,11 @@ impl TcpConnection {
     }
 
     /// The earliest time at which `on_timeout` must be called, if any.
-    pub fn next_timeout_ns(&self) -> Option<u64> {
+    pub fn next_deadline_ns(&self) -> Option<u64> {
         if self.state == TcpState::Closed {
             return None;
         }
-        let data_timers = if self.can_send_data() { self.snd.next_timeout_ns() } else { None };
+        let data_timers = if self.can_send_data() { self.snd.next_deadline_ns() } else { None };
         let ack_timer = if self.synchronized { self.rcv.ack_deadline_ns() } else { None };
         earliest_ns(earliest_ns(self.syn_deadline_ns, self.time_wait_deadline_ns), earliest_ns(ack_timer, data_timers))
     }

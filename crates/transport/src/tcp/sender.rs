@@ -229,7 +229,7 @@ impl Sender {
         (self.cc.cwnd_bytes() as i64 + self.inflation_bytes).max(self.mss_bytes as i64) as u64
     }
 
-    pub fn next_timeout_ns(&self) -> Option<u64> {
+    pub fn next_deadline_ns(&self) -> Option<u64> {
         let pacing = (self.limited_by == LimitedBy::Pacing).then_some(self.pacing_release_ns);
         earliest_ns(earliest_ns(self.rto_deadline_ns, self.persist_deadline_ns), pacing)
     }
@@ -775,12 +775,12 @@ mod tests {
         assert_eq!(s.transmit(0, &tmpl, &mut out), 1, "one segment, then wait for the pacing release");
         assert_eq!(s.limited_by(), LimitedBy::Pacing);
         // 1040 wire bytes (20 IP + 20 TCP + 1000) at 8 Mbit/s take 1.04 ms.
-        assert_eq!(s.next_timeout_ns(), Some(1_040_000));
+        assert_eq!(s.next_deadline_ns(), Some(1_040_000));
         assert_eq!(s.transmit(1_039_999, &tmpl, &mut out), 0);
         assert_eq!(s.transmit(1_040_000, &tmpl, &mut out), 1);
-        assert_eq!(s.next_timeout_ns(), Some(2_080_000));
+        assert_eq!(s.next_deadline_ns(), Some(2_080_000));
         // Late calls do not catch up with a burst: one segment per call and interval.
         assert_eq!(s.transmit(5_000_000, &tmpl, &mut out), 1);
-        assert_eq!(s.next_timeout_ns(), Some(6_040_000));
+        assert_eq!(s.next_deadline_ns(), Some(6_040_000));
     }
 }

@@ -90,7 +90,7 @@ impl PartialEq<Side> for usize {
 #[derive(Clone, Debug)]
 pub struct ServerSnapshot {
     pub time_ns: u64,
-    pub next_timeout_ns: Option<u64>,
+    pub next_deadline_ns: Option<u64>,
     pub stats: TcpStats,
     /// The server processed an ACK whose acknowledgment number is this (None: a timeout).
     pub ack: Option<u32>,
@@ -123,7 +123,7 @@ impl Server {
         }
         if self.record {
             let stats = self.conn.stats().clone();
-            self.log.push(ServerSnapshot { time_ns: now_ns, next_timeout_ns: self.conn.next_timeout_ns(), stats, ack });
+            self.log.push(ServerSnapshot { time_ns: now_ns, next_deadline_ns: self.conn.next_deadline_ns(), stats, ack });
         }
     }
 }
@@ -141,7 +141,7 @@ impl Station for Server {
     }
 
     fn next_deadline_ns(&self) -> Option<u64> {
-        self.conn.next_timeout_ns()
+        self.conn.next_deadline_ns()
     }
 }
 
@@ -181,7 +181,7 @@ impl Station for Client {
     }
 
     fn next_deadline_ns(&self) -> Option<u64> {
-        self.conn.next_timeout_ns()
+        self.conn.next_deadline_ns()
     }
 }
 

@@ -1,0 +1,122 @@
+//! summary.json's sections about the network — its queues, its UE radios and its handovers —
+//! written once for both drivers (docs/outputs.md).
+
+use millinet_ran::{SwitchKind, UeId};
+use serde_json::{json, Value};
+
+use crate::metrics::LogHistogram;
+use crate::network::Network;
+
+/// Mean and percentiles in milliseconds of a histogram of nanoseconds.
+pub fn latency_summary(h: &LogHistogram) -> Value {
+    let ms = |v: Option<f64>| v.map(|ns| ns / 1e6);
+    json!({
+        "mean": ms(h.mean()),
+        "p50": ms(h.percentile(50.0)),
+        "p95": ms(h.percentile(95.0)),
+        "p99": ms(h.percentile(99.0)),
+    })
+}
+
+impl Network {
+    /// One entry per link direction, wired links first (`id` is the `queues` table's `queue`).
+    pub fn queues_summary(&mut self, end_ns: u64) -> Vec<Value> {
+        self.links
+            .iter_mut()
+            .enumerate()
+            .map(|(i, l)| {
+                let mean = l.mean_bytes(end_ns);
+                json!({
+                    "id": i,
+                    "name": l.name,
+                    "arrived_packets": l.stats.arrived_packets,
+                    "delivered_packets": l.stats.delivered_packets,
+                    "dropped_packets": l.stats.dropped_packets,
+                    "dropped_bytes": l.stats.dropped_bytes,
+                    "aqm_dropped_packets": l.stats.aqm_dropped_packets,
+                    "max_bytes": l.stats.max_bytes,
+                    "mean_bytes": mean,
+                    "queued_packets_at_end": l.queued_packets(end_ns),
+                    "transmitting_packets_at_end": l.transmitting_packets(end_ns),
+                    "propagating_packets_at_end": l.propagating_packets(end_ns),
+                })
+            })
+            .collect()
+    }
+
+    /// One entry per UE radio. `goodput_to(node, radio)` is the goodput of the flows that end
+    /// at radio `radio` of the device on `node` (its rank among the device's UEs).
+    pub fn ues_summary(&self, goodput_to: &dyn Fn(&str, u32) -> f64) -> Vec<Value> {
+        (0..self.ues())
+            .map(|k| {
+                let ue = UeId(k as u32);
+                let m = &self.ue_metrics[k];
+                let r = self.radio.ran.radio_stats(ue);
+                let (node, cell) = &self.ue_names[k];
+                let radio_index = self.ue_names[..k].iter().filter(|(n, _)| n == node).count() as u32;
+                let goodput_bps = goodput_to(node, radio_index);
+                let slots = r.slots.max(1) as f64;
+                let mean_rate_bps = r.rate_bps_sum / slots;
+                let all = self.radio.ran.ue_stats(ue);
+                let st = all.downlink;
+                let switches = |kinds: &[SwitchKind]| self.handovers.log.iter().filter(|r| r.ue == ue && kinds.contains(&r.kind)).count();
+                json!({
+                    "id": k,
+                    "node": node,
+                    "cell": cell,
+                    "cell_at_end": self.serving_cell_name(ue),
+                    "handovers": switches(&[SwitchKind::Handover]),
+                    "bearer_switches": switches(&[SwitchKind::ToAnchor, SwitchKind::FromAnchor]),
+                    "mean_rate_bps": mean_rate_bps,
+                    "goodput_bps": goodput_bps,
+                    "utilization": if mean_rate_bps > 0.0 { goodput_bps / mean_rate_bps } else { 0.0 },
+                    "los_fraction": r.los_slots as f64 / slots,
+                    "outage_fraction": r.outage_slots as f64 / slots,
+                    "ran_latency_ms": latency_summary(&m.ran_latency),
+                    "downlink": {
+                        "sdus_delivered": st.sdus_delivered,
+                        "bytes_delivered": st.bytes_delivered,
+                        "drops_overflow": st.drops_overflow,
+                        "drops_aqm": st.drops_aqm,
+                        "um_losses": st.um_losses,
+                        "harq_tx": st.harq_tx,
+                        "harq_retx": st.harq_retx,
+                        "harq_failures": st.harq_failures,
+                        "harq_give_ups": st.harq_give_ups,
+                        "rlc_retx_segments": st.rlc_retx_segments,
+                    },
+                    "uplink": {
+                        "sdus_delivered": all.uplink.sdus_delivered,
+                        "bytes_delivered": all.uplink.bytes_delivered,
+                    },
+                })
+            })
+            .collect()
+    }
+
+    /// One entry per handover or bearer switch, in time order.
+    pub fn mobility_summary(&self) -> Vec<Value> {
+        let cell_name = |c: millinet_ran::CellId| self.topology.name(self.radio.cell_nodes[c.0 as usize]);
+        self.handovers
+            .log
+            .iter()
+            .map(|r| {
+                json!({
+                    "t_s": r.t_ns as f64 / 1e9,
+                    "ue": r.ue.0,
+                    "kind": r.kind.name(),
+                    "from": cell_name(r.from),
+                    "to": cell_name(r.to),
+                    "interruption_s": r.interruption_ns as f64 / 1e9,
+                    "sdus_forwarded": r.sdus_forwarded,
+                    "bytes_forwarded": r.bytes_forwarded,
+                })
+            })
+            .collect()
+    }
+
+    /// The RAN latency of scenario flow `flow`'s packets delivered over a radio downlink.
+    pub fn flow_ran_latency(&self, flow: usize) -> &LogHistogram {
+        &self.flow_ran_latency[flow]
+    }
+}
