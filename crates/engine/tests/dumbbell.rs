@@ -51,6 +51,28 @@ fn goodput_never_exceeds_the_bottleneck_and_bins_add_up() {
     assert!((bytes - flow["delivered_bytes"].as_f64().unwrap()).abs() < 1.0);
 }
 
+/// A column of the flows table.
+fn flows_column(out: &millinet_engine::RunOutput, name: &str) -> millinet_engine::ColumnData {
+    let flows = out.tables.iter().find(|t| t.name == "flows").unwrap();
+    flows.columns.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no column {name}")).data.clone()
+}
+
+#[test]
+fn the_flows_table_has_the_kernels_min_rtt_delivery_rate_and_retransmits() {
+    // 100 Mbit/s behind 10 and 1 ms: a round trip is at least 22 ms of propagation; no
+    // delivery-rate sample exceeds the bottleneck; retransmissions only accumulate.
+    let out = run("dumbbell", &["duration_s=3", "links.1.rate_bps=1e8", "links.1.queue_bytes=100000"]);
+    let millinet_engine::ColumnData::F64(min_rtt_ms) = flows_column(&out, "min_rtt_ms") else { panic!("min_rtt_ms is f64") };
+    let millinet_engine::ColumnData::F64(rate_bps) = flows_column(&out, "delivery_rate_bps") else { panic!("f64") };
+    let millinet_engine::ColumnData::U64(retransmits) = flows_column(&out, "retransmits") else { panic!("u64") };
+    assert!(min_rtt_ms[0].is_nan(), "no RTT sample before the connection exists");
+    let sampled: Vec<f64> = min_rtt_ms.iter().copied().filter(|v| !v.is_nan()).collect();
+    assert!(sampled.iter().all(|&ms| ms >= 22.0) && sampled.windows(2).all(|w| w[1] <= w[0]), "min RTT {sampled:?}");
+    assert!(rate_bps.iter().all(|&bps| bps <= 1e8 * 1.001) && rate_bps.iter().any(|&bps| bps > 0.8e8), "delivery rate");
+    assert!(retransmits.windows(2).all(|w| w[1] >= w[0]));
+    assert_eq!(*retransmits.last().unwrap(), out.summary["flows"][0]["retransmits"].as_u64().unwrap());
+}
+
 #[test]
 fn newreno_and_switching_bottleneck_deliver_in_order() {
     // The engine asserts in-order, exactly-once delivery on every delivery.

@@ -23,6 +23,11 @@ pub struct Series {
     /// Stream bytes the (sub)flow's peer acknowledged so far: a path's contribution over
     /// time is its difference between samples.
     pub flow_acked_bytes: Vec<u64>,
+    /// NaN before the first RTT sample.
+    pub min_rtt_ms: Vec<f64>,
+    pub delivery_rate_bps: Vec<f64>,
+    /// Segments retransmitted so far.
+    pub retransmits: Vec<u64>,
     pub queue_t: Vec<f64>,
     pub queue_id: Vec<u32>,
     pub queue_bytes: Vec<u64>,
@@ -84,18 +89,53 @@ pub struct Goodput {
     pub goodput_bps: Vec<f64>,
 }
 
+/// One row of the flows table: a sender's state, as the simulator's TCP or the kernel's
+/// TCP_INFO reports it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowRow {
+    pub cwnd_bytes: u64,
+    pub ssthresh_bytes: u64,
+    pub srtt_ns: u64,
+    pub pacing_rate_bps: u64,
+    pub bytes_in_flight: u64,
+    pub acked_bytes: u64,
+    /// None before the first RTT sample.
+    pub min_rtt_ns: Option<u64>,
+    pub delivery_rate_bps: u64,
+    pub retransmits: u64,
+}
+
+impl From<&TcpStats> for FlowRow {
+    fn from(stats: &TcpStats) -> FlowRow {
+        FlowRow {
+            cwnd_bytes: stats.cwnd_bytes,
+            ssthresh_bytes: stats.ssthresh_bytes,
+            srtt_ns: stats.srtt_ns,
+            pacing_rate_bps: stats.pacing_rate_bps,
+            bytes_in_flight: stats.bytes_in_flight,
+            acked_bytes: stats.acked_bytes,
+            min_rtt_ns: (stats.rtt_samples > 0).then_some(stats.min_rtt_ns),
+            delivery_rate_bps: stats.delivery_rate_bps,
+            retransmits: stats.retransmitted_segments,
+        }
+    }
+}
+
 impl Series {
     /// One row of the flows table: flow `flow`'s (sub)flow `subflow` at `t`.
-    pub fn push_flow_row(&mut self, t: f64, flow: u32, subflow: u32, stats: &TcpStats) {
+    pub fn push_flow_row(&mut self, t: f64, flow: u32, subflow: u32, row: &FlowRow) {
         self.flow_t.push(t);
         self.flow_id.push(flow);
         self.flow_subflow.push(subflow);
-        self.cwnd_bytes.push(stats.cwnd_bytes);
-        self.ssthresh_bytes.push(stats.ssthresh_bytes);
-        self.srtt_ms.push(stats.srtt_ns as f64 / 1e6);
-        self.pacing_rate_bps.push(stats.pacing_rate_bps as f64);
-        self.in_flight_bytes.push(stats.bytes_in_flight);
-        self.flow_acked_bytes.push(stats.acked_bytes);
+        self.cwnd_bytes.push(row.cwnd_bytes);
+        self.ssthresh_bytes.push(row.ssthresh_bytes);
+        self.srtt_ms.push(row.srtt_ns as f64 / 1e6);
+        self.pacing_rate_bps.push(row.pacing_rate_bps as f64);
+        self.in_flight_bytes.push(row.bytes_in_flight);
+        self.flow_acked_bytes.push(row.acked_bytes);
+        self.min_rtt_ms.push(row.min_rtt_ns.map_or(f64::NAN, |ns| ns as f64 / 1e6));
+        self.delivery_rate_bps.push(row.delivery_rate_bps as f64);
+        self.retransmits.push(row.retransmits);
     }
 
     pub fn rows(&self) -> usize {
@@ -121,6 +161,9 @@ impl Series {
                     col("pacing_rate_bps", ColumnData::F64(s.pacing_rate_bps)),
                     col("bytes_in_flight", ColumnData::U64(s.in_flight_bytes)),
                     col("acked_bytes", ColumnData::U64(s.flow_acked_bytes)),
+                    col("min_rtt_ms", ColumnData::F64(s.min_rtt_ms)),
+                    col("delivery_rate_bps", ColumnData::F64(s.delivery_rate_bps)),
+                    col("retransmits", ColumnData::U64(s.retransmits)),
                 ],
             },
             Table {

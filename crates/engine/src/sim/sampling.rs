@@ -1,6 +1,8 @@
 //! The time series: the network's rows (queues, UEs) and the hosts' (flows, MP-TCP, the
 //! proxy's flows) every sample step, handed out in chunks so memory stays flat (outputs.md §2).
 
+use millinet_network::series::FlowRow;
+
 use super::*;
 
 impl Engine {
@@ -11,7 +13,7 @@ impl Engine {
             let model = &self.endpoints[f.sender as usize].model;
             let mut k = 0;
             while let Some(tcp) = model.subflow(k) {
-                s.push_flow_row(t, i as u32, k as u32, &tcp.stats());
+                s.push_flow_row(t, i as u32, k as u32, &FlowRow::from(&tcp.stats()));
                 k += 1;
             }
             if let Model::Mptcp { conn, .. } = model {

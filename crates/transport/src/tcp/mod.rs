@@ -158,6 +158,10 @@ pub struct TcpStats {
     /// Number of RTT samples taken so far and the latest one.
     pub rtt_samples: u64,
     pub last_rtt_ns: u64,
+    /// The smallest RTT sample so far (0 before the first).
+    pub min_rtt_ns: u64,
+    /// The latest delivery-rate sample (Linux's tcpi_delivery_rate), 0 before the first.
+    pub delivery_rate_bps: u64,
     /// Time spent limited by cwnd, rwnd, the application and pacing, indexed by `LimitedBy`.
     pub limited_ns: [u64; 4],
     /// Outstanding bytes SACKed by the peer, and deemed lost (RFC 6675 scoreboard).

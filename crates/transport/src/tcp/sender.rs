@@ -108,6 +108,9 @@ pub(crate) struct Sender {
     fast_retransmits: u64,
     rtos: u64,
     spurious_rtos: u64,
+    /// The latest delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation), what
+    /// Linux reports as tcpi_delivery_rate; 0 before the first.
+    delivery_rate_bps: u64,
 }
 
 impl Sender {
@@ -160,6 +163,7 @@ impl Sender {
             fast_retransmits: 0,
             rtos: 0,
             spurious_rtos: 0,
+            delivery_rate_bps: 0,
         }
     }
 
@@ -319,6 +323,9 @@ impl Sender {
         self.recovery_step(now_ns, ack, newly_acked, is_dup, was_in_recovery);
         self.restart_rto_after_ack(now_ns, newly_acked, was_in_recovery);
         let rate = self.rate.take_sample(self.rtt.min_rtt_ns());
+        if let Some(r) = &rate {
+            self.delivery_rate_bps = (u128::from(r.delivered_bytes) * 8_000_000_000 / u128::from(r.interval_ns)) as u64;
+        }
         if newly_acked > 0 || newly_sacked > 0 {
             let cwnd_limited = self.growth == CwndGrowth::Always || self.is_cwnd_limited();
             self.cc.on_ack(&AckSample {
@@ -729,6 +736,8 @@ impl Sender {
         stats.spurious_rtos = self.spurious_rtos;
         stats.rtt_samples = self.rtt.samples();
         stats.last_rtt_ns = self.rtt.last_rtt_ns();
+        stats.min_rtt_ns = self.rtt.min_rtt_ns();
+        stats.delivery_rate_bps = self.delivery_rate_bps;
     }
 }
 
