@@ -49,7 +49,8 @@ def bench_forwarding() -> None:
     sim_wall_s = time.perf_counter() - started
     s = emulated.summary
     goodput = s["flows"][0]["goodput_bps"]
-    frames_per_s = s["emulator"]["frames_down"] / duration_s
+    server = next(h for h in s["emulator"]["hosts"] if h["node"] == "server")
+    frames_per_s = server["frames_read"] / duration_s
     print(f"\n(g) maximum forwarding rate (every link 100 Gbit/s, 1 ms; CUBIC, {duration_s:g} s)  {load()}")
     print(
         f"emulator:  {goodput / 1e9:.2f} Gbit/s goodput, {frames_per_s / 1e3:.1f} k frames/s down "

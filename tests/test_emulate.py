@@ -53,9 +53,9 @@ def test_a_killed_emulation_leaves_nothing_behind(tmp_path):
     )
     try:
         deadline = time.monotonic() + 20
-        while len(namespaces_of(child.pid)) < 3 and time.monotonic() < deadline:
+        while len(namespaces_of(child.pid)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert len(namespaces_of(child.pid)) == 3, "the emulation made its server, gnb and ue namespaces"
+        assert len(namespaces_of(child.pid)) == 2, "the emulation made its hosts' namespaces, the server's and the client's"
         time.sleep(1.0)  # mid-run
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=10)
@@ -63,7 +63,6 @@ def test_a_killed_emulation_leaves_nothing_behind(tmp_path):
         while namespaces_of(child.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert namespaces_of(child.pid) == []
-        assert not any(Path(f"/sys/class/net/{dev}").exists() for dev in ("s0", "u0", "tsrv", "tue"))
     finally:
         child.kill()
     assert ok(cli("emulate", "--cleanup", cwd=tmp_path)).stdout.startswith("removed 0 namespaces")
@@ -88,7 +87,9 @@ def test_an_unknown_key_is_refused_as_by_run(tmp_path):
         ("spep-emulation", ["proxy.node=edge", "proxy.split_cc=highspeed"], "proxy.split_cc"),
         ("spep-emulation", ["proxy.node=edge", "proxy.split_mss_bytes=1400"], "proxy.split_mss_bytes"),
         ("milliproxy", ["proxy.node=server"], "proxy.node"),
-        ("handover", [], "ues.0"),
+        ("e2e-blockers", [], "flows.0.app"),
+        # Flows 0 and 2 start at one host, whose kernel has one tcp_sack.
+        ("urban", ["flows.0.sack=false"], "flows.2.sack"),
     ],
 )
 def test_a_scenario_it_cannot_host_is_named(tmp_path, scenario, overrides, field):
@@ -207,7 +208,6 @@ def test_a_real_split_proxy_relays_the_download_and_answers_the_server_from_the_
         assert queues[queues["queue"] == 2]["rate_bps"].sub(capacity_bps).abs().max() < 2
         if arm == "split":
             assert summary["proxy"]["kind"] == "split" and summary["proxy"]["bytes_relayed_toward_ue"] == 100_000
-            assert summary["emulator"]["frames_from_proxy"] > 0
             assert flow["min_rtt_ms"] < 15, "the proxy acknowledges from the edge, 2 x 5 ms away"
         else:
             # 2 x (5 + 10) ms to the client, less the link's sub-millisecond timing error.

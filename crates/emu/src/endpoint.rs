@@ -31,6 +31,8 @@ pub struct FlowPlan {
     pub server: SocketAddrV4,
     /// Where the UE connects: the server, or the split proxy that connects to it.
     pub connect_to: SocketAddrV4,
+    /// The UE's address it connects from (its radio's, for a device with several).
+    pub bind: Ipv4Addr,
     pub workload: Workload,
     pub start_ns: u64,
     pub end_ns: u64,
@@ -228,7 +230,8 @@ pub fn download(plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Result<FlowReport, 
     }
     let requested_ns = clock();
     let remaining = Duration::from_nanos(plan.end_ns.saturating_sub(requested_ns).max(1));
-    let mut stream = mptcp::connect(plan.transport, plan.connect_to, remaining).map_err(|e| EmuError::System(format!("the UE: {e}")))?;
+    let mut stream =
+        mptcp::connect(plan.transport, plan.bind, plan.connect_to, remaining).map_err(|e| EmuError::System(format!("the UE: {e}")))?;
     stream.set_read_timeout(Some(Duration::from_millis(20))).map_err(|e| EmuError::System(format!("SO_RCVTIMEO: {e}")))?;
     let bins = plan.end_ns.div_ceil(plan.goodput_bin_ns) as usize;
     let mut report = FlowReport { received_per_bin: vec![0; bins], ..FlowReport::default() };
@@ -276,11 +279,6 @@ pub(crate) fn set_congestion_control(fd: i32, cc: &str) -> Result<(), EmuError> 
         return Err(EmuError::os(&format!("cannot set congestion control {cc}")));
     }
     Ok(())
-}
-
-/// The address the server listens on.
-pub fn server_address(ip: Ipv4Addr) -> SocketAddrV4 {
-    SocketAddrV4::new(ip, 5201)
 }
 
 #[cfg(test)]

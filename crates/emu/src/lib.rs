@@ -1,13 +1,13 @@
 //! The emulator (emulation.md §1): real Linux TCP endpoints in network namespaces, joined
-//! through a userspace link that the very same channel and RAN models as the simulator drive
-//! on a real clock. `emulate_file` runs a scenario file and returns what it measured.
+//! through a userspace link that drives the very network layer the simulator drives (its
+//! links, cells, UE radios, handovers and routes) on a real clock. `emulate_file` runs a
+//! scenario file and returns what it measured.
 
 pub mod capture;
 pub mod clock;
 pub mod endpoint;
 pub mod error;
 pub mod frames;
-pub mod hop;
 pub mod iperf;
 pub mod link;
 pub mod mptcp;

@@ -45,9 +45,12 @@ pub fn listen(transport: Transport, addr: SocketAddrV4) -> Result<TcpListener, E
     Ok(socket.into())
 }
 
-/// A connection of the transport to `addr`, given up after `timeout`.
-pub fn connect(transport: Transport, addr: SocketAddrV4, timeout: Duration) -> Result<TcpStream, EmuError> {
+/// A connection of the transport from local address `from` to `addr`, given up after
+/// `timeout`.
+pub fn connect(transport: Transport, from: Ipv4Addr, addr: SocketAddrV4, timeout: Duration) -> Result<TcpStream, EmuError> {
     let socket = socket(transport)?;
+    let local = SocketAddr::V4(SocketAddrV4::new(from, 0));
+    socket.bind(&local.into()).map_err(|e| EmuError::System(format!("cannot bind to {from}: {e}")))?;
     socket
         .connect_timeout(&SocketAddr::V4(addr).into(), timeout)
         .map_err(|e| EmuError::System(format!("cannot connect to {addr}: {e}")))?;

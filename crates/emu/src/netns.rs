@@ -27,8 +27,8 @@ pub struct Namespaces {
 }
 
 impl Namespaces {
-    /// Makes one namespace per role, with loopback up.
-    pub fn create(roles: &[&str]) -> Result<Namespaces, EmuError> {
+    /// Makes one namespace per role (a host's name), with loopback up.
+    pub fn create(roles: &[String]) -> Result<Namespaces, EmuError> {
         static EMULATIONS: AtomicU32 = AtomicU32::new(0);
         let (pid, n) = (std::process::id(), EMULATIONS.fetch_add(1, Ordering::Relaxed));
         let names: Vec<String> = roles.iter().map(|r| format!("{PREFIX}{pid}-{n}-{r}")).collect();
@@ -41,16 +41,9 @@ impl Namespaces {
         Ok(ns)
     }
 
-    /// The namespace of `role` (one of those given to `create`).
-    pub fn name(&self, role: &str) -> &str {
-        let suffix = format!("-{role}");
-        self.names.iter().find(|n| n.ends_with(&suffix)).expect("a role given to create")
-    }
-
-    /// Moves the calling thread into `role`'s namespace: sockets and devices it creates from
-    /// then on live there.
-    pub fn enter(&self, role: &str) -> Result<(), EmuError> {
-        enter(self.name(role))
+    /// The namespace of the `k`-th role given to `create`.
+    pub fn name(&self, k: usize) -> &str {
+        &self.names[k]
     }
 }
 

@@ -3,6 +3,8 @@
 
 use std::os::fd::RawFd;
 
+use millinet_network::series::FlowRow;
+
 use crate::error::EmuError;
 
 /// The layout of <linux/tcp.h> up to `tcpi_total_rto_time` (Linux 6.7); the fields this
@@ -106,6 +108,22 @@ impl TcpInfo {
     pub fn bytes_in_flight(&self) -> u64 {
         // RFC 6675 pipe as Linux counts it: unacked − (SACKed + lost) + retransmitted.
         (self.unacked as u64 + self.retrans as u64).saturating_sub(self.sacked as u64 + self.lost as u64) * self.snd_mss as u64
+    }
+
+    /// The `flows` table's row: the simulator's columns from the kernel's fields.
+    pub fn flow_row(&self) -> FlowRow {
+        FlowRow {
+            cwnd_bytes: self.cwnd_bytes(),
+            ssthresh_bytes: self.ssthresh_bytes(),
+            srtt_ns: u64::from(self.rtt_us) * 1000,
+            pacing_rate_bps: self.pacing_rate.saturating_mul(8),
+            bytes_in_flight: self.bytes_in_flight(),
+            acked_bytes: self.bytes_acked,
+            // The kernel's "none yet" is ~0.
+            min_rtt_ns: (self.min_rtt_us != u32::MAX && self.min_rtt_us > 0).then(|| u64::from(self.min_rtt_us) * 1000),
+            delivery_rate_bps: self.delivery_rate.saturating_mul(8),
+            retransmits: u64::from(self.total_retrans),
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! The link's telemetry for a proxy (milliproxy.md §3, emulation.md §1): every T_info the
-//! RAN's record of the UE, due D_info later as one datagram (docs/telemetry.md), handed to the
+//! RAN's record of each UE, due D_info later as one datagram (docs/telemetry.md), handed to the
 //! milliProxy in the link and sent to a local Unix datagram socket when one is named. `t_ns`
 //! is the host's CLOCK_MONOTONIC at sampling, so a consumer in any namespace of the host can
 //! tell how old a record is.
@@ -9,9 +9,7 @@ use std::net::Ipv4Addr;
 use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 
-use millinet_ran::{Ran, UeId};
-use millinet_scenario::rng::Stream;
-use millinet_wire::TELEMETRY_DATAGRAM_BYTES;
+use millinet_wire::{Telemetry, TELEMETRY_DATAGRAM_BYTES};
 
 use crate::error::EmuError;
 
@@ -19,7 +17,6 @@ pub struct TelemetryPublisher {
     /// The socket to send from and the consumer's address, if a consumer outside the link
     /// was named.
     socket: Option<(UnixDatagram, PathBuf)>,
-    ue_ip: Ipv4Addr,
     period_ns: u64,
     delay_ns: u64,
     /// CLOCK_MONOTONIC at the run's time 0.
@@ -33,7 +30,7 @@ pub struct TelemetryPublisher {
 }
 
 impl TelemetryPublisher {
-    pub fn new(to: Option<PathBuf>, ue_ip: Ipv4Addr, period_ns: u64, delay_ns: u64, monotonic_start_ns: u64) -> Result<Self, EmuError> {
+    pub fn new(to: Option<PathBuf>, period_ns: u64, delay_ns: u64, monotonic_start_ns: u64) -> Result<Self, EmuError> {
         let socket = match to {
             Some(to) => {
                 let socket = UnixDatagram::unbound().map_err(|e| EmuError::System(format!("telemetry socket: {e}")))?;
@@ -44,7 +41,6 @@ impl TelemetryPublisher {
         };
         Ok(TelemetryPublisher {
             socket,
-            ue_ip,
             period_ns: period_ns.max(1),
             delay_ns,
             monotonic_start_ns,
@@ -55,13 +51,19 @@ impl TelemetryPublisher {
         })
     }
 
-    /// Samples when a period is due; what is due by `now_ns` is sent to the socket, if any,
-    /// and appended to `due` with its due time.
-    pub fn step(&mut self, now_ns: u64, ran: &Ran<Stream>, ue: UeId, due: &mut Vec<(u64, [u8; TELEMETRY_DATAGRAM_BYTES])>) {
+    /// Samples `records` (each UE radio's, by its address) when a period is due; what is due
+    /// by `now_ns` is sent to the socket, if any, and appended to `due` with its due time.
+    pub fn step(
+        &mut self,
+        now_ns: u64,
+        records: impl Iterator<Item = (Ipv4Addr, Telemetry)>,
+        due: &mut Vec<(u64, [u8; TELEMETRY_DATAGRAM_BYTES])>,
+    ) {
         if now_ns >= self.next_sample_ns {
-            let mut record = ran.telemetry(now_ns, ue);
-            record.t_ns = self.monotonic_start_ns + now_ns;
-            self.pending.push_back((now_ns + self.delay_ns, record.encode(self.ue_ip)));
+            for (ue, mut record) in records {
+                record.t_ns = self.monotonic_start_ns + now_ns;
+                self.pending.push_back((now_ns + self.delay_ns, record.encode(ue)));
+            }
             self.next_sample_ns = (now_ns / self.period_ns + 1) * self.period_ns;
         }
         while let Some(&(at, datagram)) = self.pending.front().filter(|(at, _)| *at <= now_ns) {

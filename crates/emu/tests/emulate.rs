@@ -82,9 +82,9 @@ fn a_capacity_drop_fills_the_rlc_buffer_which_drains_when_it_recovers() {
     let dir = tempfile::tempdir().unwrap();
     let path = radio_route(&dir, "0,400e6\n1.0,40e6\n1.6,400e6\n", 3_000_000, 2.6);
     let run = emulate_file(&path, &EmulateOptions::default(), &mut |_, _| true).unwrap();
+    let (t, rlc_bytes) = (common::f64_column(&run.tables, "ues", "t"), common::u64_column(&run.tables, "ues", "rlc_bytes"));
     let rlc = |from_s: f64, to_s: f64| -> Vec<u64> {
-        let (from, to) = ((from_s * 1e9) as u64, (to_s * 1e9) as u64);
-        run.link.ue_samples.iter().filter(|x| x.t_ns >= from && x.t_ns < to).map(|x| x.rlc_bytes).collect()
+        t.iter().zip(&rlc_bytes).filter(|(&t, _)| t >= from_s && t < to_s).map(|(_, &bytes)| bytes).collect()
     };
     let max = |v: Vec<u64>| v.into_iter().max().unwrap();
     let during = max(rlc(1.2, 1.6));
@@ -93,7 +93,7 @@ fn a_capacity_drop_fills_the_rlc_buffer_which_drains_when_it_recovers() {
     // RLC buffer, up to its limit: all of it but the 40 Mbit/s path's BDP (110 kB at 22 ms).
     // How large that window is depends on the kernel (HyStart may leave slow start early),
     // so it is read from the server's TCP_INFO at the drop.
-    let at_drop = run.flow.samples.iter().rev().find(|x| x.t_ns <= 1_000_000_000).expect("TCP_INFO samples before the drop");
+    let at_drop = run.flows[0].samples.iter().rev().find(|x| x.t_ns <= 1_000_000_000).expect("TCP_INFO samples before the drop");
     let i = &at_drop.info;
     let in_flight = u64::from(i.unacked + i.retrans).saturating_sub(u64::from(i.sacked + i.lost)) * u64::from(i.snd_mss);
     let expected = 3_000_000.min(in_flight.saturating_sub(110_000));
@@ -169,7 +169,7 @@ fn the_link_publishes_the_ues_telemetry_every_t_info_d_info_late() {
     assert!((span_ms - 5.0 * spacing_ms.len() as f64).abs() < 2.0, "{span_ms} ms for {} periods", spacing_ms.len());
     assert!(spacing_ms.iter().all(|&d| (2.5..7.5).contains(&d)), "spacings {spacing_ms:?}");
     for (arrived_ns, (ue, record)) in &received {
-        assert_eq!(*ue, std::net::Ipv4Addr::new(10, 77, 2, 1));
+        assert_eq!(*ue, std::net::Ipv4Addr::new(10, 0, 0, 4), "the UE node's address in the network (its fourth node)");
         // The capacity trace is the UE's achievable rate once it has reported.
         assert!((record.rate_bps - 1e9).abs() < 1.0 || record.rate_bps == 0.0, "rate {}", record.rate_bps);
         let age_ms = (arrived_ns - record.t_ns) as f64 / 1e6;

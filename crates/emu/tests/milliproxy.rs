@@ -11,8 +11,9 @@ mod common;
 use common::radio_route;
 use serde_json::Value;
 
-const UE: Ipv4Addr = Ipv4Addr::new(10, 77, 2, 1);
-const SERVER: Ipv4Addr = Ipv4Addr::new(10, 77, 1, 1);
+/// The route's UE and server nodes' addresses in the network (its fourth and first nodes).
+const UE: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 4);
+const SERVER: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
 
 /// What the tests read of a captured TCP packet (tcpdump keeps the first 128 bytes).
 #[derive(Clone, Copy, Debug)]
@@ -38,13 +39,19 @@ fn captured(path: &Path) -> Vec<Seen> {
     };
     let word = |b: &[u8], at: usize| u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
     let le = |at: usize| u32::from_le_bytes(file[at..at + 4].try_into().unwrap()) as u64;
+    // The link header before IPv4: none on a TUN device (LINKTYPE_RAW), Ethernet's 14 bytes.
+    let link_header = match le(20) {
+        101 | 228 => 0,
+        1 => 14,
+        other => panic!("link type {other}"),
+    };
     let mut seen = Vec::new();
     let mut at = 24;
     while at + 16 <= file.len() {
         let (t_ns, caplen) = (le(at) * 1_000_000_000 + le(at + 4) * sub_ns, le(at + 8) as usize);
         let data = &file[at + 16..at + 16 + caplen];
         at += 16 + caplen;
-        let d = &data[14.min(data.len())..]; // Ethernet
+        let d = &data[link_header.min(data.len())..];
         if d.len() < 40 || d[0] >> 4 != 4 || d[9] != 6 {
             continue;
         }

@@ -64,6 +64,6 @@ fn kernel_mptcp_with_lia_carries_each_radios_share_as_the_simulator_does() {
     let lte_rate = emu["ues"][1]["mean_rate_bps"].as_f64().unwrap();
     assert!(emu_paths.iter().all(|&bps| bps > 0.05 * lte_rate), "{emu_paths:?}");
     assert!(goodput(emu) > 2.0 * lte_rate, "{} against LTE's {lte_rate}", goodput(emu));
-    let series_subflows: std::collections::BTreeSet<u32> = emulated.flow.samples.iter().map(|x| x.subflow).collect();
+    let series_subflows: std::collections::BTreeSet<u32> = emulated.flows[0].samples.iter().map(|x| x.subflow).collect();
     assert_eq!(series_subflows.into_iter().collect::<Vec<_>>(), vec![0, 1], "the flows table has a row per subflow");
 }

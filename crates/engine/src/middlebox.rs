@@ -7,12 +7,13 @@
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 
+use millinet_network::records::middlebox_summary;
 use millinet_proxy::{Direction, FlowKey, FlowSample, LengthOnly, Middlebox, NoPayloads, Proxy, SplitProxy};
 use millinet_scenario::translate::proxy::{milliproxy_config, split_config};
 use millinet_scenario::translate::seconds_to_ns;
 use millinet_transport::deadline::earliest_ns;
 use millinet_wire::{Packet, Telemetry};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::scenario::{ProxyKind, ProxySpec};
 use crate::Error;
@@ -71,15 +72,7 @@ impl DelayedTelemetry {
 
     /// summary.json's object for it: the node, the middlebox's kind and setting, its counters.
     pub fn summary(&self, node: &str) -> Value {
-        let s = self.middlebox.summary();
-        let mut m = Map::new();
-        m.insert("node".into(), node.into());
-        m.insert("kind".into(), s.kind.into());
-        m.insert(s.setting.0.into(), s.setting.1.into());
-        for (name, value) in s.counters {
-            m.insert(name.into(), value.into());
-        }
-        Value::Object(m)
+        Value::Object(middlebox_summary(node, self.middlebox.summary()))
     }
 
     fn hand_over_due(&mut self, now_ns: u64, out: &mut Vec<Packet>) {

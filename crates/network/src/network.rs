@@ -11,7 +11,7 @@ use millinet_proxy::Direction;
 use millinet_ran::{CellId, RanOutput, Telemetry, UeId};
 use millinet_scenario::translate::{link_params, LinkRate};
 use millinet_scenario::{Aqm, ConfigError, Scenario};
-use millinet_transport::link::{Link, LinkTimers};
+use millinet_transport::link::{transmission_ns, Link, LinkTimers};
 use millinet_wire::Packet;
 
 use crate::ids::{InterfaceId, LinkId, NodeId, SiteId};
@@ -53,7 +53,27 @@ pub trait Driver {
     /// A packet reached `node`, which is watched ([`Network::watch`]); called before anything
     /// else happens to it there.
     fn seen(&mut self, now_ns: u64, node: NodeId, packet: &Packet);
+
+    // Frames: a driver that holds packets' bytes (the emulator: `meta.payload` names a frame,
+    // possibly a GSO frame of several TCP segments) is asked these; the simulator's packets
+    // name none, so they never are.
+
+    /// The wire bytes of one TCP segment of `packet`, if it is a frame of several.
+    fn segment_wire_bytes(&self, _packet: &Packet) -> Option<u32> {
+        None
+    }
+    /// Cuts `packet` into frames of at most `segments` TCP segments each, appended to `parts`
+    /// in sequence order (a frame of one segment whole).
+    fn split(&mut self, packet: Packet, _segments: usize, parts: &mut Vec<Packet>) {
+        parts.push(packet);
+    }
+    /// The network dropped `packet` (a full queue, no route, an RLC drop): its bytes may go.
+    fn discard(&mut self, _packet: Packet) {}
 }
+
+/// The longest a frame may take to serialise on a wired link and still cross it as one unit:
+/// the timing granularity of links carrying GSO frames (100 µs: ten trains per ms at any rate).
+const TRAIN_NS: u64 = 100_000;
 
 /// Link `link`'s wake-ups, asked of the driver.
 pub(crate) struct LinkWakes<'a, D> {
@@ -110,6 +130,9 @@ pub struct Network {
     ue_codel: Vec<bool>,
     /// Node names of the scenario's UEs and of the cell each was configured on (summary.json).
     pub(crate) ue_names: Vec<(String, String)>,
+    /// Scratch for cutting frames (trains, then single segments).
+    trains: Vec<Packet>,
+    segments: Vec<Packet>,
 }
 
 impl Network {
@@ -184,6 +207,8 @@ impl Network {
             flow_ran_latency: scenario.flows.iter().map(|_| LogHistogram::default()).collect(),
             ue_codel: scenario.ues.iter().map(|u| u.rlc_aqm == Aqm::Codel).collect(),
             ue_names: scenario.ues.iter().map(|u| (u.node.clone(), u.cell.clone())).collect(),
+            trains: Vec::new(),
+            segments: Vec::new(),
         })
     }
 
@@ -266,28 +291,74 @@ impl Network {
 
     #[inline]
     pub(crate) fn forward<D: Driver>(&mut self, now_ns: u64, node: NodeId, mut packet: Packet, driver: &mut D) {
-        let Some(dst) = self.topology.interface_of(packet.dst) else { return };
-        if packet.ttl == 0 {
+        let Some(dst) = self.topology.interface_of(packet.dst).filter(|_| packet.ttl > 0) else {
+            driver.discard(packet);
             return;
-        }
+        };
         packet.ttl -= 1;
+        let frame = !packet.meta.payload.is_none();
         // Drops in an RLC buffer are counted by the RLC entity itself.
         match self.topology.next_hop_from(node, packet.src, dst) {
-            Hop::Unreachable => {}
+            Hop::Unreachable => driver.discard(packet),
+            Hop::Link(link) if frame => self.enqueue_frame(now_ns, link, packet, driver),
             Hop::Link(link) => {
                 self.links[link.index()].enqueue(now_ns, packet, &mut LinkWakes { driver, link });
             }
             Hop::RadioDownlink(ue) => {
                 if self.handovers.holds(ue) && !self.arriving_over_x2 {
                     self.handovers.hold(ue, packet);
-                } else {
-                    self.radio.ran.enqueue_downlink(now_ns, ue, packet);
+                } else if !self.radio.ran.enqueue_downlink(now_ns, ue, packet) && frame {
+                    // The RLC buffer had no room for the whole frame: what fits of its segments.
+                    let mut segments = std::mem::take(&mut self.segments);
+                    driver.split(packet, 1, &mut segments);
+                    for segment in segments.drain(..) {
+                        if !self.radio.ran.enqueue_downlink(now_ns, ue, segment) {
+                            driver.discard(segment);
+                        }
+                    }
+                    self.segments = segments;
                 }
             }
             Hop::RadioUplink(ue) => {
-                self.radio.ran.enqueue_uplink(now_ns, ue, packet);
+                if !self.radio.ran.enqueue_uplink(now_ns, ue, packet) && frame {
+                    driver.discard(packet);
+                }
             }
         }
+    }
+
+    /// A frame onto wired link `link`. One that would take longer than [`TRAIN_NS`] to
+    /// serialise crosses as trains of segments, each delivered when its last byte is through:
+    /// the receiver sees, and acknowledges, segments about when a real link would hand them
+    /// over, not all at the end of the frame. A train the queue cannot take whole is cut into
+    /// its segments, and those that fit are kept.
+    #[cold]
+    fn enqueue_frame<D: Driver>(&mut self, now_ns: u64, link: LinkId, packet: Packet, driver: &mut D) {
+        let rate_bps = self.links[link.index()].rate_bps();
+        let mut trains = std::mem::take(&mut self.trains);
+        match driver.segment_wire_bytes(&packet) {
+            Some(segment_bytes) if transmission_ns(packet.wire_bytes(), rate_bps) > TRAIN_NS => {
+                let train_bytes = (TRAIN_NS as u128 * rate_bps as u128 / 8_000_000_000) as u64;
+                driver.split(packet, (train_bytes / u64::from(segment_bytes)).max(1) as usize, &mut trains);
+            }
+            _ => trains.push(packet),
+        }
+        let mut segments = std::mem::take(&mut self.segments);
+        for train in trains.drain(..) {
+            let l = &mut self.links[link.index()];
+            if l.accepts(now_ns, train.wire_bytes()) {
+                l.enqueue(now_ns, train, &mut LinkWakes { driver: &mut *driver, link });
+                continue;
+            }
+            driver.split(train, 1, &mut segments);
+            for segment in segments.drain(..) {
+                if !self.links[link.index()].enqueue(now_ns, segment, &mut LinkWakes { driver: &mut *driver, link }) {
+                    driver.discard(segment);
+                }
+            }
+        }
+        self.trains = trains;
+        self.segments = segments;
     }
 
     /// Delivers what the cell decoded in its previous slot, then runs this slot.
@@ -319,6 +390,9 @@ impl Network {
         let gnb = self.radio.cell_nodes[cell.0 as usize];
         for d in delivered.uplink.drain(..) {
             self.arrive(now_ns, gnb, d.packet, driver);
+        }
+        for d in delivered.dropped.drain(..) {
+            driver.discard(d.packet);
         }
         delivered.clear();
     }

@@ -1,8 +1,9 @@
 //! summary.json's sections about the network — its queues, its UE radios and its handovers —
 //! written once for both drivers (docs/outputs.md).
 
+use millinet_proxy::Summary;
 use millinet_ran::{SwitchKind, UeId};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::metrics::LogHistogram;
 use crate::network::Network;
@@ -16,6 +17,18 @@ pub fn latency_summary(h: &LogHistogram) -> Value {
         "p95": ms(h.percentile(95.0)),
         "p99": ms(h.percentile(99.0)),
     })
+}
+
+/// summary.json's object of a middlebox: its node, its kind and setting, its counters.
+pub fn middlebox_summary(node: &str, s: Summary) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("node".into(), node.into());
+    m.insert("kind".into(), s.kind.into());
+    m.insert(s.setting.0.into(), s.setting.1.into());
+    for (name, value) in s.counters {
+        m.insert(name.into(), value.into());
+    }
+    m
 }
 
 impl Network {

@@ -187,7 +187,8 @@ impl Testbed {
         let address = SocketAddrV4::new(RECEIVER, port);
         let listener = self.receiver.run(|| mptcp::listen(transport, address).unwrap_or_else(|e| panic!("{e}")));
         let sender = self.sender.run(|| {
-            let stream = mptcp::connect(transport, address, Duration::from_secs(5)).unwrap_or_else(|e| panic!("{e}"));
+            let stream =
+                mptcp::connect(transport, Ipv4Addr::UNSPECIFIED, address, Duration::from_secs(5)).unwrap_or_else(|e| panic!("{e}"));
             set_congestion_control(&stream, cc);
             stream
         });

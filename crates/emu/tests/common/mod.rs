@@ -1,6 +1,31 @@
-//! What the emulator's test files share: the scenarios they run.
+//! What the emulator's test files share: the scenarios they run, and reading their tables.
 
 use std::path::PathBuf;
+
+use millinet_engine::{ColumnData, Table};
+
+fn column<'a>(tables: &'a [Table], table: &str, column: &str) -> &'a ColumnData {
+    let table = tables.iter().find(|t| t.name == table).unwrap_or_else(|| panic!("no table {table}"));
+    &table.columns.iter().find(|c| c.name == column).unwrap_or_else(|| panic!("no column {column}")).data
+}
+
+/// A float column of one of a run's tables.
+#[allow(dead_code)]
+pub fn f64_column(tables: &[Table], table: &str, name: &str) -> Vec<f64> {
+    match column(tables, table, name) {
+        ColumnData::F64(v) => v.clone(),
+        other => panic!("{table}.{name} is {other:?}"),
+    }
+}
+
+/// An integer column of one of a run's tables.
+#[allow(dead_code)]
+pub fn u64_column(tables: &[Table], table: &str, name: &str) -> Vec<u64> {
+    match column(tables, table, name) {
+        ColumnData::U64(v) => v.clone(),
+        other => panic!("{table}.{name} is {other:?}"),
+    }
+}
 
 /// The milliProxy study's route (scenarios/milliproxy.toml) with the UE's capacity read from
 /// `trace` (rows "time_s,rate_bps") instead of the geometric channel.
