@@ -97,6 +97,8 @@ impl Network {
                         "harq_failures": st.harq_failures,
                         "harq_give_ups": st.harq_give_ups,
                         "rlc_retx_segments": st.rlc_retx_segments,
+                        "slots_scheduled": st.slots_scheduled,
+                        "slot_share": st.slot_share,
                     },
                     "uplink": {
                         "sdus_delivered": all.uplink.sdus_delivered,
