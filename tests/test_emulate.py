@@ -82,12 +82,10 @@ def test_an_unknown_key_is_refused_as_by_run(tmp_path):
         ("mptcp", ["flows.0.kind=\"udp\""], "flows.0.kind"),
         ("dumbbell", ["flows.0.cc=\"lia\""], "flows.0.cc"),
         ("mptcp", ["ues.1.node=\"pgw\""], "flows.0.dst"),
-        ("dumbbell", ["flows.0.app=\"repeated\"", "flows.0.sizes_bytes=[100000]"], "flows.0.app"),
         ("milliproxy", ["proxy.node=gnb", "proxy.kind=split"], "proxy.node"),
         ("spep-emulation", ["proxy.node=edge", "proxy.split_cc=highspeed"], "proxy.split_cc"),
         ("spep-emulation", ["proxy.node=edge", "proxy.split_mss_bytes=1400"], "proxy.split_mss_bytes"),
         ("milliproxy", ["proxy.node=server"], "proxy.node"),
-        ("e2e-blockers", [], "flows.0.app"),
         # Flows 0 and 2 start at one host, whose kernel has one tcp_sack.
         ("urban", ["flows.0.sack=false"], "flows.2.sack"),
     ],
@@ -214,3 +212,105 @@ def test_a_real_split_proxy_relays_the_download_and_answers_the_server_from_the_
             assert summary["proxy"] is None and flow["min_rtt_ms"] > 28, "2 x (5 + 10) ms to the client"
     for arm, (emulated_s, simulated_s) in times.items():
         assert emulated_s == pytest.approx(simulated_s, rel=0.25), (arm, times)
+
+
+def test_iperf3_runs_only_what_it_can_measure(tmp_path):
+    result = cli("emulate", "dumbbell", "--client", "iperf3", "--set", 'flows.0.app="rate"', "--set", "flows.0.app_rate_bps=1e7", cwd=tmp_path)
+    assert result.returncode == 2 and "client" in result.stderr and "the emulator cannot host this scenario" in result.stderr
+
+
+def test_the_simulators_applications_drive_kernel_tcp():
+    """The server runs the scenario's own application on the real clock: a rate-limited source
+    is delivered at its rate, and repeated downloads each start when the previous one was read,
+    about as long as the simulator's."""
+    rate = millinet.emulate("dumbbell", overrides={"duration_s": 2, "links.1.rate_bps": 1e8, "flows.0.app": "rate", "flows.0.app_rate_bps": 4e7})
+    # 40 Mbit/s from the flow's start, less the handshake's round trip (22 ms of 2 s).
+    assert rate.summary["flows"][0]["goodput_bps"] == pytest.approx(4e7 * (1 - 0.022 / 2), rel=0.02)
+    overrides = ["duration_s=3", "links.1.rate_bps=1e8", 'flows.0.app="repeated"', "flows.0.sizes_bytes=[2000000, 500000, 2000000]"]
+    emulated = millinet.emulate("dumbbell", overrides=overrides).summary["flows"][0]
+    simulated = millinet.run("dumbbell", overrides=overrides).summary["flows"][0]
+    assert emulated["payload_intact"] and emulated["delivered_bytes"] == 4_500_000
+    assert len(emulated["download_times_s"]) == len(simulated["download_times_s"]) == 3
+    for e, s in zip(emulated["download_times_s"], simulated["download_times_s"]):
+        assert e == pytest.approx(s, rel=0.3), (emulated["download_times_s"], simulated["download_times_s"])
+
+
+def test_a_handover_under_kernel_tcp_is_the_simulators():
+    """The handover scenario's first 20 s (its handover comes at 19.1 s): kernel TCP across the
+    same handover as the simulator's on the same seed — same time within 50 ms, same cells —
+    with every byte delivered once and in order."""
+    overrides = ["duration_s=20"]
+    emulated = millinet.emulate("handover", overrides=overrides)
+    simulated = millinet.run("handover", overrides=overrides)
+    moves = [[(m["t_s"], m["from"], m["to"], m["kind"]) for m in r.summary["mobility"]] for r in (emulated, simulated)]
+    assert len(moves[1]) >= 1, "the simulator hands over in this walk"
+    assert len(moves[0]) == len(moves[1]), moves
+    for (te, *cells_e), (ts, *cells_s) in zip(*moves):
+        assert cells_e == cells_s and abs(te - ts) <= 0.050, moves
+    flow = emulated.summary["flows"][0]
+    assert flow["payload_intact"] is True and flow["delivered_bytes"] > 0
+    assert emulated.summary["ues"][0]["cell_at_end"] == simulated.summary["ues"][0]["cell_at_end"]
+    # The ues table says which cell served the UE at each step, as the simulator's does.
+    assert set(emulated.series["ues"]["cell"]) == set(simulated.series["ues"]["cell"]) == {0, 1}
+
+
+TWO_UES = """
+duration_s = 3.0
+seed = 2
+[[nodes]]
+name = "server"
+[[nodes]]
+name = "gnb"
+[[nodes]]
+name = "ue1"
+[[nodes]]
+name = "ue2"
+[[links]]
+a = "server"
+b = "gnb"
+rate_bps = 100e9
+delay_s = 0.005
+queue_bytes = 100_000_000
+[[cells]]
+node = "gnb"
+position_m = [0.0, 0.0]
+scheduler = "round_robin"
+[[ues]]
+node = "ue1"
+cell = "gnb"
+route_m = [[40.0, 10.0]]
+shadowing = false
+fading = false
+rlc_buffer_bytes = 3_000_000
+[[ues]]
+node = "ue2"
+cell = "gnb"
+route_m = [[40.0, -10.0]]
+shadowing = false
+fading = false
+rlc_buffer_bytes = 3_000_000
+[[flows]]
+kind = "tcp"
+src = "server"
+dst = "ue1"
+cc = "cubic"
+[[flows]]
+kind = "tcp"
+src = "server"
+dst = "ue2"
+cc = "cubic"
+"""
+
+
+def test_two_ues_on_a_round_robin_cell_get_equal_slot_shares(tmp_path):
+    """Two kernel TCP flows to two UEs of one cell share its scheduler: round robin gives each
+    backlogged UE the same slots, whoever's queue fills first; with the same channel, the same
+    goodput."""
+    path = tmp_path / "two-ues.toml"
+    path.write_text(TWO_UES)
+    summary = millinet.emulate(str(path)).summary
+    shares = [ue["downlink"]["slot_share"] for ue in summary["ues"]]
+    assert min(shares) > 0 and shares[0] == pytest.approx(shares[1], rel=0.05), shares
+    goodputs = [f["goodput_bps"] for f in summary["flows"]]
+    assert goodputs[0] == pytest.approx(goodputs[1], rel=0.10), goodputs
+    assert all(f["payload_intact"] for f in summary["flows"])

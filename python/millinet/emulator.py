@@ -24,10 +24,10 @@ def emulate(
 ) -> RunResult:
     """Emulates `scenario` (a shipped name or a path to a TOML file) in real time, as root.
 
-    Arguments and result as `millinet.run` (`pcap` names the flow's endpoints to capture at,
-    with tcpdump on their interface; `client="iperf3"` runs iperf3 at both ends instead of the
+    Arguments and result as `millinet.run` (`pcap` names hosts — nodes where a flow starts
+    or ends — to capture at, with tcpdump on their device; `client="iperf3"` runs iperf3 at both ends instead of the
     project's endpoints: goodput and the sender's cwnd/RTT per 0.1 s, no RTO count;
-    `telemetry` is a Unix datagram socket the UE's telemetry is sent to every
+    `telemetry` is a Unix datagram socket the UEs' telemetry is sent to every
     `proxy.t_info_s`, `proxy.d_info_s` after sampling, docs/telemetry.md); the summary has an `emulator` section saying how
     late the link ever was. A scenario the emulator cannot host raises ScenarioError naming
     the field; Ctrl-C stops the emulation, removes the testbed and raises KeyboardInterrupt.

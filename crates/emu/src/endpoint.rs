@@ -1,27 +1,23 @@
 //! The endpoints: real Linux TCP or MPTCP sockets in the server's and the UE's namespaces.
 //! The UE opens the connection and reads (a download, as in the simulator); the server
-//! writes, with the scenario's congestion control set on its socket (TCP_CONGESTION), and a
-//! sampler reads the server socket's TCP_INFO (each subflow's, for MPTCP) every sample step
-//! into the `flows` table.
+//! writes what the flow's application asks — the simulator's own sans-IO `Application`
+//! (bulk, file, repeated downloads, rate), driven by the real clock and told what the UE's
+//! application has read — with the scenario's congestion control set on its socket
+//! (TCP_CONGESTION), and a sampler reads the server socket's TCP_INFO (each subflow's, for
+//! MPTCP) every sample step into the `flows` table.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+use millinet_transport::app::{AppAction, AppSpec, Download};
 
 use crate::error::EmuError;
 use crate::mptcp::{self, Transport};
 use crate::tcp_info::TcpInfo;
-
-/// What the server writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Workload {
-    /// Always has data, until the run ends.
-    Bulk,
-    /// This many bytes, then FIN.
-    File { bytes: u64 },
-}
 
 #[derive(Clone, Debug)]
 pub struct FlowPlan {
@@ -33,7 +29,8 @@ pub struct FlowPlan {
     pub connect_to: SocketAddrV4,
     /// The UE's address it connects from (its radio's, for a device with several).
     pub bind: Ipv4Addr,
-    pub workload: Workload,
+    /// What the server's application writes (the simulator's).
+    pub app: AppSpec,
     pub start_ns: u64,
     pub end_ns: u64,
     pub sample_step_ns: u64,
@@ -73,6 +70,31 @@ pub struct FlowReport {
     /// The own client checks every byte against what the server sent (`StreamPattern`):
     /// the stream offset of the first read that differed, if any (None for iperf3 too).
     pub first_corrupt_offset: Option<u64>,
+    /// The downloads the server's application saw completed (repeated downloads).
+    pub downloads: Vec<Download>,
+}
+
+/// What the UE's application has read of the stream, told to the server's application as
+/// the simulator tells it (`Application::on_delivered`): the request of a repeated download's
+/// next object, in a real application.
+#[derive(Debug, Default)]
+pub struct Delivered(AtomicU64);
+
+impl Delivered {
+    fn set(&self, bytes: u64) {
+        self.0.store(bytes, Ordering::Release);
+    }
+
+    fn get(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
+/// What the server's socket reported, and its application's downloads.
+pub struct Served {
+    pub samples: Vec<TcpSample>,
+    pub last: PathInfos,
+    pub downloads: Vec<Download>,
 }
 
 /// The bytes the own server sends: a fixed pseudo-random block repeated, of a prime length
@@ -123,10 +145,10 @@ impl Server {
         Ok(Server { listener })
     }
 
-    /// Accepts the UE's connection and writes the workload until it is done or the run ends;
-    /// a second thread samples TCP_INFO meanwhile. Returns the samples and the last TCP_INFO
-    /// of each path's subflow.
-    pub fn serve(&self, plan: &FlowPlan, clock: &(dyn Fn() -> u64 + Sync)) -> Result<(Vec<TcpSample>, PathInfos), EmuError> {
+    /// Accepts the UE's connection and runs the application until it is done or the run
+    /// ends; a second thread samples TCP_INFO meanwhile. Returns the samples, the last
+    /// TCP_INFO of each path's subflow and the application's downloads.
+    pub fn serve(&self, plan: &FlowPlan, clock: &(dyn Fn() -> u64 + Sync), delivered: &Delivered) -> Result<Served, EmuError> {
         let (stream, _) = accept_by(&self.listener, plan.end_ns, clock)?;
         if plan.transport == Transport::Mptcp {
             // For the connection's subflows, the joining ones too (the listener's setting
@@ -138,12 +160,12 @@ impl Server {
         stream.set_write_timeout(Some(Duration::from_millis(20))).map_err(|e| EmuError::System(format!("SO_SNDTIMEO: {e}")))?;
         std::thread::scope(|scope| {
             let sampler = scope.spawn(|| sample(&stream, plan, clock));
-            let written = write_workload(&stream, plan, clock);
+            let downloads = run_application(&stream, plan, clock, delivered);
             let samples = sampler.join().expect("the sampler does not panic")?;
-            written?;
+            let downloads = downloads?;
             let last = infos(&stream, plan)?;
             abort_on_close(&stream)?;
-            Ok((samples, last))
+            Ok(Served { samples, last, downloads })
         })
     }
 }
@@ -167,30 +189,60 @@ fn accept_by(listener: &TcpListener, end_ns: u64, clock: &dyn Fn() -> u64) -> Re
     }
 }
 
-fn write_workload(mut stream: &TcpStream, plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Result<(), EmuError> {
+/// Drives the flow's application on the real clock: it is told the connection is up, its
+/// deadlines and what the UE has read, and the server writes what it asks (the pattern's
+/// bytes) and closes when it says. Returns its downloads.
+fn run_application(
+    mut stream: &TcpStream,
+    plan: &FlowPlan,
+    clock: &dyn Fn() -> u64,
+    delivered: &Delivered,
+) -> Result<Vec<Download>, EmuError> {
     let pattern = StreamPattern::new();
-    let mut offset = 0u64;
-    let mut left = match plan.workload {
-        Workload::Bulk => u64::MAX,
-        Workload::File { bytes } => bytes,
-    };
-    while left > 0 && clock() < plan.end_ns {
-        let n = left.min(StreamPattern::MAX_WINDOW_BYTES as u64) as usize;
-        match stream.write(pattern.window(offset, n)) {
-            Ok(written) => {
-                left -= written as u64;
-                offset += written as u64;
-            }
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
-            // The UE closed its end when the run ended.
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset) => return Ok(()),
-            Err(e) => return Err(EmuError::System(format!("server write: {e}"))),
+    let mut app = plan.app.build(plan.start_ns);
+    // Bytes asked for so far (u64::MAX: unlimited), written so far, whether to close after.
+    let (mut asked, mut written, mut close, mut closed) = (0u64, 0u64, false, false);
+    let apply = |action: AppAction, asked: &mut u64, close: &mut bool| {
+        if let Some(bytes) = action.write_bytes {
+            *asked = asked.saturating_add(bytes);
         }
+        *close |= action.close;
+    };
+    apply(app.on_established(clock()), &mut asked, &mut close);
+    let mut told = 0;
+    loop {
+        let now = clock();
+        if now >= plan.end_ns || (closed && app.completed_ns().is_some()) {
+            break;
+        }
+        if app.next_deadline_ns().is_some_and(|t| t <= now) {
+            apply(app.on_deadline(now), &mut asked, &mut close);
+        }
+        let read = delivered.get();
+        if read > told {
+            told = read;
+            apply(app.on_delivered(now, read), &mut asked, &mut close);
+        }
+        if written < asked {
+            let n = (asked - written).min(StreamPattern::MAX_WINDOW_BYTES as u64) as usize;
+            match stream.write(pattern.window(written, n)) {
+                Ok(n) => written += n as u64,
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+                // The UE closed its end when the run ended.
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset) => break,
+                Err(e) => return Err(EmuError::System(format!("server write: {e}"))),
+            }
+            continue;
+        }
+        if close && !closed {
+            let _ = stream.shutdown(std::net::Shutdown::Write);
+            closed = true;
+        }
+        // Nothing to write: wait for the next deadline or what the UE reads, a ms at most.
+        let wake = app.next_deadline_ns().unwrap_or(u64::MAX).min(now + 1_000_000).min(plan.end_ns);
+        std::thread::sleep(Duration::from_nanos(wake.saturating_sub(now).max(1)));
     }
-    if left == 0 {
-        let _ = stream.shutdown(std::net::Shutdown::Write);
-    }
-    Ok(())
+    Ok(app.downloads().to_vec())
 }
 
 /// The TCP_INFO of the connection's subflow on each path (of the socket, for TCP), by path.
@@ -222,8 +274,9 @@ fn sample(stream: &TcpStream, plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Resul
     Ok(samples)
 }
 
-/// The UE: connects at the flow's start and reads until the run ends or the server closes.
-pub fn download(plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Result<FlowReport, EmuError> {
+/// The UE: connects at the flow's start and reads until the run ends or the server closes,
+/// telling the server's application what it has read.
+pub fn download(plan: &FlowPlan, clock: &dyn Fn() -> u64, delivered: &Delivered) -> Result<FlowReport, EmuError> {
     let now = clock();
     if plan.start_ns > now {
         std::thread::sleep(Duration::from_nanos(plan.start_ns - now));
@@ -254,6 +307,7 @@ pub fn download(plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Result<FlowReport, 
                 }
                 report.received_per_bin[(now / plan.goodput_bin_ns) as usize] += n as u64;
                 report.received_bytes += n as u64;
+                delivered.set(report.received_bytes);
             }
             Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
             Err(e) => return Err(EmuError::System(format!("UE read: {e}"))),

@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::endpoint::{FlowPlan, FlowReport, TcpSample, Workload};
+use millinet_transport::app::AppSpec;
+
+use crate::endpoint::{FlowPlan, FlowReport, TcpSample};
 use crate::error::EmuError;
 use crate::tcp_info::TcpInfo;
 
@@ -67,11 +69,12 @@ pub fn download(namespace: &str, plan: &FlowPlan, clock: &dyn Fn() -> u64) -> Re
         std::thread::sleep(Duration::from_nanos(plan.start_ns - now));
     }
     let started_ns = clock();
-    let amount = match plan.workload {
+    let amount = match plan.app {
         // Whole seconds (iperf3 3.12 parses -t as an integer), ending half a second before the
         // run so that iperf3's closing exchange still crosses the link.
-        Workload::Bulk => ["-t".to_string(), (plan.end_ns.saturating_sub(started_ns + 500_000_000) / 1_000_000_000).max(1).to_string()],
-        Workload::File { bytes } => ["-n".to_string(), bytes.to_string()],
+        AppSpec::File { size_bytes } => ["-n".to_string(), size_bytes.to_string()],
+        // The plan gives iperf3 only bulk and file flows.
+        _ => ["-t".to_string(), (plan.end_ns.saturating_sub(started_ns + 500_000_000) / 1_000_000_000).max(1).to_string()],
     };
     let (ip, port) = (plan.connect_to.ip().to_string(), plan.connect_to.port().to_string());
     let out = Command::new("ip")
@@ -113,7 +116,7 @@ fn flow_report(report: &Value, plan: &FlowPlan, started_ns: u64) -> Result<FlowR
         flow.received_bytes += bytes;
     }
     flow.measured_ns = report["end"]["sum_received"]["seconds"].as_f64().map(|s| (s * 1e9) as u64);
-    if matches!(plan.workload, Workload::File { bytes } if flow.received_bytes >= bytes) {
+    if matches!(plan.app, AppSpec::File { size_bytes } if flow.received_bytes >= size_bytes) {
         flow.download_time_ns = flow.measured_ns;
     }
     let server = &report["server_output_json"];

@@ -329,6 +329,8 @@ impl Link {
 }
 
 impl Driver for LinkDriver {
+    const HOLDS_FRAMES: bool = true;
+
     fn wake_at(&mut self, at_ns: u64, event: NetEvent) {
         self.wakes.push(Reverse(Wake { at_ns, sequence: self.next_sequence, event: WakeEvent(event) }));
         self.next_sequence += 1;

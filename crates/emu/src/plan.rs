@@ -12,9 +12,11 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 
 use millinet_bpfcc::Cc;
 use millinet_network::{Network, NodeId};
-use millinet_scenario::{App, FlowKind, ProxyKind, Scenario};
+use millinet_scenario::{FlowKind, ProxyKind, Scenario};
 
-use crate::endpoint::{FlowPlan, Workload};
+use millinet_scenario::translate::app_spec;
+
+use crate::endpoint::FlowPlan;
 use crate::error::EmuError;
 use crate::mptcp::Transport;
 
@@ -148,16 +150,6 @@ impl Plan {
                     return Err(EmuError::unsupported(field("kind"), "it runs TCP and MP-TCP flows (UDP is not built yet), not udp"))
                 }
             };
-            let workload = match f.app {
-                App::Bulk => Workload::Bulk,
-                App::File => Workload::File { bytes: f.file_bytes },
-                other => {
-                    return Err(EmuError::unsupported(
-                        field("app"),
-                        format!("it runs `bulk` and `file` applications, not `{}`", format!("{other:?}").to_lowercase()),
-                    ))
-                }
-            };
             let (cc, bpf) = match kernel_cc(&f.cc) {
                 Some(KernelCc::Builtin(cc)) if available_cc.split_whitespace().any(|a| a == cc) => (cc.to_string(), None),
                 // Its name is the registration's, known when the run registers it.
@@ -231,7 +223,7 @@ impl Plan {
                 server: server_address,
                 connect_to: server_address,
                 bind: ue_ips[0],
-                workload,
+                app: app_spec(f),
                 start_ns: seconds_ns(f.start_s),
                 end_ns: seconds_ns(s.duration_s),
                 sample_step_ns: seconds_ns(s.outputs.sample_step_s).max(1),

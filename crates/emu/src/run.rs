@@ -9,10 +9,11 @@ use millinet_network::output::Table;
 use millinet_network::series::{Goodput, Has, Series};
 use millinet_network::Network;
 use millinet_proxyd::{DaemonConfig, Datapath, Ipv4Network, SplitCounters, SplitRelay, SplitSockets, Upstream};
+use millinet_transport::app::AppSpec;
 
 use crate::capture::Capture;
 use crate::clock::{make_realtime, RunClock};
-use crate::endpoint::{download, FlowReport, Server};
+use crate::endpoint::{download, Delivered, FlowReport, Server};
 use crate::error::EmuError;
 use crate::iperf::Iperf3Server;
 use crate::link::{Host, Link, LinkReport, ProxyStage};
@@ -63,10 +64,12 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     let mut network = Network::new(s, &loaded.base_dir)?;
     let mut plan = Plan::new(s, &network, &available)?;
     let captured = capture_hosts(&plan, &opts.pcap_nodes)?;
-    if opts.client == Client::Iperf3 && (plan.flows.len() != 1 || plan.flows[0].transport == Transport::Mptcp) {
+    let iperf3_runs =
+        |f: &crate::endpoint::FlowPlan| f.transport == Transport::Tcp && matches!(f.app, AppSpec::Bulk | AppSpec::File { .. });
+    if opts.client == Client::Iperf3 && (plan.flows.len() != 1 || !iperf3_runs(&plan.flows[0])) {
         return Err(EmuError::unsupported(
             "client",
-            "iperf3 runs one TCP flow here (this Debian's iperf3 has no --mptcp); the own client runs several, and MPTCP",
+            "iperf3 runs one TCP flow, bulk or file, here (this Debian's iperf3 has no --mptcp); the own client runs the rest",
         ));
     }
     if opts.telemetry_socket.is_some() && !network.has_cells() {
@@ -151,6 +154,7 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         link.set_telemetry(TelemetryPublisher::new(opts.telemetry_socket.clone(), period, delay, clock.monotonic_start_ns)?);
     }
     let now = || clock.now_ns();
+    let delivered: Vec<Delivered> = plan.flows.iter().map(|_| Delivered::default()).collect();
     let (served, received, linked, realtime, relayed) = std::thread::scope(|scope| {
         let link_thread = scope.spawn(|| {
             let realtime = make_realtime();
@@ -162,10 +166,10 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         });
         let server_threads: Vec<_> = (servers.iter().enumerate())
             .map(|(i, server)| {
-                let (namespace, flow) = (ns.name(plan.flow_hosts[i].0), &plan.flows[i]);
+                let (namespace, flow, delivered) = (ns.name(plan.flow_hosts[i].0), &plan.flows[i], &delivered[i]);
                 scope.spawn(move || {
                     crate::netns::enter(namespace)?;
-                    server.serve(flow, &now).map(Some)
+                    server.serve(flow, &now, delivered).map(Some)
                 })
             })
             .collect();
@@ -183,11 +187,11 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         });
         let client_threads: Vec<_> = (0..plan.flows.len())
             .map(|i| {
-                let (namespace, flow) = (ns.name(plan.flow_hosts[i].1), &plan.flows[i]);
+                let (namespace, flow, delivered) = (ns.name(plan.flow_hosts[i].1), &plan.flows[i], &delivered[i]);
                 scope.spawn(move || match opts.client {
                     Client::Own => {
                         crate::netns::enter(namespace)?;
-                        download(flow, &now)
+                        download(flow, &now, delivered)
                     }
                     Client::Iperf3 => crate::iperf::download(namespace, flow, &now),
                 })
@@ -222,12 +226,13 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     }
     let mut flows = received.into_iter().collect::<Result<Vec<FlowReport>, EmuError>>()?;
     for (i, served) in served.into_iter().enumerate() {
-        if let Some((samples, last)) = served? {
+        if let Some(served) = served? {
             let flow = &mut flows[i];
-            flow.samples = samples;
-            flow.last_info = last.first().map(|(_, info)| *info).unwrap_or_default();
+            flow.samples = served.samples;
+            flow.downloads = served.downloads;
+            flow.last_info = served.last.first().map(|(_, info)| *info).unwrap_or_default();
             if plan.flows[i].transport == Transport::Mptcp {
-                flow.last_subflows = last;
+                flow.last_subflows = served.last;
             }
         }
     }

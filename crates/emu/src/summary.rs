@@ -95,6 +95,11 @@ fn flow_summary(i: usize, s: &Scenario, plan: &Plan, client: Client, flow: &Flow
     if ran_latency.count() > 0 {
         entry["ran_latency_ms"] = latency_summary(ran_latency);
     }
+    if spec.app == millinet_scenario::App::Repeated {
+        // As the simulator's: each download from its request to its last byte read.
+        let times_s: Vec<f64> = flow.downloads.iter().map(|d| d.duration_ns() as f64 / 1e9).collect();
+        entry["download_times_s"] = json!(times_s);
+    }
     if fp.transport == Transport::Mptcp {
         // Each path's subflow as the simulator reports it (its `sent_bytes` aside: the kernel
         // counts no bytes per subflow the data level handed it).

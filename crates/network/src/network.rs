@@ -54,9 +54,10 @@ pub trait Driver {
     /// else happens to it there.
     fn seen(&mut self, now_ns: u64, node: NodeId, packet: &Packet);
 
-    // Frames: a driver that holds packets' bytes (the emulator: `meta.payload` names a frame,
-    // possibly a GSO frame of several TCP segments) is asked these; the simulator's packets
-    // name none, so they never are.
+    /// Whether the driver holds packets' bytes (the emulator: `meta.payload` names a frame,
+    /// possibly a GSO frame of several TCP segments) and is asked what follows; the
+    /// simulator's packets name none, and its network compiles without those questions.
+    const HOLDS_FRAMES: bool = false;
 
     /// The wire bytes of one TCP segment of `packet`, if it is a frame of several.
     fn segment_wire_bytes(&self, _packet: &Packet) -> Option<u32> {
@@ -291,36 +292,69 @@ impl Network {
 
     #[inline]
     pub(crate) fn forward<D: Driver>(&mut self, now_ns: u64, node: NodeId, mut packet: Packet, driver: &mut D) {
-        let Some(dst) = self.topology.interface_of(packet.dst).filter(|_| packet.ttl > 0) else {
-            driver.discard(packet);
+        if D::HOLDS_FRAMES && !packet.meta.payload.is_none() {
+            self.forward_frame(now_ns, node, packet, driver);
             return;
-        };
-        packet.ttl -= 1;
-        let frame = !packet.meta.payload.is_none();
+        }
         // Drops in an RLC buffer are counted by the RLC entity itself.
-        match self.topology.next_hop_from(node, packet.src, dst) {
-            Hop::Unreachable => driver.discard(packet),
-            Hop::Link(link) if frame => self.enqueue_frame(now_ns, link, packet, driver),
+        match self.route(node, &mut packet) {
+            Hop::Unreachable => {}
             Hop::Link(link) => {
                 self.links[link.index()].enqueue(now_ns, packet, &mut LinkWakes { driver, link });
             }
+            Hop::RadioDownlink(ue) if self.holds(ue) => self.handovers.hold(ue, packet),
             Hop::RadioDownlink(ue) => {
-                if self.handovers.holds(ue) && !self.arriving_over_x2 {
-                    self.handovers.hold(ue, packet);
-                } else if !self.radio.ran.enqueue_downlink(now_ns, ue, packet) && frame {
-                    // The RLC buffer had no room for the whole frame: what fits of its segments.
-                    let mut segments = std::mem::take(&mut self.segments);
-                    driver.split(packet, 1, &mut segments);
-                    for segment in segments.drain(..) {
-                        if !self.radio.ran.enqueue_downlink(now_ns, ue, segment) {
-                            driver.discard(segment);
-                        }
-                    }
-                    self.segments = segments;
-                }
+                self.radio.ran.enqueue_downlink(now_ns, ue, packet);
             }
             Hop::RadioUplink(ue) => {
-                if !self.radio.ran.enqueue_uplink(now_ns, ue, packet) && frame {
+                self.radio.ran.enqueue_uplink(now_ns, ue, packet);
+            }
+        }
+    }
+
+    /// Where `packet` leaves `node` (its TTL taken one down): unreachable without an
+    /// interface at its destination or with its TTL spent.
+    #[inline]
+    fn route(&self, node: NodeId, packet: &mut Packet) -> Hop {
+        let Some(dst) = self.topology.interface_of(packet.dst) else { return Hop::Unreachable };
+        if packet.ttl == 0 {
+            return Hop::Unreachable;
+        }
+        packet.ttl -= 1;
+        self.topology.next_hop_from(node, packet.src, dst)
+    }
+
+    /// Whether a handover's target holds what reaches UE `ue` over the new path now.
+    #[inline]
+    fn holds(&self, ue: UeId) -> bool {
+        self.handovers.holds(ue) && !self.arriving_over_x2
+    }
+
+    /// [`Network::forward`] for a packet whose bytes the driver holds: a frame is cut where a
+    /// queue cannot take it whole, and what is dropped is handed back.
+    #[cold]
+    #[inline(never)]
+    fn forward_frame<D: Driver>(&mut self, now_ns: u64, node: NodeId, mut packet: Packet, driver: &mut D) {
+        match self.route(node, &mut packet) {
+            Hop::Unreachable => driver.discard(packet),
+            Hop::Link(link) => self.enqueue_frame(now_ns, link, packet, driver),
+            Hop::RadioDownlink(ue) if self.holds(ue) => self.handovers.hold(ue, packet),
+            Hop::RadioDownlink(ue) => {
+                if self.radio.ran.enqueue_downlink(now_ns, ue, packet) {
+                    return;
+                }
+                // The RLC buffer had no room for the whole frame: what fits of its segments.
+                let mut segments = std::mem::take(&mut self.segments);
+                driver.split(packet, 1, &mut segments);
+                for segment in segments.drain(..) {
+                    if !self.radio.ran.enqueue_downlink(now_ns, ue, segment) {
+                        driver.discard(segment);
+                    }
+                }
+                self.segments = segments;
+            }
+            Hop::RadioUplink(ue) => {
+                if !self.radio.ran.enqueue_uplink(now_ns, ue, packet) {
                     driver.discard(packet);
                 }
             }
@@ -332,7 +366,6 @@ impl Network {
     /// the receiver sees, and acknowledges, segments about when a real link would hand them
     /// over, not all at the end of the frame. A train the queue cannot take whole is cut into
     /// its segments, and those that fit are kept.
-    #[cold]
     fn enqueue_frame<D: Driver>(&mut self, now_ns: u64, link: LinkId, packet: Packet, driver: &mut D) {
         let rate_bps = self.links[link.index()].rate_bps();
         let mut trains = std::mem::take(&mut self.trains);
@@ -391,8 +424,10 @@ impl Network {
         for d in delivered.uplink.drain(..) {
             self.arrive(now_ns, gnb, d.packet, driver);
         }
-        for d in delivered.dropped.drain(..) {
-            driver.discard(d.packet);
+        if D::HOLDS_FRAMES {
+            for d in delivered.dropped.drain(..) {
+                driver.discard(d.packet);
+            }
         }
         delivered.clear();
     }

@@ -109,8 +109,8 @@ pub(crate) struct Sender {
     rtos: u64,
     spurious_rtos: u64,
     /// The latest delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation), what
-    /// Linux reports as tcpi_delivery_rate; 0 before the first.
-    delivery_rate_bps: u64,
+    /// Linux reports as tcpi_delivery_rate: its bytes and interval, divided only when read.
+    last_rate_sample: (u64, u64),
 }
 
 impl Sender {
@@ -163,7 +163,7 @@ impl Sender {
             fast_retransmits: 0,
             rtos: 0,
             spurious_rtos: 0,
-            delivery_rate_bps: 0,
+            last_rate_sample: (0, 0),
         }
     }
 
@@ -324,7 +324,7 @@ impl Sender {
         self.restart_rto_after_ack(now_ns, newly_acked, was_in_recovery);
         let rate = self.rate.take_sample(self.rtt.min_rtt_ns());
         if let Some(r) = &rate {
-            self.delivery_rate_bps = (u128::from(r.delivered_bytes) * 8_000_000_000 / u128::from(r.interval_ns)) as u64;
+            self.last_rate_sample = (r.delivered_bytes, r.interval_ns);
         }
         if newly_acked > 0 || newly_sacked > 0 {
             let cwnd_limited = self.growth == CwndGrowth::Always || self.is_cwnd_limited();
@@ -737,7 +737,8 @@ impl Sender {
         stats.rtt_samples = self.rtt.samples();
         stats.last_rtt_ns = self.rtt.last_rtt_ns();
         stats.min_rtt_ns = self.rtt.min_rtt_ns();
-        stats.delivery_rate_bps = self.delivery_rate_bps;
+        let (bytes, interval_ns) = self.last_rate_sample;
+        stats.delivery_rate_bps = (u128::from(bytes) * 8_000_000_000).checked_div(u128::from(interval_ns)).unwrap_or(0) as u64;
     }
 }
 
