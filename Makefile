@@ -36,7 +36,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-spep-emulation studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-spep-emulation studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd parity crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -186,6 +186,12 @@ bench-speed: build
 # Only the emulator's figures of `make bench` (root; about a minute of real time).
 bench-emulator: build
 	.venv/bin/python bench/emulator.py
+
+# The simulator against the emulator (real Linux TCP) on all 17 shipped scenarios at their
+# own durations, same seed (root; about 12 minutes): the table of docs/validation.md,
+# "Simulator and emulator on every scenario".
+parity: build
+	.venv/bin/python bench/parity.py
 
 # The proxy daemon's forwarding rate (root; about half a minute): 400 MB of kernel TCP through a
 # router namespace without the daemon, and through the daemon pinned to one core with the flow

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use millinet_transport::app::{AppAction, AppSpec, Download};
 
+use crate::datagrams::DatagramRate;
 use crate::error::EmuError;
 use crate::mptcp::{self, Transport};
 use crate::tcp_info::TcpInfo;
@@ -35,9 +36,33 @@ pub struct FlowPlan {
     pub end_ns: u64,
     pub sample_step_ns: u64,
     pub goodput_bin_ns: u64,
-    pub transport: Transport,
+    /// What its endpoints exchange.
+    pub carrier: Carrier,
     /// The UE's address on each path: an MPTCP subflow's path is the one of its far end.
     pub ue_ips: Vec<Ipv4Addr>,
+}
+
+/// What a flow's endpoints exchange.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Carrier {
+    /// A TCP or MPTCP connection.
+    Stream(Transport),
+    /// Datagrams at a rate (crate::datagrams).
+    Datagrams(DatagramRate),
+}
+
+impl FlowPlan {
+    /// The transport of a stream flow (an error for a UDP flow, which has no connection).
+    pub fn stream(&self) -> Result<Transport, EmuError> {
+        match self.carrier {
+            Carrier::Stream(transport) => Ok(transport),
+            Carrier::Datagrams(_) => Err(EmuError::System("a UDP flow has no stream socket".into())),
+        }
+    }
+
+    pub fn is_mptcp(&self) -> bool {
+        self.carrier == Carrier::Stream(Transport::Mptcp)
+    }
 }
 
 /// TCP_INFO of each path's subflow (of the socket, path 0, for TCP), by path.
@@ -72,6 +97,9 @@ pub struct FlowReport {
     pub first_corrupt_offset: Option<u64>,
     /// The downloads the server's application saw completed (repeated downloads).
     pub downloads: Vec<Download>,
+    /// A UDP flow: datagrams the server sent, and those the UE received.
+    pub datagrams_sent: u64,
+    pub datagrams_received: u64,
 }
 
 /// What the UE's application has read of the stream, told to the server's application as
@@ -90,11 +118,21 @@ impl Delivered {
     }
 }
 
-/// What the server's socket reported, and its application's downloads.
+/// What the server's socket reported, and its application's downloads; a UDP source's
+/// datagrams.
+#[derive(Default)]
 pub struct Served {
     pub samples: Vec<TcpSample>,
     pub last: PathInfos,
     pub downloads: Vec<Download>,
+    pub datagrams_sent: u64,
+}
+
+impl Served {
+    /// A UDP source that sent `sent` datagrams.
+    pub fn datagrams(sent: u64) -> Served {
+        Served { datagrams_sent: sent, ..Served::default() }
+    }
 }
 
 /// The bytes the own server sends: a fixed pseudo-random block repeated, of a prime length
@@ -140,7 +178,7 @@ impl Server {
     /// Binds in the calling thread's namespace with the flow's congestion control, which
     /// accepted sockets inherit.
     pub fn bind(plan: &FlowPlan) -> Result<Server, EmuError> {
-        let listener = mptcp::listen(plan.transport, plan.server)?;
+        let listener = mptcp::listen(plan.stream()?, plan.server)?;
         set_congestion_control(listener.as_raw_fd(), &plan.cc)?;
         Ok(Server { listener })
     }
@@ -150,7 +188,7 @@ impl Server {
     /// TCP_INFO of each path's subflow and the application's downloads.
     pub fn serve(&self, plan: &FlowPlan, clock: &(dyn Fn() -> u64 + Sync), delivered: &Delivered) -> Result<Served, EmuError> {
         let (stream, _) = accept_by(&self.listener, plan.end_ns, clock)?;
-        if plan.transport == Transport::Mptcp {
+        if plan.is_mptcp() {
             // For the connection's subflows, the joining ones too (the listener's setting
             // reaches only the first).
             set_congestion_control(stream.as_raw_fd(), &plan.cc)?;
@@ -165,7 +203,7 @@ impl Server {
             let downloads = downloads?;
             let last = infos(&stream, plan)?;
             abort_on_close(&stream)?;
-            Ok(Served { samples, last, downloads })
+            Ok(Served { samples, last, downloads, datagrams_sent: 0 })
         })
     }
 }
@@ -247,7 +285,7 @@ fn run_application(
 
 /// The TCP_INFO of the connection's subflow on each path (of the socket, for TCP), by path.
 fn infos(stream: &TcpStream, plan: &FlowPlan) -> Result<PathInfos, EmuError> {
-    if plan.transport == Transport::Tcp {
+    if !plan.is_mptcp() {
         return Ok(vec![(0, TcpInfo::read(stream.as_raw_fd())?)]);
     }
     let mut infos: Vec<(u32, TcpInfo)> = mptcp::subflows(stream.as_raw_fd())?
@@ -284,7 +322,7 @@ pub fn download(plan: &FlowPlan, clock: &dyn Fn() -> u64, delivered: &Delivered)
     let requested_ns = clock();
     let remaining = Duration::from_nanos(plan.end_ns.saturating_sub(requested_ns).max(1));
     let mut stream =
-        mptcp::connect(plan.transport, plan.bind, plan.connect_to, remaining).map_err(|e| EmuError::System(format!("the UE: {e}")))?;
+        mptcp::connect(plan.stream()?, plan.bind, plan.connect_to, remaining).map_err(|e| EmuError::System(format!("the UE: {e}")))?;
     stream.set_read_timeout(Some(Duration::from_millis(20))).map_err(|e| EmuError::System(format!("SO_RCVTIMEO: {e}")))?;
     let bins = plan.end_ns.div_ceil(plan.goodput_bin_ns) as usize;
     let mut report = FlowReport { received_per_bin: vec![0; bins], ..FlowReport::default() };

@@ -5,6 +5,7 @@
 
 pub mod capture;
 pub mod clock;
+pub mod datagrams;
 pub mod endpoint;
 pub mod error;
 pub mod frames;

@@ -16,7 +16,8 @@ use millinet_scenario::{FlowKind, ProxyKind, Scenario};
 
 use millinet_scenario::translate::app_spec;
 
-use crate::endpoint::FlowPlan;
+use crate::datagrams::DatagramRate;
+use crate::endpoint::{Carrier, FlowPlan};
 use crate::error::EmuError;
 use crate::mptcp::Transport;
 
@@ -32,15 +33,22 @@ pub struct HostPlan {
     /// The MTU of its device: its flows' segments carry exactly their `mss_bytes` of payload,
     /// and a UE's room for milliProxy's coalesced segments (emulation.md §2).
     pub mtu_bytes: u32,
-    pub sack: bool,
-    pub timestamps: bool,
-    pub window_scaling: bool,
+    /// Its kernel's TCP settings, from its TCP flows (the kernel's own without any).
+    pub tcp: Option<TcpSettings>,
     /// It sends a flow's data: its route carries the flows' minimum RTO and initial window.
     pub sender: Option<SenderRoute>,
     /// It receives a flow without delayed ACKs: its route ACKs at once.
     pub quickack: bool,
     /// It opens MPTCP subflows from its further addresses.
     pub mptcp: bool,
+}
+
+/// A host's TCP options, one kernel's sysctls: its flows must agree on them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpSettings {
+    pub sack: bool,
+    pub timestamps: bool,
+    pub window_scaling: bool,
 }
 
 /// The per-route TCP settings of a sending host (ip-route(8)).
@@ -108,6 +116,9 @@ fn kernel_cc(name: &str) -> Option<KernelCc> {
 /// Linux never sends segments smaller than this (TCP_MIN_MSS, include/net/tcp.h).
 const LINUX_MIN_MSS_BYTES: u32 = 88;
 
+/// The smallest MTU an IPv4 device may have (RFC 791's 68 bytes, IPV4_MIN_MTU).
+const LINUX_MIN_MTU_BYTES: u32 = 68;
+
 /// The port flow i's server listens on.
 pub fn server_port(flow: usize) -> u16 {
     5201 + flow as u16
@@ -129,9 +140,7 @@ impl Plan {
                 name: network.topology().name(node).to_string(),
                 addresses: (0..radios).map(|r| network.receiver_address(node, r)).collect(),
                 mtu_bytes: 0,
-                sack: true,
-                timestamps: true,
-                window_scaling: true,
+                tcp: None,
                 sender: None,
                 quickack: false,
                 mptcp: false,
@@ -143,14 +152,17 @@ impl Plan {
         let mut bpf_cc = Vec::new();
         for (i, f) in s.flows.iter().enumerate() {
             let field = |name: &str| format!("flows.{i}.{name}");
-            let transport = match f.kind {
-                FlowKind::Tcp => Transport::Tcp,
-                FlowKind::Mptcp => Transport::Mptcp,
+            let carrier = match f.kind {
+                FlowKind::Tcp => Carrier::Stream(Transport::Tcp),
+                FlowKind::Mptcp => Carrier::Stream(Transport::Mptcp),
                 FlowKind::Udp => {
-                    return Err(EmuError::unsupported(field("kind"), "it runs TCP and MP-TCP flows (UDP is not built yet), not udp"))
+                    Carrier::Datagrams(DatagramRate { rate_bps: f.udp_rate_bps.round() as u64, payload_bytes: f.packet_bytes })
                 }
             };
+            let mptcp = carrier == Carrier::Stream(Transport::Mptcp);
             let (cc, bpf) = match kernel_cc(&f.cc) {
+                // A UDP flow has no congestion control.
+                _ if matches!(carrier, Carrier::Datagrams(_)) => (String::new(), None),
                 Some(KernelCc::Builtin(cc)) if available_cc.split_whitespace().any(|a| a == cc) => (cc.to_string(), None),
                 // Its name is the registration's, known when the run registers it.
                 Some(KernelCc::Bpf(cc)) => (String::new(), Some(cc)),
@@ -165,7 +177,7 @@ impl Plan {
                     ))
                 }
             };
-            if bpf.is_some_and(|cc| cc != Cc::HighSpeed) && transport != Transport::Mptcp {
+            if bpf.is_some_and(|cc| cc != Cc::HighSpeed) && !mptcp {
                 // They would run as Reno on a plain TCP socket, which is not what the scenario asks.
                 return Err(EmuError::unsupported(
                     field("cc"),
@@ -174,49 +186,62 @@ impl Plan {
             }
             let (src, dst) = (network.node(&f.src)?, network.node(&f.dst)?);
             let radios = network.radios_of(dst);
-            if transport == Transport::Mptcp && network.ues() > 0 && radios < 2 {
+            if mptcp && network.ues() > 0 && radios < 2 {
                 return Err(EmuError::unsupported(
                     field("dst"),
                     format!("an MP-TCP flow needs 2 radios on its device (`[[ues]]` entries on `{}`), it has {radios}", f.dst),
                 ));
             }
-            let mtu_bytes = f.mss_bytes + 40 + if f.timestamps { 12 } else { 0 };
-            if f.mss_bytes < LINUX_MIN_MSS_BYTES || mtu_bytes > 65_535 {
+            let mtu_bytes = match carrier {
+                // A datagram crosses whole: IPv4 and UDP headers and the payload.
+                Carrier::Datagrams(rate) => (rate.payload_bytes + 28).max(LINUX_MIN_MTU_BYTES),
+                _ => f.mss_bytes + 40 + if f.timestamps { 12 } else { 0 },
+            };
+            let tcp = !matches!(carrier, Carrier::Datagrams(_));
+            if tcp && f.mss_bytes < LINUX_MIN_MSS_BYTES || mtu_bytes > 65_535 {
                 return Err(EmuError::unsupported(
-                    field("mss_bytes"),
-                    format!("{} gives an MTU of {mtu_bytes}; allowed an MSS of at least {LINUX_MIN_MSS_BYTES} (Linux's smallest) and an MTU up to 65535", f.mss_bytes),
+                    field(if tcp { "mss_bytes" } else { "packet_bytes" }),
+                    format!("it gives an MTU of {mtu_bytes}; allowed an MSS of at least {LINUX_MIN_MSS_BYTES} (Linux's smallest) and an MTU up to 65535"),
                 ));
             }
             let (server, client) = (host_at(src, &mut hosts), host_at(dst, &mut hosts));
             for h in [server, client] {
                 let host = &mut hosts[h];
-                if host.mtu_bytes > 0 && (host.sack, host.timestamps, host.window_scaling) != (f.sack, f.timestamps, f.window_scaling) {
+                host.mtu_bytes = host.mtu_bytes.max(mtu_bytes);
+                if !tcp {
+                    continue;
+                }
+                let settings = TcpSettings { sack: f.sack, timestamps: f.timestamps, window_scaling: f.window_scaling };
+                if host.tcp.is_some_and(|t| t != settings) {
                     return Err(EmuError::unsupported(
                         field("sack"),
                         format!("`{}` runs one kernel TCP: its flows must agree on sack, timestamps and window_scaling", host.name),
                     ));
                 }
-                (host.sack, host.timestamps, host.window_scaling) = (f.sack, f.timestamps, f.window_scaling);
-                host.mtu_bytes = host.mtu_bytes.max(mtu_bytes);
+                host.tcp = Some(settings);
             }
-            let route =
-                SenderRoute { min_rto_ms: (f.min_rto_s * 1e3).round().max(1.0) as u64, initial_window_segments: f.initial_window_segments };
-            if hosts[server].sender.is_some_and(|r| r != route) {
-                return Err(EmuError::unsupported(
-                    field("min_rto_s"),
-                    format!(
-                        "`{}` sends every flow it serves with one route: they must agree on min_rto_s and initial_window_segments",
-                        f.src
-                    ),
-                ));
+            if tcp {
+                let route = SenderRoute {
+                    min_rto_ms: (f.min_rto_s * 1e3).round().max(1.0) as u64,
+                    initial_window_segments: f.initial_window_segments,
+                };
+                if hosts[server].sender.is_some_and(|r| r != route) {
+                    return Err(EmuError::unsupported(
+                        field("min_rto_s"),
+                        format!(
+                            "`{}` sends every flow it serves with one route: they must agree on min_rto_s and initial_window_segments",
+                            f.src
+                        ),
+                    ));
+                }
+                hosts[server].sender = Some(route);
+                hosts[client].quickack |= !f.delayed_ack;
             }
-            hosts[server].sender = Some(route);
-            hosts[client].quickack |= !f.delayed_ack;
-            hosts[client].mptcp |= transport == Transport::Mptcp;
+            hosts[client].mptcp |= mptcp;
             let server_address = SocketAddrV4::new(network.address(src), server_port(i));
-            let ue_ips: Vec<Ipv4Addr> = match transport {
-                Transport::Tcp => vec![network.receiver_address(dst, f.dst_radio)],
-                Transport::Mptcp => (0..radios).map(|r| network.receiver_address(dst, r)).collect(),
+            let ue_ips: Vec<Ipv4Addr> = match mptcp {
+                true => (0..radios).map(|r| network.receiver_address(dst, r)).collect(),
+                false => vec![network.receiver_address(dst, f.dst_radio)],
             };
             flows.push(FlowPlan {
                 cc,
@@ -228,7 +253,7 @@ impl Plan {
                 end_ns: seconds_ns(s.duration_s),
                 sample_step_ns: seconds_ns(s.outputs.sample_step_s).max(1),
                 goodput_bin_ns: seconds_ns(s.outputs.goodput_bin_s).max(1),
-                transport,
+                carrier,
                 ue_ips,
             });
             flow_hosts.push((server, client));
@@ -245,7 +270,7 @@ impl Plan {
             }
             match s.proxy.kind {
                 ProxyKind::Milliproxy => {
-                    if let Some(i) = plan.flows.iter().position(|f| f.transport == Transport::Mptcp) {
+                    if let Some(i) = plan.flows.iter().position(FlowPlan::is_mptcp) {
                         return Err(EmuError::unsupported(
                             format!("flows.{i}.kind"),
                             "milliProxy on an MP-TCP flow's paths is not built yet",
@@ -281,8 +306,8 @@ fn seconds_ns(s: f64) -> u64 {
 /// The kernel split proxy: a host on its node, a congestion control the kernel has, and an MSS
 /// the path's MTU carries. The flow's UE connects to it.
 fn split_plan(s: &Scenario, network: &Network, node: NodeId, plan: &mut Plan, available_cc: &str) -> Result<SplitPlan, EmuError> {
-    if s.flows.len() != 1 {
-        return Err(EmuError::unsupported("proxy.kind", format!("the split proxy relays one flow, the scenario has {}", s.flows.len())));
+    if s.flows.len() != 1 || s.flows[0].kind != FlowKind::Tcp {
+        return Err(EmuError::unsupported("proxy.kind", "the split proxy relays one TCP flow"));
     }
     if s.cells.iter().any(|c| c.node == s.proxy.node) {
         return Err(EmuError::unsupported(

@@ -13,7 +13,7 @@ use millinet_transport::app::AppSpec;
 
 use crate::capture::Capture;
 use crate::clock::{make_realtime, RunClock};
-use crate::endpoint::{download, Delivered, FlowReport, Server};
+use crate::endpoint::{download, Carrier, Delivered, FlowReport, Served, Server};
 use crate::error::EmuError;
 use crate::iperf::Iperf3Server;
 use crate::link::{Host, Link, LinkReport, ProxyStage};
@@ -64,8 +64,9 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     let mut network = Network::new(s, &loaded.base_dir)?;
     let mut plan = Plan::new(s, &network, &available)?;
     let captured = capture_hosts(&plan, &opts.pcap_nodes)?;
-    let iperf3_runs =
-        |f: &crate::endpoint::FlowPlan| f.transport == Transport::Tcp && matches!(f.app, AppSpec::Bulk | AppSpec::File { .. });
+    let iperf3_runs = |f: &crate::endpoint::FlowPlan| {
+        f.carrier == Carrier::Stream(Transport::Tcp) && matches!(f.app, AppSpec::Bulk | AppSpec::File { .. })
+    };
     if opts.client == Client::Iperf3 && (plan.flows.len() != 1 || !iperf3_runs(&plan.flows[0])) {
         return Err(EmuError::unsupported(
             "client",
@@ -116,7 +117,11 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     // ends, then stopped).
     let (servers, iperf3_servers) = match opts.client {
         Client::Own => {
-            let bind = |i: usize| in_namespace(ns.name(plan.flow_hosts[i].0), || Server::bind(&plan.flows[i]));
+            // A UDP flow's source binds when it starts sending.
+            let bind = |i: usize| match plan.flows[i].carrier {
+                Carrier::Datagrams(_) => Ok(None),
+                _ => in_namespace(ns.name(plan.flow_hosts[i].0), || Server::bind(&plan.flows[i]).map(Some)),
+            };
             ((0..plan.flows.len()).map(bind).collect::<Result<Vec<_>, _>>()?, Vec::new())
         }
         Client::Iperf3 => {
@@ -169,7 +174,13 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
                 let (namespace, flow, delivered) = (ns.name(plan.flow_hosts[i].0), &plan.flows[i], &delivered[i]);
                 scope.spawn(move || {
                     crate::netns::enter(namespace)?;
-                    server.serve(flow, &now, delivered).map(Some)
+                    match (server, flow.carrier) {
+                        (Some(server), _) => server.serve(flow, &now, delivered).map(Some),
+                        (None, Carrier::Datagrams(rate)) => {
+                            crate::datagrams::send(flow, rate, &now).map(|sent| Some(Served::datagrams(sent)))
+                        }
+                        (None, _) => Ok(None),
+                    }
                 })
             })
             .collect();
@@ -191,7 +202,10 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
                 scope.spawn(move || match opts.client {
                     Client::Own => {
                         crate::netns::enter(namespace)?;
-                        download(flow, &now, delivered)
+                        match flow.carrier {
+                            Carrier::Datagrams(_) => crate::datagrams::receive(flow, &now),
+                            _ => download(flow, &now, delivered),
+                        }
                     }
                     Client::Iperf3 => crate::iperf::download(namespace, flow, &now),
                 })
@@ -230,8 +244,9 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
             let flow = &mut flows[i];
             flow.samples = served.samples;
             flow.downloads = served.downloads;
+            flow.datagrams_sent = served.datagrams_sent;
             flow.last_info = served.last.first().map(|(_, info)| *info).unwrap_or_default();
-            if plan.flows[i].transport == Transport::Mptcp {
+            if plan.flows[i].is_mptcp() {
                 flow.last_subflows = served.last;
             }
         }
@@ -242,8 +257,7 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         _ => None,
     };
     let (mut network, report, series) = link.finish();
-    let has =
-        Has { ues: network.ues() > 0, proxy: !s.proxy.node.is_empty(), mptcp: plan.flows.iter().any(|f| f.transport == Transport::Mptcp) };
+    let has = Has { ues: network.ues() > 0, proxy: !s.proxy.node.is_empty(), mptcp: plan.flows.iter().any(|f| f.is_mptcp()) };
     let tables = tables(&network, series, &flows, has, goodput_bin_ns);
     let mut summary = crate::summary::summary(&loaded.name, s, &plan, opts.client, &flows, &mut network, &report, realtime);
     summary["proxy"] = proxy.into();

@@ -10,9 +10,8 @@ use millinet_proxyd::Datapath;
 use millinet_scenario::Scenario;
 use serde_json::{json, Value};
 
-use crate::endpoint::FlowReport;
+use crate::endpoint::{Carrier, FlowReport};
 use crate::link::LinkReport;
-use crate::mptcp::Transport;
 use crate::plan::{Plan, SplitPlan};
 use crate::run::Client;
 
@@ -61,9 +60,27 @@ fn flow_summary(i: usize, s: &Scenario, plan: &Plan, client: Client, flow: &Flow
     let info = &flow.last_info;
     let own = client == Client::Own;
     let ran_latency = network.flow_ran_latency(i);
+    if let Carrier::Datagrams(_) = fp.carrier {
+        // As the simulator's UDP flow.
+        let mut entry = json!({
+            "id": i,
+            "kind": "udp",
+            "src": spec.src,
+            "dst": spec.dst,
+            "goodput_bps": goodput_bps,
+            "delivered_bytes": flow.received_bytes,
+            "sent_packets": flow.datagrams_sent,
+            "received_packets": flow.datagrams_received,
+            "lost_packets": flow.datagrams_sent.saturating_sub(flow.datagrams_received),
+        });
+        if ran_latency.count() > 0 {
+            entry["ran_latency_ms"] = latency_summary(ran_latency);
+        }
+        return entry;
+    }
     let mut entry = json!({
         "id": i,
-        "kind": match fp.transport { Transport::Tcp => "tcp", Transport::Mptcp => "mptcp" },
+        "kind": if fp.is_mptcp() { "mptcp" } else { "tcp" },
         "src": spec.src,
         "dst": spec.dst,
         "cc": spec.cc,
@@ -100,7 +117,7 @@ fn flow_summary(i: usize, s: &Scenario, plan: &Plan, client: Client, flow: &Flow
         let times_s: Vec<f64> = flow.downloads.iter().map(|d| d.duration_ns() as f64 / 1e9).collect();
         entry["download_times_s"] = json!(times_s);
     }
-    if fp.transport == Transport::Mptcp {
+    if fp.is_mptcp() {
         // Each path's subflow as the simulator reports it (its `sent_bytes` aside: the kernel
         // counts no bytes per subflow the data level handed it).
         let subflows: Vec<Value> = flow

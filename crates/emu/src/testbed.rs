@@ -63,14 +63,18 @@ fn wire_host(name: &str, host: &HostPlan, mptcp_subflows: Option<usize>) -> Resu
         write_sysctls(&[
             ("net.ipv4.conf.all.rp_filter", "0".into()),
             ("net.ipv4.conf.default.rp_filter", "0".into()),
-            ("net.ipv4.tcp_sack", flag(host.sack)),
-            ("net.ipv4.tcp_timestamps", flag(host.timestamps)),
-            ("net.ipv4.tcp_window_scaling", flag(host.window_scaling)),
             ("net.ipv4.tcp_rmem", buffers(131_072)),
             ("net.ipv4.tcp_wmem", buffers(16_384)),
             // Each run starts from scratch, not from what an earlier connection learnt.
             ("net.ipv4.tcp_no_metrics_save", "1".into()),
         ])?;
+        if let Some(tcp) = host.tcp {
+            write_sysctls(&[
+                ("net.ipv4.tcp_sack", flag(tcp.sack)),
+                ("net.ipv4.tcp_timestamps", flag(tcp.timestamps)),
+                ("net.ipv4.tcp_window_scaling", flag(tcp.window_scaling)),
+            ])?;
+        }
         Tun::create(DEVICE)
     })?;
     let mtu = host.mtu_bytes.to_string();
