@@ -27,7 +27,7 @@ use millinet_network::{Driver, NetEvent, Network, NodeId, SiteId};
 use millinet_proxy::Direction;
 use millinet_proxyd::{ChecksumState, Datapath, Emitted, Input, Toward};
 use millinet_wire::gso::{VnetHeader, VNET_HEADER_BYTES};
-use millinet_wire::{Packet, PayloadId, TELEMETRY_DATAGRAM_BYTES};
+use millinet_wire::{Packet, PayloadId, Tag, TELEMETRY_DATAGRAM_BYTES};
 
 use crate::error::EmuError;
 use crate::frames::Frames;
@@ -424,7 +424,7 @@ impl LinkDriver {
             self.frames.set_len(id, len);
             match self.frames.describe(id) {
                 Some(mut packet) => {
-                    packet.meta.flow = self.flow_of(&packet);
+                    packet.meta.tag = self.flow_of(&packet);
                     return Ok(Some(packet));
                 }
                 None => {
@@ -435,12 +435,13 @@ impl LinkDriver {
         }
     }
 
-    /// The scenario flow a frame belongs to, by its server's port (u32::MAX: none), so that
-    /// the network measures each flow's RAN latency as the simulator's does.
-    fn flow_of(&self, packet: &Packet) -> u32 {
+    /// The scenario flow a frame belongs to, by its server's port, so that the network
+    /// measures each flow's RAN latency as the simulator's does.
+    fn flow_of(&self, packet: &Packet) -> Tag {
         let (src, dst) = packet.ports();
         let first = crate::plan::server_port(0);
-        [src, dst].into_iter().map(|p| p.wrapping_sub(first) as usize).find(|&i| i < self.flows).map_or(u32::MAX, |i| i as u32)
+        let flow = [src, dst].into_iter().map(|p| p.wrapping_sub(first) as usize).find(|&i| i < self.flows);
+        flow.map_or(Tag::NONE, |i| Tag::flow(i as u32))
     }
 
     /// Writes a packet's frame, due at `due`, into host `host`'s device.

@@ -16,7 +16,7 @@ use millinet_ran::{CellId, Direction, RanOutput, Sdu, Switch, SwitchKind, UeId};
 use millinet_scenario::radio::HandoverSpec;
 use millinet_scenario::translate::{rlc_codel, seconds_to_ns};
 use millinet_transport::link::{Link, LinkParams};
-use millinet_wire::{Packet, UdpHeader};
+use millinet_wire::{Packet, Tag, UdpHeader};
 
 use crate::ids::{LinkId, NodeId};
 use crate::network::{Driver, LinkWakes, NetEvent, Network};
@@ -64,9 +64,6 @@ struct Hold {
     packets: Vec<Packet>,
     deadline_ns: u64,
 }
-
-/// `meta.flow` of an end marker (no scenario flow has this index).
-pub(crate) const END_MARKER: u32 = u32::MAX - 1;
 
 /// How long a target waits for end markers (one could be dropped by a full queue).
 const HOLD_TIMEOUT_NS: u64 = 100_000_000;
@@ -179,7 +176,7 @@ impl Network {
             }
             let to = self.topology.interface_address(interface);
             let mut marker = Packet::udp(self.topology.address(n), to, UdpHeader { src_port: 0, dst_port: 0 }, 0);
-            marker.meta.flow = END_MARKER;
+            marker.meta.tag = Tag::END_MARKER;
             self.links[l.index()].enqueue(now, marker, &mut LinkWakes { driver: &mut *driver, link: l });
             markers += 1;
         }

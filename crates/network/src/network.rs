@@ -12,11 +12,11 @@ use millinet_ran::{CellId, RanOutput, Telemetry, UeId};
 use millinet_scenario::translate::{link_params, LinkRate};
 use millinet_scenario::{Aqm, ConfigError, Scenario};
 use millinet_transport::link::{transmission_ns, Link, LinkTimers};
-use millinet_wire::Packet;
+use millinet_wire::{Packet, Tag};
 
 use crate::ids::{InterfaceId, LinkId, NodeId, SiteId};
 use crate::metrics::LogHistogram;
-use crate::mobility::{Handovers, END_MARKER};
+use crate::mobility::Handovers;
 use crate::radio::RadioNet;
 use crate::topology::{Edge, Hop, PlannedRoute, Topology};
 
@@ -270,7 +270,7 @@ impl Network {
     /// forwarded.
     #[inline]
     pub(crate) fn arrive<D: Driver>(&mut self, now_ns: u64, node: NodeId, packet: Packet, driver: &mut D) {
-        if packet.meta.flow == END_MARKER {
+        if packet.meta.tag == Tag::END_MARKER {
             self.end_marker(now_ns, node, packet, driver);
             return;
         }
@@ -415,7 +415,7 @@ impl Network {
             m.ran_latency.record(latency_ns);
             m.window_latency_ns += latency_ns;
             m.window_deliveries += 1;
-            if let Some(f) = self.flow_ran_latency.get_mut(d.packet.meta.flow as usize) {
+            if let Some(f) = d.packet.meta.tag.flow_index().and_then(|i| self.flow_ran_latency.get_mut(i)) {
                 f.record(latency_ns);
             }
             self.arrive(now_ns, node, d.packet, driver);

@@ -7,7 +7,7 @@
 use std::fmt;
 use std::net::SocketAddrV4;
 
-use millinet_wire::{Packet, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+use millinet_wire::{Packet, Tag, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct UdpSourceConfig {
@@ -68,7 +68,7 @@ impl UdpSource {
         }
         let header = UdpHeader { src_port: cfg.local.port(), dst_port: cfg.remote.port() };
         let mut template = Packet::udp(*cfg.local.ip(), *cfg.remote.ip(), header, cfg.payload_bytes);
-        template.meta.flow = cfg.flow;
+        template.meta.tag = Tag::flow(cfg.flow);
         let wire_bits = template.wire_bytes() as u64 * 8;
         let next_departure_ns = cfg.start_ns;
         Ok(UdpSource { cfg, template, wire_bits, next_index: 0, next_departure_ns, sent_bytes: 0 })
@@ -208,7 +208,7 @@ mod tests {
         // 1 ms per packet: departures 0..=9 ms are due before 10 ms.
         assert_eq!(out.len(), 10);
         assert_eq!(src.next_deadline_ns(), Some(10_000_000));
-        assert!(out.iter().enumerate().all(|(k, p)| p.ip_id == k as u16 && p.meta.flow == 3 && p.wire_bytes() == 1500));
+        assert!(out.iter().enumerate().all(|(k, p)| p.ip_id == k as u16 && p.meta.tag == Tag::flow(3) && p.wire_bytes() == 1500));
         assert_eq!(out[0].ports(), (4000, 5000));
         src.on_timeout(u64::MAX, &mut out);
         assert_eq!(out.len(), 1000);

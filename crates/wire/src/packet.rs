@@ -28,10 +28,43 @@ pub struct Meta {
     pub payload: PayloadId,
     /// Unique per run, assigned by the engine when the packet enters the network.
     pub uid: u64,
-    /// Index of the scenario flow the packet belongs to (u32::MAX: none).
-    pub flow: u32,
+    /// The scenario flow the packet belongs to, or the network's own end marker.
+    pub tag: Tag,
     /// Time the packet entered the RAN (PDCP stamp at the gNB), 0 when not stamped.
     pub ran_entry_ns: u64,
+}
+
+/// What a driver knows of a packet's place in a run: the scenario flow it belongs to, or that
+/// it is a handover's end marker (TS 38.300 §9.2.3.2.1), the network's own; or nothing (a
+/// packet a proxy made). For measurement and the network's own control packets: models never
+/// decide on it. Four bytes, so `Meta` fills `Packet`'s padding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tag(u32);
+
+impl Tag {
+    /// Not known to belong to any flow.
+    pub const NONE: Tag = Tag(u32::MAX);
+    /// A handover's end marker.
+    pub const END_MARKER: Tag = Tag(u32::MAX - 1);
+
+    /// Scenario flow `index`'s.
+    #[inline]
+    pub fn flow(index: u32) -> Tag {
+        debug_assert!(index < u32::MAX - 1, "flow index {index} out of range");
+        Tag(index)
+    }
+
+    /// The scenario flow's index, if the packet is one's.
+    #[inline]
+    pub fn flow_index(self) -> Option<usize> {
+        (self.0 < u32::MAX - 1).then_some(self.0 as usize)
+    }
+}
+
+impl Default for Tag {
+    fn default() -> Self {
+        Tag::NONE
+    }
 }
 
 /// Where a packet's payload bytes are, when it has real ones: a handle the owner of the
@@ -72,7 +105,7 @@ pub struct Packet {
 impl Packet {
     /// A packet with default IP fields (TTL 64, no ECN) and no simulator metadata.
     pub fn new(src: Ipv4Addr, dst: Ipv4Addr, transport: Transport, payload_bytes: u32) -> Packet {
-        Packet { src, dst, ip_id: 0, ttl: 64, ecn: 0, transport, payload_bytes, meta: Meta { flow: u32::MAX, ..Meta::default() } }
+        Packet { src, dst, ip_id: 0, ttl: 64, ecn: 0, transport, payload_bytes, meta: Meta::default() }
     }
 
     pub fn tcp(src: Ipv4Addr, dst: Ipv4Addr, header: TcpHeader, payload_bytes: u32) -> Packet {

@@ -13,7 +13,7 @@ use millinet_transport::app::{AppAction, FlowId};
 use millinet_transport::mptcp::MptcpConnection;
 use millinet_transport::udp::{UdpSink, UdpSource, UdpSourceConfig};
 use millinet_transport::{TcpConnection, TcpState, TcpStats};
-use millinet_wire::Packet;
+use millinet_wire::{Packet, Tag};
 use rand_core::RngCore;
 
 use crate::event::{Event, EventQueue, TimerSlots};
@@ -386,11 +386,11 @@ impl Engine {
         for mut packet in out.drain(..) {
             packet.meta.uid = self.next_uid;
             self.next_uid += 1;
-            if packet.meta.flow == u32::MAX {
+            if packet.meta.tag == Tag::NONE {
                 // A packet the proxy made itself (split-TCP): the flow is the server port's.
                 let (src_port, dst_port) = packet.ports();
                 let server_port = if network.is_toward_ue(packet.dst) { src_port } else { dst_port };
-                packet.meta.flow = server_port.wrapping_sub(SERVER_PORT) as u32;
+                packet.meta.tag = Tag::flow(u32::from(server_port.wrapping_sub(SERVER_PORT)));
             }
             if let Some(w) = &mut self.captures[node.index()] {
                 w.write(self.now_ns, &packet);
@@ -420,7 +420,7 @@ impl Engine {
         let flow = self.endpoints[e as usize].flow;
         for mut packet in out.drain(..) {
             packet.meta.uid = self.next_uid;
-            packet.meta.flow = flow.0;
+            packet.meta.tag = Tag::flow(flow.0);
             self.next_uid += 1;
             if let Some(w) = &mut self.captures[node.index()] {
                 w.write(self.now_ns, &packet);
