@@ -4,7 +4,7 @@
 //! `emulator` section saying how faithfully the link kept real time.
 
 use millinet_network::metrics::LogHistogram;
-use millinet_network::records::{latency_summary, middlebox_summary};
+use millinet_network::records::{self, latency_summary, middlebox_summary, Carried, FlowRecord};
 use millinet_network::Network;
 use millinet_proxyd::Datapath;
 use millinet_scenario::Scenario;
@@ -51,72 +51,53 @@ fn rtt_histogram(flow: &FlowReport, subflow: Option<u32>) -> LogHistogram {
     h
 }
 
-/// Flow `i`'s entry.
+/// Flow `i`'s entry: what both drivers measure, written by the network layer's
+/// `flow_summary`, then what only the kernel's sockets say.
 fn flow_summary(i: usize, s: &Scenario, plan: &Plan, client: Client, flow: &FlowReport, network: &Network) -> Value {
     let (spec, fp) = (&s.flows[i], &plan.flows[i]);
-    let measured_s = flow.measured_ns.unwrap_or(fp.end_ns - fp.start_ns) as f64 / 1e9;
-    let goodput_bps = if measured_s > 0.0 { flow.received_bytes as f64 * 8.0 / measured_s } else { 0.0 };
     let rtt = rtt_histogram(flow, None);
     let info = &flow.last_info;
     let own = client == Client::Own;
-    let ran_latency = network.flow_ran_latency(i);
+    let carried = match fp.carrier {
+        Carrier::Datagrams(_) => Carried::Datagrams { sent_packets: flow.datagrams_sent, received_packets: flow.datagrams_received },
+        Carrier::Stream(_) => Carried::Stream {
+            mptcp: fp.is_mptcp(),
+            download_time_ns: flow.download_time_ns,
+            downloads_ns: flow.downloads.iter().map(|d| d.duration_ns()).collect(),
+            rtt: &rtt,
+            retransmits: u64::from(info.total_retrans),
+            // iperf3 reports no RTO count.
+            rtos: own.then_some(u64::from(info.total_rto)),
+        },
+    };
+    let record = FlowRecord {
+        id: i,
+        spec,
+        delivered_bytes: flow.received_bytes,
+        measured_ns: flow.measured_ns.unwrap_or(fp.end_ns - fp.start_ns),
+        ran_latency: network.flow_ran_latency(i),
+        carried,
+    };
+    let mut entry = records::flow_summary(&record);
     if let Carrier::Datagrams(_) = fp.carrier {
-        // As the simulator's UDP flow.
-        let mut entry = json!({
-            "id": i,
-            "kind": "udp",
-            "src": spec.src,
-            "dst": spec.dst,
-            "goodput_bps": goodput_bps,
-            "delivered_bytes": flow.received_bytes,
-            "sent_packets": flow.datagrams_sent,
-            "received_packets": flow.datagrams_received,
-            "lost_packets": flow.datagrams_sent.saturating_sub(flow.datagrams_received),
-        });
-        if ran_latency.count() > 0 {
-            entry["ran_latency_ms"] = latency_summary(ran_latency);
-        }
-        return entry;
+        return Value::Object(entry);
     }
-    let mut entry = json!({
-        "id": i,
-        "kind": if fp.is_mptcp() { "mptcp" } else { "tcp" },
-        "src": spec.src,
-        "dst": spec.dst,
-        "cc": spec.cc,
-        "kernel_cc": fp.cc,
-        "mss_bytes": spec.mss_bytes,
-        "goodput_bps": goodput_bps,
-        "delivered_bytes": flow.received_bytes,
-        "download_time_s": flow.download_time_ns.map(|ns| ns as f64 / 1e9),
-        "retransmits": info.total_retrans,
-        // iperf3 reports no RTO count.
-        "rtos": own.then_some(info.total_rto),
-        "client": if own { "own" } else { "iperf3" },
-        "rtt_ms": latency_summary(&rtt),
-        "rtt_samples": rtt.count(),
-        "min_rtt_ms": info.min_rtt_us as f64 / 1e3,
-        "bytes_retransmitted": own.then_some(info.bytes_retrans),
-        // Every byte the UE read was the byte the server wrote at that offset.
-        "payload_intact": own.then_some(flow.first_corrupt_offset.is_none()),
-        // The kernel's chronographs (tcp_chrono, tcpi_busy_time and friends, µs): how long the
-        // sender had data in flight, and how much of that the UE's receive window or the
-        // server's send buffer held it back. A host too busy to run the endpoints shows here,
-        // not in the model: an application-limited sender is busy for less than the run.
-        "sender_limits": own.then(|| json!({
-            "busy_s": info.busy_time as f64 / 1e6,
-            "rwnd_limited_s": info.rwnd_limited as f64 / 1e6,
-            "sndbuf_limited_s": info.sndbuf_limited as f64 / 1e6,
-        })),
+    entry.insert("kernel_cc".into(), json!(fp.cc));
+    entry.insert("client".into(), json!(if own { "own" } else { "iperf3" }));
+    entry.insert("min_rtt_ms".into(), json!(info.min_rtt_us as f64 / 1e3));
+    entry.insert("bytes_retransmitted".into(), json!(own.then_some(info.bytes_retrans)));
+    // Every byte the UE read was the byte the server wrote at that offset.
+    entry.insert("payload_intact".into(), json!(own.then_some(flow.first_corrupt_offset.is_none())));
+    // The kernel's chronographs (tcp_chrono, tcpi_busy_time and friends, µs): how long the
+    // sender had data in flight, and how much of that the UE's receive window or the server's
+    // send buffer held it back. A host too busy to run the endpoints shows here, not in the
+    // model: an application-limited sender is busy for less than the run.
+    let limits = json!({
+        "busy_s": info.busy_time as f64 / 1e6,
+        "rwnd_limited_s": info.rwnd_limited as f64 / 1e6,
+        "sndbuf_limited_s": info.sndbuf_limited as f64 / 1e6,
     });
-    if ran_latency.count() > 0 {
-        entry["ran_latency_ms"] = latency_summary(ran_latency);
-    }
-    if spec.app == millinet_scenario::App::Repeated {
-        // As the simulator's: each download from its request to its last byte read.
-        let times_s: Vec<f64> = flow.downloads.iter().map(|d| d.duration_ns() as f64 / 1e9).collect();
-        entry["download_times_s"] = json!(times_s);
-    }
+    entry.insert("sender_limits".into(), if own { limits } else { Value::Null });
     if fp.is_mptcp() {
         // Each path's subflow as the simulator reports it (its `sent_bytes` aside: the kernel
         // counts no bytes per subflow the data level handed it).
@@ -139,9 +120,9 @@ fn flow_summary(i: usize, s: &Scenario, plan: &Plan, client: Client, flow: &Flow
                 })
             })
             .collect();
-        entry["mptcp"] = json!({ "subflows": subflows });
+        entry.insert("mptcp".into(), json!({ "subflows": subflows }));
     }
-    entry
+    Value::Object(entry)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -3,6 +3,7 @@
 
 use millinet_proxy::Summary;
 use millinet_ran::{SwitchKind, UeId};
+use millinet_scenario::FlowSpec;
 use serde_json::{json, Map, Value};
 
 use crate::metrics::LogHistogram;
@@ -17,6 +18,77 @@ pub fn latency_summary(h: &LogHistogram) -> Value {
         "p95": ms(h.percentile(95.0)),
         "p99": ms(h.percentile(99.0)),
     })
+}
+
+/// What both drivers measure of a flow, from which [`flow_summary`] writes its summary.json
+/// entry; each driver then adds what only it measures.
+pub struct FlowRecord<'a> {
+    pub id: usize,
+    pub spec: &'a FlowSpec,
+    /// Application payload delivered in order to the receiver, over `measured_ns` (from the
+    /// flow's start, unless the client measured its own interval).
+    pub delivered_bytes: u64,
+    pub measured_ns: u64,
+    /// Its packets' RAN latency (PDCP entry to delivery), the network's.
+    pub ran_latency: &'a LogHistogram,
+    pub carried: Carried<'a>,
+}
+
+/// How a flow's bytes were carried.
+pub enum Carried<'a> {
+    /// A TCP or MP-TCP connection.
+    Stream {
+        mptcp: bool,
+        /// From the connection request to the last byte delivered, for a finite transfer.
+        download_time_ns: Option<u64>,
+        /// Each download's own duration (repeated downloads).
+        downloads_ns: Vec<u64>,
+        /// The sender's RTT (per-ACK samples in the simulator, the kernel's smoothed RTT every
+        /// sample step in the emulator).
+        rtt: &'a LogHistogram,
+        retransmits: u64,
+        /// None where the driver cannot count them (iperf3).
+        rtos: Option<u64>,
+    },
+    /// Datagrams at a rate.
+    Datagrams { sent_packets: u64, received_packets: u64 },
+}
+
+/// summary.json's `flows` entry of what both drivers measure (outputs.md §1).
+pub fn flow_summary(r: &FlowRecord) -> Map<String, Value> {
+    let measured_s = r.measured_ns as f64 / 1e9;
+    let seconds = |ns: u64| ns as f64 / 1e9;
+    let mut m = Map::new();
+    m.insert("id".into(), json!(r.id));
+    m.insert("src".into(), json!(r.spec.src));
+    m.insert("dst".into(), json!(r.spec.dst));
+    m.insert("goodput_bps".into(), json!(if measured_s > 0.0 { r.delivered_bytes as f64 * 8.0 / measured_s } else { 0.0 }));
+    m.insert("delivered_bytes".into(), json!(r.delivered_bytes));
+    if r.ran_latency.count() > 0 {
+        m.insert("ran_latency_ms".into(), latency_summary(r.ran_latency));
+    }
+    match &r.carried {
+        Carried::Stream { mptcp, download_time_ns, downloads_ns, rtt, retransmits, rtos } => {
+            m.insert("kind".into(), json!(if *mptcp { "mptcp" } else { "tcp" }));
+            m.insert("cc".into(), json!(r.spec.cc));
+            m.insert("mss_bytes".into(), json!(r.spec.mss_bytes));
+            m.insert("download_time_s".into(), json!(download_time_ns.map(seconds)));
+            m.insert("rtt_ms".into(), latency_summary(rtt));
+            m.insert("rtt_samples".into(), json!(rtt.count()));
+            m.insert("retransmits".into(), json!(retransmits));
+            m.insert("rtos".into(), json!(rtos));
+            if r.spec.app == millinet_scenario::App::Repeated {
+                m.insert("download_times_s".into(), json!(downloads_ns.iter().copied().map(seconds).collect::<Vec<f64>>()));
+            }
+        }
+        Carried::Datagrams { sent_packets, received_packets } => {
+            m.insert("kind".into(), json!("udp"));
+            m.insert("sent_packets".into(), json!(sent_packets));
+            m.insert("received_packets".into(), json!(received_packets));
+            m.insert("lost_packets".into(), json!(sent_packets.saturating_sub(*received_packets)));
+        }
+    }
+    m
 }
 
 /// summary.json's object of a middlebox: its node, its kind and setting, its counters.

@@ -22,7 +22,7 @@ use crate::middlebox::{self, DelayedTelemetry, Site};
 use crate::output::Table;
 use crate::pcap::PcapWriter;
 use crate::rng;
-use crate::scenario::{App, FlowKind, Scenario};
+use crate::scenario::{FlowKind, Scenario};
 use crate::series::{Goodput, Has, Series, CHUNK_ROWS};
 use crate::Error;
 

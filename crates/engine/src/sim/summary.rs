@@ -1,35 +1,19 @@
 //! summary.json: what a run measured, per flow and middlebox, with the network's sections
 //! (queues, UEs, handovers) (outputs.md §1).
 
-use millinet_network::records::latency_summary;
-use serde_json::json;
+use millinet_network::records::{flow_summary, latency_summary, Carried, FlowRecord};
+use serde_json::{json, Map, Value};
 
 use super::*;
 
-/// The TCP part of a flow's summary.
-fn tcp_summary(f: &Flow, stats: &TcpStats) -> serde_json::Value {
+/// What only the simulator measures of a TCP connection: its fast retransmits, spurious
+/// timeouts and what limited its sending.
+fn tcp_extra(entry: &mut Map<String, Value>, stats: &TcpStats) {
     let limited_total: u64 = stats.limited_ns.iter().sum();
     let share = |k: usize| if limited_total == 0 { 0.0 } else { stats.limited_ns[k] as f64 / limited_total as f64 };
-    let app = f.app.as_deref().expect("a TCP flow has an application");
-    let rtt = f.rtt();
-    let mut summary = json!({
-        "kind": "tcp",
-        "cc": f.spec.cc,
-        "mss_bytes": f.spec.mss_bytes,
-        "download_time_s": app.completed_ns().map(|t| (t - f.start_ns) as f64 / 1e9),
-        "rtt_ms": latency_summary(&rtt),
-        "rtt_samples": rtt.count(),
-        "retransmits": stats.retransmitted_segments,
-        "fast_retransmits": stats.fast_retransmits,
-        "rtos": stats.rtos,
-        "spurious_rtos": stats.spurious_rtos,
-        "limited_by": { "cwnd": share(0), "rwnd": share(1), "app": share(2), "pacing": share(3) },
-    });
-    if f.spec.app == App::Repeated {
-        let times_s: Vec<f64> = app.downloads().iter().map(|d| d.duration_ns() as f64 / 1e9).collect();
-        summary["download_times_s"] = json!(times_s);
-    }
-    summary
+    entry.insert("fast_retransmits".into(), json!(stats.fast_retransmits));
+    entry.insert("spurious_rtos".into(), json!(stats.spurious_rtos));
+    entry.insert("limited_by".into(), json!({ "cwnd": share(0), "rwnd": share(1), "app": share(2), "pacing": share(3) }));
 }
 
 impl Simulation {
@@ -42,72 +26,82 @@ impl Simulation {
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let measured_s = (end_ns - f.start_ns) as f64 / 1e9;
-                let mut entry = json!({
-                    "id": i,
-                    "src": f.spec.src,
-                    "dst": f.spec.dst,
-                    "goodput_bps": if measured_s > 0.0 { f.delivered_bytes as f64 * 8.0 / measured_s } else { 0.0 },
-                    "delivered_bytes": f.delivered_bytes,
-                });
-                let ran_latency = network.flow_ran_latency(i);
-                if ran_latency.count() > 0 {
-                    entry["ran_latency_ms"] = latency_summary(ran_latency);
-                }
-                let extra = match &engine.endpoints[f.sender as usize].model {
-                    Model::Tcp(c) => tcp_summary(f, &c.stats()),
-                    Model::Mptcp { conn, .. } => {
-                        // The flow's TCP counters are its first subflow's (none before any SYN
-                        // arrived), its RTT all subflows'; each subflow's own follow.
-                        let first = conn.subflow(0).map(|s| s.stats()).unwrap_or_default();
-                        let mut summary = tcp_summary(f, &first);
-                        summary["kind"] = json!("mptcp");
-                        let stats = conn.stats();
-                        let subflows: Vec<_> = (0..conn.subflow_count())
-                            .filter_map(|k| conn.subflow(k).map(|s| (k, s)))
-                            .map(|(k, s)| {
-                                let st = s.stats();
-                                // The path: the UE radio at the subflow's far end.
-                                let ue = s.remote().and_then(|r| network.radio_at(*r.ip()));
-                                json!({
-                                    "remote": s.remote().map(|r| r.to_string()),
-                                    "ue": ue.map(|u| u.0),
-                                    "cell": ue.map(|u| network.serving_cell_name(u)),
-                                    "sent_bytes": stats.subflow_bytes.get(k).copied().unwrap_or(0),
-                                    "acked_bytes": st.acked_bytes,
-                                    "retransmits": st.retransmitted_segments,
-                                    "rtos": st.rtos,
-                                    "rtt_ms": latency_summary(f.rtt.get(k).map_or(&LogHistogram::default(), |r| &r.histogram)),
-                                    "srtt_ms": st.srtt_ns as f64 / 1e6,
-                                    "cwnd_bytes": st.cwnd_bytes,
-                                })
-                            })
-                            .collect();
-                        let reorder_max_bytes = mptcp_at(&engine.endpoints, f.receiver).map_or(0, |c| c.stats().max_rcv_occupancy_bytes);
-                        summary["mptcp"] = json!({
-                            "subflows": subflows,
-                            "reinjected_bytes": stats.reinjected_bytes,
-                            // The mean over the samples, the maximum over the whole run.
-                            "reorder_buffer_bytes": { "mean": f.reorder.mean_bytes(), "max": reorder_max_bytes },
-                        });
-                        summary
-                    }
-                    Model::UdpSource(source) => {
+                let model = &engine.endpoints[f.sender as usize].model;
+                // An MP-TCP flow's TCP counters are its first subflow's (none before any SYN
+                // arrived), its RTT all subflows'; each subflow's own follow.
+                let stats = match model {
+                    Model::Tcp(c) => Some(c.stats()),
+                    Model::Mptcp { conn, .. } => Some(conn.subflow(0).map(|s| s.stats()).unwrap_or_default()),
+                    Model::UdpSource(_) | Model::UdpSink { .. } => None,
+                };
+                let rtt = f.rtt();
+                let carried = match (model, &stats) {
+                    (Model::UdpSource(source), _) => {
                         let received = match f.receiver.map(|r| &engine.endpoints[r as usize].model) {
                             Some(Model::UdpSink { sink, .. }) => sink.received_packets,
                             _ => unreachable!("a UDP flow's receiver is a sink"),
                         };
-                        json!({
-                            "kind": "udp",
-                            "sent_packets": source.sent_packets(),
-                            "received_packets": received,
-                            "lost_packets": source.sent_packets() - received,
-                        })
+                        Carried::Datagrams { sent_packets: source.sent_packets(), received_packets: received }
                     }
-                    Model::UdpSink { .. } => unreachable!("a flow's sender is never a sink"),
+                    (_, Some(stats)) => {
+                        let app = f.app.as_deref().expect("a TCP flow has an application");
+                        Carried::Stream {
+                            mptcp: matches!(model, Model::Mptcp { .. }),
+                            download_time_ns: app.completed_ns().map(|t| t - f.start_ns),
+                            downloads_ns: app.downloads().iter().map(|d| d.duration_ns()).collect(),
+                            rtt: &rtt,
+                            retransmits: stats.retransmitted_segments,
+                            rtos: Some(stats.rtos),
+                        }
+                    }
+                    _ => unreachable!("a flow's sender is never a sink"),
                 };
-                entry.as_object_mut().expect("object").extend(extra.as_object().expect("object").clone());
-                entry
+                let record = FlowRecord {
+                    id: i,
+                    spec: &f.spec,
+                    delivered_bytes: f.delivered_bytes,
+                    measured_ns: end_ns - f.start_ns,
+                    ran_latency: network.flow_ran_latency(i),
+                    carried,
+                };
+                let mut entry = flow_summary(&record);
+                if let Some(stats) = &stats {
+                    tcp_extra(&mut entry, stats);
+                }
+                if let Model::Mptcp { conn, .. } = model {
+                    let stats = conn.stats();
+                    let subflows: Vec<_> = (0..conn.subflow_count())
+                        .filter_map(|k| conn.subflow(k).map(|s| (k, s)))
+                        .map(|(k, s)| {
+                            let st = s.stats();
+                            // The path: the UE radio at the subflow's far end.
+                            let ue = s.remote().and_then(|r| network.radio_at(*r.ip()));
+                            json!({
+                                "remote": s.remote().map(|r| r.to_string()),
+                                "ue": ue.map(|u| u.0),
+                                "cell": ue.map(|u| network.serving_cell_name(u)),
+                                "sent_bytes": stats.subflow_bytes.get(k).copied().unwrap_or(0),
+                                "acked_bytes": st.acked_bytes,
+                                "retransmits": st.retransmitted_segments,
+                                "rtos": st.rtos,
+                                "rtt_ms": latency_summary(f.rtt.get(k).map_or(&LogHistogram::default(), |r| &r.histogram)),
+                                "srtt_ms": st.srtt_ns as f64 / 1e6,
+                                "cwnd_bytes": st.cwnd_bytes,
+                            })
+                        })
+                        .collect();
+                    let reorder_max_bytes = mptcp_at(&engine.endpoints, f.receiver).map_or(0, |c| c.stats().max_rcv_occupancy_bytes);
+                    entry.insert(
+                        "mptcp".into(),
+                        json!({
+                            "subflows": subflows,
+                            "reinjected_bytes": stats.reinjected_bytes,
+                            // The mean over the samples, the maximum over the whole run.
+                            "reorder_buffer_bytes": { "mean": f.reorder.mean_bytes(), "max": reorder_max_bytes },
+                        }),
+                    );
+                }
+                Value::Object(entry)
             })
             .collect();
         let queues = network.queues_summary(end_ns);
