@@ -46,7 +46,7 @@ const READ_BATCH: usize = 64;
 /// A host's device: its node, and whether a thread of its own writes to it. A write into a
 /// TUN device runs the receiving stack in the writer's context; for a server that is its TCP
 /// processing each ACK and sending more, which would otherwise hold up the link (with
-/// milliProxy relaying one ACK per server segment, milliproxy.md §2). The writer inherits the
+/// milliProxy relaying one ACK per server segment, docs/proxy.md, "How a flow is handled"). The writer inherits the
 /// link's real-time priority and measures how late it writes, so the report covers it too.
 pub struct Host {
     pub node: NodeId,

@@ -31,7 +31,7 @@ pub struct HostPlan {
     /// one per radio.
     pub addresses: Vec<Ipv4Addr>,
     /// The MTU of its device: its flows' segments carry exactly their `mss_bytes` of payload,
-    /// and a UE's room for milliProxy's coalesced segments (emulation.md §2).
+    /// and a UE's room for milliProxy's coalesced segments (docs/emulator.md, "milliProxy in the link").
     pub mtu_bytes: u32,
     /// Its kernel's TCP settings, from its TCP flows (the kernel's own without any).
     pub tcp: Option<TcpSettings>,
@@ -74,7 +74,7 @@ pub struct Plan {
     pub split: Option<SplitPlan>,
 }
 
-/// The split-TCP baseline (milliproxy.md §5) as a real proxy: Linux TCP both ways, a host of
+/// The split-TCP baseline (docs/proxy.md, "The split-TCP baseline") as a real proxy: Linux TCP both ways, a host of
 /// its own at its node, relaying bytes between its two connections. The UE connects to it.
 #[derive(Clone, Debug)]
 pub struct SplitPlan {

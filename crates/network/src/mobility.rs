@@ -1,6 +1,7 @@
-//! Handover and dual connectivity, executed by the network for both drivers (ran.md §7). Every measurement period
-//! each UE that hears several cells measures them all and its `ServingCellControl` decides;
-//! a switch is carried out here: the RAN moves the bearer to the target cell
+//! Handover and dual connectivity, executed by the network for both drivers
+//! (docs/models/ran.md, "Handover and dual connectivity"). Every measurement period each UE
+//! that hears several cells measures them all and its `ServingCellControl` decides; a switch
+//! is carried out here: the RAN moves the bearer to the target cell
 //! (`Ran::hand_over`, which interrupts the new leg), the source cell's undelivered downlink
 //! reaches the target after the X2 delay, and the routes toward the UE turn to the target
 //! cell while the source cell sends what still reaches it over an X2 link to the target, so

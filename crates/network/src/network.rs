@@ -513,7 +513,7 @@ impl Network {
         self.topology.name(self.radio.serving_node(ue))
     }
 
-    /// Every UE radio's telemetry record now, with the radio's address (milliproxy.md §3's
+    /// Every UE radio's telemetry record now, with the radio's address (docs/telemetry.md's
     /// per-UE records, what a middlebox is fed every T_info).
     pub fn telemetry(&self, now_ns: u64) -> impl Iterator<Item = (Ipv4Addr, Telemetry)> + '_ {
         self.radio

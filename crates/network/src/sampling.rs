@@ -1,5 +1,5 @@
 //! The network's rows of the time series: every queue and every UE radio at each sample
-//! step, and the handovers at the end (docs/outputs.md).
+//! step, and the handovers at the end (docs/cli.md, `millinet run`).
 
 use millinet_ran::UeId;
 

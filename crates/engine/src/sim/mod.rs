@@ -401,7 +401,7 @@ impl Engine {
     }
 
     /// Every T_info the gNBs' telemetry of each UE goes to the middlebox of `site`
-    /// (milliproxy.md §3).
+    /// (docs/telemetry.md).
     fn telemetry(&mut self, network: &mut Network, site: SiteId) {
         let m = &mut self.middleboxes[site.index()];
         let mut out = std::mem::take(&mut self.scratch);
