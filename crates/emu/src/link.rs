@@ -103,28 +103,13 @@ pub struct LinkReport {
     pub telemetry_unsent: u64,
 }
 
-/// A wake-up the network asked for: ordered by time, then by when it was asked.
+/// A wake-up the network asked for: ordered by time, then by when it was asked (sequences
+/// differ, so the event itself never decides).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Wake {
     at_ns: u64,
     sequence: u64,
-    event: WakeEvent,
-}
-
-/// `NetEvent` in the heap's order (the order never decides: sequences differ).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct WakeEvent(NetEvent);
-
-impl PartialOrd for WakeEvent {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for WakeEvent {
-    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
-        std::cmp::Ordering::Equal
-    }
+    event: NetEvent,
 }
 
 pub struct Link {
@@ -289,7 +274,7 @@ impl Link {
             let Some(t) = first else { break };
             if wake == Some(t) {
                 let Reverse(w) = d.wakes.pop().expect("a wake-up");
-                network.on_event(t, w.event.0, d);
+                network.on_event(t, w.event, d);
             } else if read == Some(t) {
                 let (at, host, packet) = d.arrivals.pop_front().expect("a frame read");
                 let node = d.hosts[host].node;
@@ -332,7 +317,7 @@ impl Driver for LinkDriver {
     const HOLDS_FRAMES: bool = true;
 
     fn wake_at(&mut self, at_ns: u64, event: NetEvent) {
-        self.wakes.push(Reverse(Wake { at_ns, sequence: self.next_sequence, event: WakeEvent(event) }));
+        self.wakes.push(Reverse(Wake { at_ns, sequence: self.next_sequence, event }));
         self.next_sequence += 1;
     }
 

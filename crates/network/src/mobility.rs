@@ -197,7 +197,7 @@ impl Network {
             return;
         };
         if node != self.radio.serving_node(ue) {
-            self.forward(now, node, marker, driver);
+            self.send(now, node, marker, driver);
             return;
         }
         let hold = &mut self.handovers.holds[ue.index()];

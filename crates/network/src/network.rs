@@ -14,7 +14,7 @@ use millinet_scenario::{Aqm, ConfigError, Scenario};
 use millinet_transport::link::{transmission_ns, Link, LinkTimers};
 use millinet_wire::{Packet, Tag};
 
-use crate::ids::{InterfaceId, LinkId, NodeId, SiteId};
+use crate::ids::{LinkId, NodeId, SiteId};
 use crate::metrics::LogHistogram;
 use crate::mobility::Handovers;
 use crate::radio::RadioNet;
@@ -22,7 +22,7 @@ use crate::topology::{Edge, Hop, PlannedRoute, Topology};
 
 /// What the network asks to be woken for: the driver calls [`Network::on_event`] with it at
 /// the time it was asked for (the simulator from its event queue, the emulator from its clock).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum NetEvent {
     /// A link finished serialising its head packet (AQM queues).
     LinkTransmitted(LinkId),
@@ -260,12 +260,6 @@ impl Network {
         }
     }
 
-    /// A host or a middlebox on `node` sends `packet`: it leaves by the node's route.
-    #[inline]
-    pub fn send<D: Driver>(&mut self, now_ns: u64, node: NodeId, packet: Packet, driver: &mut D) {
-        self.forward(now_ns, node, packet, driver);
-    }
-
     /// A packet reaches a node: handed to the driver for a host or a middlebox there, or
     /// forwarded.
     #[inline]
@@ -286,12 +280,14 @@ impl Network {
                 let direction = if self.is_toward_ue(packet.dst) { Direction::FromServer } else { Direction::FromUe };
                 driver.to_middlebox(self, now_ns, site, direction, packet);
             }
-            _ => self.forward(now_ns, node, packet, driver),
+            _ => self.send(now_ns, node, packet, driver),
         }
     }
 
+    /// `packet` leaves `node` by the node's route: what a host or a middlebox there sends, and
+    /// what the node forwards.
     #[inline]
-    pub(crate) fn forward<D: Driver>(&mut self, now_ns: u64, node: NodeId, mut packet: Packet, driver: &mut D) {
+    pub fn send<D: Driver>(&mut self, now_ns: u64, node: NodeId, mut packet: Packet, driver: &mut D) {
         if D::HOLDS_FRAMES && !packet.meta.payload.is_none() {
             self.forward_frame(now_ns, node, packet, driver);
             return;
@@ -330,7 +326,7 @@ impl Network {
         self.handovers.holds(ue) && !self.arriving_over_x2
     }
 
-    /// [`Network::forward`] for a packet whose bytes the driver holds: a frame is cut where a
+    /// [`Network::send`] for a packet whose bytes the driver holds: a frame is cut where a
     /// queue cannot take it whole, and what is dropped is handed back.
     #[cold]
     #[inline(never)]
@@ -542,11 +538,6 @@ impl Network {
             .plan(from, self.topology.address(to), Hop::Link(LinkId(link as u32)))
             .map_err(|e| ConfigError::at("route change", &e))?;
         Ok(NetEvent::RouteChange(change))
-    }
-
-    /// The interface of UE `ue`'s radio.
-    pub fn ue_interface(&self, ue: UeId) -> InterfaceId {
-        self.radio.ue_interfaces[ue.index()]
     }
 
     pub(crate) fn ue_codel(&self, ue: UeId) -> bool {

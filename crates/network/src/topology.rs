@@ -50,7 +50,7 @@ pub struct Edge {
 }
 
 /// A route change kept for later (the driver decides when): its index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct PlannedRoute(pub u32);
 
 pub struct Topology {

@@ -112,8 +112,12 @@ impl Simulation {
             goodputs.map(|(summary, _)| summary["goodput_bps"].as_f64().unwrap_or(0.0)).sum()
         };
         let ues = network.ues_summary(&goodput_to);
-        let node_name = |site: SiteId| network.topology().name(network.site_node(site)).to_string();
-        let proxy = engine.middlebox_summaries(&node_name).into_iter().next().filter(|_| engine.scenario_proxy);
+        // Every middlebox by site: the scenario's [proxy] first when it has one, then any a
+        // caller added.
+        let mut added: Vec<Value> = (engine.middleboxes.iter().enumerate())
+            .map(|(i, m)| m.middlebox.summary(network.topology().name(network.site_node(SiteId(i as u32)))))
+            .collect();
+        let proxy = engine.scenario_proxy.then(|| added.remove(0));
         let mut summary = json!({
             "scenario": name,
             "proxy": proxy,
@@ -126,19 +130,9 @@ impl Simulation {
         if network.ues() > 0 {
             summary["mobility"] = json!(network.mobility_summary());
         }
-        // Middleboxes a caller added besides the scenario's [proxy].
-        let added: Vec<_> = engine.middlebox_summaries(&node_name).into_iter().skip(engine.scenario_proxy as usize).collect();
         if !added.is_empty() {
             summary["middleboxes"] = added.into();
         }
         summary
-    }
-}
-
-impl Engine {
-    /// summary.json's object of every middlebox, by site.
-    fn middlebox_summaries(&self, node_name: &dyn Fn(SiteId) -> String) -> Vec<serde_json::Value> {
-        let sites = self.middleboxes.iter().enumerate();
-        sites.map(|(i, m)| m.middlebox.summary(&node_name(SiteId(i as u32)))).collect()
     }
 }
