@@ -80,7 +80,9 @@ def test_an_unknown_key_is_refused_as_by_run(tmp_path):
     ("scenario", "overrides", "field"),
     [
         ("mptcp", ["proxy.node=pgw"], "flows.0.kind"),
-        ("spep-emulation", ["proxy.node=edge", "flows.0.kind=\"udp\""], "proxy.kind"),
+        # The split proxy relays TCP: with the one flow UDP, it would relay nothing.
+        ("spep-emulation", ["proxy.node=edge", "flows.0.kind=\"udp\""], "proxy.node"),
+        ("mptcp", ["proxy.node=pgw", "proxy.kind=split"], "flows.0.kind"),
         ("dumbbell", ["flows.0.cc=\"lia\""], "flows.0.cc"),
         ("mptcp", ["ues.1.node=\"pgw\""], "flows.0.dst"),
         ("milliproxy", ["proxy.node=gnb", "proxy.kind=split"], "proxy.node"),
@@ -315,6 +317,28 @@ def test_two_ues_on_a_round_robin_cell_get_equal_slot_shares(tmp_path):
     goodputs = [f["goodput_bps"] for f in summary["flows"]]
     assert goodputs[0] == pytest.approx(goodputs[1], rel=0.10), goodputs
     assert all(f["payload_intact"] for f in summary["flows"])
+
+
+def test_the_split_proxy_relays_every_tcp_flow_through_its_node(tmp_path):
+    """The split proxy on a node between the server and the cell takes both UEs' downloads,
+    each on a connection of its own: every byte of both arrives once, the server's TCP
+    measures the loop to the proxy (2 x 10 ms) rather than the path beyond it (at least
+    2 x 20 ms), and each download takes about as long as in the simulator's split proxy."""
+    scenario = TWO_UES.replace(
+        '[[links]]\na = "server"\nb = "gnb"\nrate_bps = 100e9\ndelay_s = 0.005',
+        '[[nodes]]\nname = "edge"\n[[links]]\na = "server"\nb = "edge"\nrate_bps = 100e9\ndelay_s = 0.010\n'
+        'queue_bytes = 100_000_000\n[[links]]\na = "edge"\nb = "gnb"\nrate_bps = 100e9\ndelay_s = 0.010',
+    )
+    files = 'app = "file"\nfile_bytes = 20_000_000\n'
+    scenario = scenario.replace('cc = "cubic"\n', 'cc = "cubic"\n' + files) + '[proxy]\nnode = "edge"\nkind = "split"\n'
+    path = tmp_path / "split-two-ues.toml"
+    path.write_text(scenario)
+    emulated, simulated = millinet.emulate(str(path)).summary, millinet.run(str(path)).summary
+    assert emulated["proxy"]["kind"] == "split" and emulated["proxy"]["bytes_relayed_toward_ue"] == 2 * 20_000_000
+    for flow, reference in zip(emulated["flows"], simulated["flows"]):
+        assert flow["payload_intact"] and flow["delivered_bytes"] == 20_000_000
+        assert flow["min_rtt_ms"] < 30, "the proxy acknowledges from the edge, 2 x 10 ms away"
+        assert flow["download_time_s"] == pytest.approx(reference["download_time_s"], rel=0.25), (flow, reference)
 
 
 def test_a_udp_flow_below_capacity_is_delivered_at_its_rate():

@@ -75,7 +75,8 @@ pub struct Plan {
 }
 
 /// The split-TCP baseline (docs/proxy.md, "The split-TCP baseline") as a real proxy: Linux TCP both ways, a host of
-/// its own at its node, relaying bytes between its two connections. The UE connects to it.
+/// its own at its node, relaying bytes between each flow's two connections. Each relayed
+/// flow's UE connects to it.
 #[derive(Clone, Debug)]
 pub struct SplitPlan {
     /// Its host.
@@ -84,11 +85,21 @@ pub struct SplitPlan {
     pub cc: String,
     /// Its MSS toward the UE: the payload of its segments (at most the path's).
     pub mss_bytes: u32,
-    /// TCP_MAXSEG for that payload, when it is below the path's: Linux subtracts the
+    /// One per TCP flow whose path crosses its node, as the simulator's transparent proxy
+    /// takes every such flow.
+    pub relays: Vec<RelayPlan>,
+}
+
+/// The split proxy's relay of one flow.
+#[derive(Clone, Copy, Debug)]
+pub struct RelayPlan {
+    pub flow: usize,
+    /// Where it listens (its own address, the flow's server port); it connects to the flow's
+    /// server.
+    pub listen: SocketAddrV4,
+    /// TCP_MAXSEG for the proxy's MSS, when it is below the flow's: Linux subtracts the
     /// timestamp option (12 bytes) from the MSS it is given.
     pub max_segment_bytes: Option<u32>,
-    /// Where it listens (its own address, the flow's server port).
-    pub listen: SocketAddrV4,
 }
 
 /// How a scenario's congestion control runs in the kernel.
@@ -304,11 +315,8 @@ fn seconds_ns(s: f64) -> u64 {
 }
 
 /// The kernel split proxy: a host on its node, a congestion control the kernel has, and an MSS
-/// the path's MTU carries. The flow's UE connects to it.
+/// the path's MTU carries; a relay for each TCP flow through its node, whose UE connects to it.
 fn split_plan(s: &Scenario, network: &Network, node: NodeId, plan: &mut Plan, available_cc: &str) -> Result<SplitPlan, EmuError> {
-    if s.flows.len() != 1 || s.flows[0].kind != FlowKind::Tcp {
-        return Err(EmuError::unsupported("proxy.kind", "the split proxy relays one TCP flow"));
-    }
     if s.cells.iter().any(|c| c.node == s.proxy.node) {
         return Err(EmuError::unsupported(
             "proxy.node",
@@ -324,26 +332,63 @@ fn split_plan(s: &Scenario, network: &Network, node: NodeId, plan: &mut Plan, av
             ))
         }
     };
-    let f = &s.flows[0];
-    let path_mss = f.mss_bytes;
-    if !(LINUX_MIN_MSS_BYTES..=path_mss).contains(&s.proxy.split_mss_bytes) {
-        return Err(EmuError::unsupported(
-            "proxy.split_mss_bytes",
-            format!("{} does not fit the path: allowed {LINUX_MIN_MSS_BYTES} to the flow's MSS, {path_mss}", s.proxy.split_mss_bytes),
-        ));
+    let address = network.address(node);
+    let mut relays = Vec::new();
+    let mut host: Option<HostPlan> = None;
+    for (i, f) in s.flows.iter().enumerate() {
+        let (server, _) = plan.flow_hosts[i];
+        if f.kind == FlowKind::Udp || !network.route_crosses(plan.hosts[server].node, plan.flows[i].bind, node) {
+            continue;
+        }
+        if f.kind == FlowKind::Mptcp {
+            return Err(EmuError::unsupported(
+                format!("flows.{i}.kind"),
+                format!("the split proxy on `{}` relays TCP flows; this MP-TCP flow crosses it", s.proxy.node),
+            ));
+        }
+        if !(LINUX_MIN_MSS_BYTES..=f.mss_bytes).contains(&s.proxy.split_mss_bytes) {
+            return Err(EmuError::unsupported(
+                "proxy.split_mss_bytes",
+                format!(
+                    "{} does not fit flow {i}'s path: allowed {LINUX_MIN_MSS_BYTES} to its MSS, {}",
+                    s.proxy.split_mss_bytes, f.mss_bytes
+                ),
+            ));
+        }
+        // The proxy's one kernel terminates every relayed flow: their TCP options must agree,
+        // as on any host.
+        let server_host = &plan.hosts[server];
+        let proxy_host = host.get_or_insert_with(|| HostPlan {
+            node,
+            name: s.proxy.node.clone(),
+            addresses: vec![address],
+            quickack: false,
+            mptcp: false,
+            ..server_host.clone()
+        });
+        if proxy_host.tcp != server_host.tcp || proxy_host.sender != server_host.sender {
+            return Err(EmuError::unsupported(
+                format!("flows.{i}.src"),
+                format!(
+                    "the split proxy on `{}` runs one kernel TCP: the flows it relays must agree on sack, timestamps, window_scaling, min_rto_s and initial_window_segments",
+                    s.proxy.node
+                ),
+            ));
+        }
+        proxy_host.mtu_bytes = proxy_host.mtu_bytes.max(server_host.mtu_bytes);
+        proxy_host.quickack |= !f.delayed_ack;
+        let listen = SocketAddrV4::new(address, server_port(i));
+        plan.flows[i].connect_to = listen;
+        let max_segment_bytes =
+            (s.proxy.split_mss_bytes < f.mss_bytes).then_some(s.proxy.split_mss_bytes + if f.timestamps { 12 } else { 0 });
+        relays.push(RelayPlan { flow: i, listen, max_segment_bytes });
     }
-    let server = plan.hosts[plan.flow_hosts[0].0].clone();
-    let listen = SocketAddrV4::new(network.address(node), server_port(0));
-    plan.hosts.push(HostPlan {
-        node,
-        name: s.proxy.node.clone(),
-        addresses: vec![network.address(node)],
-        quickack: !f.delayed_ack,
-        mptcp: false,
-        ..server
-    });
-    plan.flows[0].connect_to = listen;
-    // Linux subtracts the timestamp option from the MSS it is given (TCP_MAXSEG).
-    let max_segment_bytes = (s.proxy.split_mss_bytes < path_mss).then_some(s.proxy.split_mss_bytes + if f.timestamps { 12 } else { 0 });
-    Ok(SplitPlan { host: plan.hosts.len() - 1, cc, mss_bytes: s.proxy.split_mss_bytes, max_segment_bytes, listen })
+    let Some(host) = host else {
+        return Err(EmuError::unsupported(
+            "proxy.node",
+            format!("no TCP flow's path crosses `{}`: the split proxy there would relay nothing", s.proxy.node),
+        ));
+    };
+    plan.hosts.push(host);
+    Ok(SplitPlan { host: plan.hosts.len() - 1, cc, mss_bytes: s.proxy.split_mss_bytes, relays })
 }

@@ -102,16 +102,18 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     };
     let ns = Namespaces::create(&testbed::roles(&plan))?;
     let devices = testbed::wire(&ns, &plan)?;
-    // The split proxy listens before the UE can connect.
-    let relay = match &plan.split {
-        Some(split) => {
-            let sockets = SplitSockets { cc: split.cc.clone(), max_segment_bytes: split.max_segment_bytes, transparent: false };
-            let at = split.listen;
-            Some(in_namespace(ns.name(split.host), || {
-                SplitRelay::bind(at, &sockets).map_err(|e| EmuError::System(format!("split proxy: cannot listen on {at}: {e}")))
-            })?)
-        }
-        None => None,
+    // The split proxy listens before the UEs can connect: a relay per flow it takes.
+    let relays: Vec<SplitRelay> = match &plan.split {
+        Some(split) => in_namespace(ns.name(split.host), || {
+            (split.relays.iter())
+                .map(|r| {
+                    let sockets = SplitSockets { cc: split.cc.clone(), max_segment_bytes: r.max_segment_bytes, transparent: false };
+                    SplitRelay::bind(r.listen, &sockets)
+                        .map_err(|e| EmuError::System(format!("split proxy: cannot listen on {}: {e}", r.listen)))
+                })
+                .collect::<Result<_, _>>()
+        })?,
+        None => Vec::new(),
     };
     // The servers: the own listening sockets, or iperf3 server processes (kept until the run
     // ends, then stopped).
@@ -184,18 +186,19 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
                 })
             })
             .collect();
-        let relay_thread = scope.spawn(|| -> Result<Option<u64>, EmuError> {
-            match (&relay, &plan.split) {
-                (Some(relay), Some(split)) => {
-                    crate::netns::enter(ns.name(split.host))?;
+        let relay_threads: Vec<_> = (relays.iter().zip(plan.split.iter().flat_map(|split| &split.relays)))
+            .map(|(relay, relay_plan)| {
+                let (namespace, server) =
+                    (ns.name(plan.split.as_ref().expect("relays come from it").host), plan.flows[relay_plan.flow].server);
+                scope.spawn(move || -> Result<u64, EmuError> {
+                    crate::netns::enter(namespace)?;
                     relay
-                        .serve(Upstream::Fixed(plan.flows[0].server), usize::MAX, &|_| true, &|| now() < end_ns)
+                        .serve(Upstream::Fixed(server), usize::MAX, &|_| true, &|| now() < end_ns)
                         .map_err(|e| EmuError::System(format!("split proxy: {e}")))?;
-                    Ok(Some(SplitCounters::get(&relay.counters().bytes_to_ue)))
-                }
-                _ => Ok(None),
-            }
-        });
+                    Ok(SplitCounters::get(&relay.counters().bytes_to_ue))
+                })
+            })
+            .collect();
         let client_threads: Vec<_> = (0..plan.flows.len())
             .map(|i| {
                 let (namespace, flow, delivered) = (ns.name(plan.flow_hosts[i].1), &plan.flows[i], &delivered[i]);
@@ -213,7 +216,7 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
             .collect();
         let all_finished = || {
             let endpoints = server_threads.iter().all(|t| t.is_finished()) && client_threads.iter().all(|t| t.is_finished());
-            endpoints && link_thread.is_finished() && relay_thread.is_finished()
+            endpoints && link_thread.is_finished() && relay_threads.iter().all(|t| t.is_finished())
         };
         while !all_finished() {
             std::thread::sleep(std::time::Duration::from_millis(100));
@@ -222,7 +225,7 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
             }
         }
         let (linked, realtime) = link_thread.join().expect("the link does not panic");
-        let relayed = relay_thread.join().expect("the split proxy does not panic");
+        let relayed: Result<u64, EmuError> = relay_threads.into_iter().map(|t| t.join().expect("the split proxy does not panic")).sum();
         let served: Vec<_> = server_threads.into_iter().map(|t| t.join().expect("a server does not panic")).collect();
         let received: Vec<_> = client_threads.into_iter().map(|t| t.join().expect("a UE does not panic")).collect();
         (served, received, linked, realtime, relayed)
@@ -251,9 +254,9 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
             }
         }
     }
-    let proxy = match (link.proxy(), &plan.split, relayed_bytes) {
-        (Some(p), ..) => Some(crate::summary::proxy(&s.proxy.node, &p.datapath)),
-        (None, Some(split), Some(bytes)) => Some(crate::summary::split_proxy(&s.proxy.node, split, bytes)),
+    let proxy = match (link.proxy(), &plan.split) {
+        (Some(p), _) => Some(crate::summary::proxy(&s.proxy.node, &p.datapath)),
+        (None, Some(split)) => Some(crate::summary::split_proxy(&s.proxy.node, split, relayed_bytes)),
         _ => None,
     };
     let (mut network, report, series) = link.finish();

@@ -543,4 +543,28 @@ impl Network {
     pub(crate) fn ue_codel(&self, ue: UeId) -> bool {
         self.ue_codel[ue.index()]
     }
+
+    /// Whether what `from` sends to `to` passes node `via` on the routes as they are now
+    /// (either end counts): the flows a middlebox there sees.
+    pub fn route_crosses(&self, from: NodeId, to: Ipv4Addr, via: NodeId) -> bool {
+        let Some(destination) = self.topology.interface_of(to) else { return false };
+        let source = self.address(from);
+        let mut node = from;
+        // A route visits each node at most once.
+        for _ in 0..self.topology.nodes.len() {
+            if node == via {
+                return true;
+            }
+            node = match self.topology.next_hop_from(node, source, destination) {
+                Hop::Unreachable => return false,
+                Hop::Link(link) => NodeId(self.links[link.index()].to_node),
+                Hop::RadioDownlink(ue) => self.radio.ue_nodes[ue.index()],
+                Hop::RadioUplink(ue) => self.radio.serving_node(ue),
+            };
+            if self.topology.node_of(to) == Some(node) {
+                return node == via;
+            }
+        }
+        false
+    }
 }
