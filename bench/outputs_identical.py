@@ -28,6 +28,7 @@ FULL_CASES = {
     "milliproxy-cubic": ("milliproxy", ["flows.0.cc=cubic"]),
     "milliproxy-cubic-gnb": ("milliproxy", ["flows.0.cc=cubic", "proxy.node=gnb"]),
     "milliproxy-split-pgw": ("milliproxy", ["proxy.node=pgw", "proxy.kind=split", "duration_s=3"]),
+    "mptcp-milliproxy": ("mptcp", ["proxy.node=pgw", "duration_s=3"]),
 }
 SHORT_DURATION_S = 2.0
 WALL_CLOCK_FIELDS = ("wall_s", "events_per_s")

@@ -281,12 +281,6 @@ impl Plan {
             }
             match s.proxy.kind {
                 ProxyKind::Milliproxy => {
-                    if let Some(i) = plan.flows.iter().position(FlowPlan::is_mptcp) {
-                        return Err(EmuError::unsupported(
-                            format!("flows.{i}.kind"),
-                            "milliProxy on an MP-TCP flow's paths is not built yet",
-                        ));
-                    }
                     // The clamp toward the server is the server side's own MSS, so the server
                     // sends the scenario's segments (Linux advertises MTU − 40 and fits its
                     // options inside); the UEs' devices take the coalesced segments, which

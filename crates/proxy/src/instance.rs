@@ -260,9 +260,12 @@ impl<S: PayloadStore> Instance<S> {
 
     /// Sends the original segments starting at `start` that are contiguous, end at or below
     /// `max_end` and total at most `max_payload` bytes, as one segment: their exact
-    /// concatenation. Header rule: ACK number, window, timestamps, unmodelled options,
-    /// PSH/ECE/CWR and ECN come from the constituent that arrived last from the server; FIN
-    /// only if the final constituent carries it. Returns false if nothing fit.
+    /// concatenation. Only constituents with the same unmodelled options are merged: an
+    /// MP-TCP segment's DSS mapping (RFC 8684 §3.3.1) covers its own range, and a segment
+    /// reaching past its mapping makes the receiver reset the subflow (§3.7). Header rule:
+    /// ACK number, window, timestamps, PSH/ECE/CWR and ECN come from the constituent that
+    /// arrived last from the server; FIN only if the final constituent carries it. Returns
+    /// false if nothing fit.
     #[allow(clippy::too_many_arguments)]
     fn send_segment(
         &mut self,
@@ -282,7 +285,8 @@ impl<S: PayloadStore> Instance<S> {
         let mut fin = false;
         for (s, e) in self.buffer.from(start) {
             let fits = s + e.seq_len() <= max_end && payload_bytes.saturating_add(e.payload_bytes) <= max_payload;
-            if s != end || !(fits || (latest.is_none() && first_always)) {
+            let same_options = latest.is_none_or(|l| l.raw_options == e.raw_options);
+            if s != end || !same_options || !(fits || (latest.is_none() && first_always)) {
                 break;
             }
             end = s + e.seq_len();

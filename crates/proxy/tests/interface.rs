@@ -117,6 +117,47 @@ impl PayloadPool for Buffers {
     }
 }
 
+#[test]
+fn segments_with_different_unknown_options_are_not_merged() {
+    // Two MP-TCP DSS mappings (RFC 8684 §3.3.1), each of two 1400-byte segments: a merged
+    // segment may extend one mapping's pair but never reach into the other's range, where the
+    // receiver would reset the subflow.
+    let cfg = ProxyConfig { policy: PolicySpec::new("passthrough"), ..ProxyConfig::default() };
+    let mut proxy: Proxy = Proxy::new(cfg).unwrap();
+    handshake(&mut proxy, 0, 4000);
+    let mut out = Vec::new();
+    let ack = |acked: u32, window: u16| {
+        let mut p = seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + acked, TcpFlags::ACK, 0, TcpOptions::default());
+        p.tcp_header_mut().unwrap().window = window;
+        p
+    };
+    // A window of one segment (field 11, shift 7: 1408 bytes): the rest wait in the buffer.
+    proxy.on_packet(MS, ack(0, 11), Direction::FromUe, &mut NoPayloads, &mut out);
+    let mapping = |first: u8| [30, 8, 0x20, 0x01, first, 0, 0, 0];
+    let constituents = [mapping(1), mapping(1), mapping(2), mapping(2), mapping(2)];
+    for (i, option) in constituents.iter().enumerate() {
+        let p = with_unknown(data(4000, 1400 * i as u32, 1400), option);
+        proxy.on_packet((2 + i as u64) * MS, p, Direction::FromServer, &mut NoPayloads, &mut out);
+    }
+    proxy.on_packet(20 * MS, ack(1400, 1000), Direction::FromUe, &mut NoPayloads, &mut out);
+
+    let toward_ue: Vec<(u64, u32, Vec<u8>)> = (out.iter().filter(|p| p.dst == UE_IP && p.payload_bytes > 0))
+        .map(|p| (p.tcp_header().unwrap().seq.wrapping_sub(SERVER_ISN + 1) as u64, p.payload_bytes, raw(p)))
+        .collect();
+    assert_eq!(toward_ue.iter().map(|s| s.1).sum::<u32>(), 7000, "every byte went toward the UE once: {toward_ue:?}");
+    for (start, len, option) in &toward_ue {
+        for offset in (*start..start + *len as u64).step_by(1400) {
+            assert_eq!(
+                option,
+                &constituents[offset as usize / 1400].to_vec(),
+                "segment at {start} (+{len}) spans a mapping it does not carry"
+            );
+        }
+    }
+    // Within one mapping, segments still merge: the second mapping's three leave as one.
+    assert!(toward_ue.contains(&(2800, 4200, mapping(2).to_vec())), "{toward_ue:?}");
+}
+
 /// Byte `offset` of the server's stream: varied enough that a misplaced range shows.
 fn stream_byte(offset: u64) -> u8 {
     (offset.wrapping_mul(131) ^ (offset >> 8)) as u8
