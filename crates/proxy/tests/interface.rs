@@ -117,6 +117,13 @@ impl PayloadPool for Buffers {
     }
 }
 
+/// The UE's ACK of `acked` stream bytes with window field `window`.
+fn ue_ack(acked: u32, window: u16) -> Packet {
+    let mut p = seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + acked, TcpFlags::ACK, 0, TcpOptions::default());
+    p.tcp_header_mut().unwrap().window = window;
+    p
+}
+
 #[test]
 fn segments_with_different_unknown_options_are_not_merged() {
     // Two MP-TCP DSS mappings (RFC 8684 §3.3.1), each of two 1400-byte segments: a merged
@@ -126,20 +133,15 @@ fn segments_with_different_unknown_options_are_not_merged() {
     let mut proxy: Proxy = Proxy::new(cfg).unwrap();
     handshake(&mut proxy, 0, 4000);
     let mut out = Vec::new();
-    let ack = |acked: u32, window: u16| {
-        let mut p = seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + acked, TcpFlags::ACK, 0, TcpOptions::default());
-        p.tcp_header_mut().unwrap().window = window;
-        p
-    };
     // A window of one segment (field 11, shift 7: 1408 bytes): the rest wait in the buffer.
-    proxy.on_packet(MS, ack(0, 11), Direction::FromUe, &mut NoPayloads, &mut out);
+    proxy.on_packet(MS, ue_ack(0, 11), Direction::FromUe, &mut NoPayloads, &mut out);
     let mapping = |first: u8| [30, 8, 0x20, 0x01, first, 0, 0, 0];
     let constituents = [mapping(1), mapping(1), mapping(2), mapping(2), mapping(2)];
     for (i, option) in constituents.iter().enumerate() {
         let p = with_unknown(data(4000, 1400 * i as u32, 1400), option);
         proxy.on_packet((2 + i as u64) * MS, p, Direction::FromServer, &mut NoPayloads, &mut out);
     }
-    proxy.on_packet(20 * MS, ack(1400, 1000), Direction::FromUe, &mut NoPayloads, &mut out);
+    proxy.on_packet(20 * MS, ue_ack(1400, 1000), Direction::FromUe, &mut NoPayloads, &mut out);
 
     let toward_ue: Vec<(u64, u32, Vec<u8>)> = (out.iter().filter(|p| p.dst == UE_IP && p.payload_bytes > 0))
         .map(|p| (p.tcp_header().unwrap().seq.wrapping_sub(SERVER_ISN + 1) as u64, p.payload_bytes, raw(p)))
@@ -172,12 +174,7 @@ fn coalesced_segments_carry_exactly_the_servers_bytes() {
     let mut out = Vec::new();
     // The UE's window (field 11, shift 7: 1408 bytes) lets one 1400-byte segment go at a time;
     // the rest wait in the buffer and leave coalesced when the window opens.
-    let ack = |acked: u32, window: u16| {
-        let mut p = seg(ue(4000), SERVER, 101, SERVER_ISN + 1 + acked, TcpFlags::ACK, 0, TcpOptions::default());
-        p.tcp_header_mut().unwrap().window = window;
-        p
-    };
-    proxy.on_packet(MS, ack(0, 11), Direction::FromUe, &mut pool, &mut out);
+    proxy.on_packet(MS, ue_ack(0, 11), Direction::FromUe, &mut pool, &mut out);
     let sizes = [1400u32, 1400, 700, 1400, 1100, 1400];
     let mut offset = 0u64;
     for (i, &len) in sizes.iter().enumerate() {
@@ -186,7 +183,7 @@ fn coalesced_segments_carry_exactly_the_servers_bytes() {
         proxy.on_packet((2 + i as u64) * MS, p, Direction::FromServer, &mut pool, &mut out);
         offset += len as u64;
     }
-    proxy.on_packet(20 * MS, ack(1400, 1000), Direction::FromUe, &mut pool, &mut out);
+    proxy.on_packet(20 * MS, ue_ack(1400, 1000), Direction::FromUe, &mut pool, &mut out);
 
     let toward_ue: Vec<&Packet> = out.iter().filter(|p| p.dst == UE_IP && p.payload_bytes > 0).collect();
     let forwarded: u32 = toward_ue.iter().map(|p| p.payload_bytes).sum();
