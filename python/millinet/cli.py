@@ -1,6 +1,8 @@
 """The `millinet` command line."""
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -81,8 +83,10 @@ def run(scenario: str, seed: int | None, overrides: tuple[str, ...], out: Path |
 
 @cli.command()
 @click.argument("scenario", required=False)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND [ARGS]...]")
 @seed_option
 @set_option
+@click.option("--server", "server_command", metavar="'COMMAND'", help="With -- COMMAND: a shell command run first in the server's namespace, which must listen within 10 s.")
 @click.option("--out", type=click.Path(path_type=Path), help="Run directory [default: runs/<scenario>-<seed>-emulated].")
 @click.option("--pcap", default="", metavar="NODES", help="Comma-separated flow endpoints (e.g. server,ue) to capture into the run directory.")
 @click.option("--client", type=click.Choice(["own", "iperf3"]), default="own", help="The endpoints: millinet's own (TCP_INFO every step) or iperf3.")
@@ -91,8 +95,10 @@ def run(scenario: str, seed: int | None, overrides: tuple[str, ...], out: Path |
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def emulate(
     scenario: str | None,
+    command: tuple[str, ...],
     seed: int | None,
     overrides: tuple[str, ...],
+    server_command: str | None,
     out: Path | None,
     pcap: str,
     client: str,
@@ -100,14 +106,22 @@ def emulate(
     cleanup: bool,
     quiet: bool,
 ) -> None:
-    """Emulates SCENARIO with real Linux TCP (root): namespaces for the server, the gNB and the
-    UE, and a userspace link driven in real time by the simulator's channel and RAN models."""
+    """Emulates SCENARIO with real Linux TCP (root): a namespace for each host, and a userspace
+    link driven in real time by the simulator's channel and RAN models. After `--`, COMMAND
+    runs in the UE's namespace instead of the scenario's flows, and millinet exits with its
+    status (docs/emulator.md, "Your own programs")."""
     if cleanup:
         removed = millinet.emulator.cleanup()
         click.echo(f"removed {len(removed)} namespaces" + (": " + " ".join(removed) if removed else ""))
         return
     if scenario is None:
         raise UsageProblem("missing argument SCENARIO (or --cleanup)")
+    if server_command is not None and not command:
+        raise UsageProblem("--server: a server command runs beside a UE command; give it after --")
+    if command and client != "own":
+        raise UsageProblem(f"--client {client} and -- COMMAND: the command replaces the endpoints; give one")
+    if command:
+        sys.exit(run_programs(scenario, list(command), server_command, seed, overrides, out, pcap, telemetry))
     resolved = tomllib.loads(millinet.resolve(scenario, seed, overrides))
     out = out or Path("runs") / f"{Path(scenario).stem}-{resolved['seed']}-emulated"
     with progress_bar("emulated", "{task.completed:.1f} / {task.total:.1f} s", quiet) as bar:
@@ -129,6 +143,96 @@ def emulate(
         f"{link['max_lateness_ms']:.2f} ms late, {link['frames_over_1ms_late']:,} frames over 1 ms late"
     )
     click.echo(f"output: {out}")
+
+
+def run_programs(
+    scenario: str,
+    command: list[str],
+    server_command: str | None,
+    seed: int | None,
+    overrides: tuple[str, ...],
+    out: Path | None,
+    pcap: str,
+    telemetry: Path | None,
+) -> int:
+    """Runs the user's programs over the emulated path; reports on stderr (the command owns
+    the terminal and standard output) and returns the command's exit status."""
+    resolved = tomllib.loads(millinet.resolve(scenario, seed, overrides))
+    out = out or Path("runs") / f"{Path(scenario).stem}-{resolved['seed']}-emulated"
+    result = millinet.emulate(
+        scenario,
+        seed=seed,
+        overrides=overrides,
+        out=out,
+        pcap=[node.strip() for node in pcap.split(",") if node.strip()],
+        telemetry=telemetry,
+        command=command,
+        server=server_command,
+    )
+    console = Console(stderr=True)
+    console.print(connections_table(result.summary))
+    programs, link = result.summary["programs"], result.summary["emulator"]
+    ended = "the run reached duration_s" if programs["ended_by"] == "duration" else "the command exited"
+    console.print(
+        f"{ended} after {programs['measured_s']:.2f} s (exit status {programs['exit_status']}); "
+        f"the link was at most {link['max_lateness_ms']:.2f} ms late\noutput: {out}",
+        highlight=False,
+    )
+    return programs["exit_status"]
+
+
+def connections_table(summary: dict) -> Table:
+    """Per connection the programs made: its ends and what the link carried each way."""
+    table = Table(box=box.SIMPLE_HEAD)
+    for header in ("conn", "UE", "peer", "to UE MB", "from UE MB", "dropped MB", "RAN latency ms"):
+        table.add_column(header, justify="right")
+    for flow in summary["flows"]:
+        dropped = flow["to_ue"]["dropped_bytes"] + flow["from_ue"]["dropped_bytes"]
+        table.add_row(
+            f"{flow['id']} {flow['kind']}",
+            flow["ue"],
+            flow["peer"],
+            f"{flow['to_ue']['delivered_bytes'] / 1e6:.3f}",
+            f"{flow['from_ue']['delivered_bytes'] / 1e6:.3f}",
+            f"{dropped / 1e6:.3f}",
+            _cell(flow["ran_latency_ms"].get("mean"), ".2f"),
+        )
+    return table
+
+
+@cli.command()
+@scenario_argument
+@seed_option
+@set_option
+@click.option("--server", "server_command", metavar="'COMMAND'", help="A shell command run first in the server's namespace, which must listen within 10 s.")
+@click.option("--out", type=click.Path(path_type=Path), help="Run directory [default: runs/<scenario>-<seed>-emulated].")
+def shell(scenario: str, seed: int | None, overrides: tuple[str, ...], server_command: str | None, out: Path | None) -> None:
+    """Opens an interactive shell in the UE's namespace of SCENARIO's emulated path (root);
+    the prompt names the scenario. The run lasts until the shell exits, or at most an hour
+    unless `--set duration_s=...` says otherwise (docs/emulator.md, "Your own programs")."""
+    if not any(o.split("=", 1)[0].strip() == "duration_s" for o in overrides):
+        overrides = (*overrides, f"duration_s={SHELL_DURATION_S}")
+    name = Path(scenario).stem
+    user_shell = os.environ.get("SHELL") or "/bin/sh"
+    with tempfile.TemporaryDirectory() as directory:
+        if Path(user_shell).name == "bash":
+            # bash takes its prompt from its start-up files: read the usual ones, then prefix.
+            rcfile = Path(directory) / "bashrc"
+            rcfile.write_text(
+                "[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc\n[ -f ~/.bashrc ] && . ~/.bashrc\n"
+                f'PS1="[millinet {name}] $PS1"\n'
+            )
+            os.chmod(directory, 0o755)
+            rcfile.chmod(0o644)
+            command = [user_shell, "--rcfile", str(rcfile), "-i"]
+        else:
+            os.environ["PS1"] = f"[millinet {name}] $ "
+            command = [user_shell, "-i"]
+        sys.exit(run_programs(scenario, command, server_command, seed, overrides, out, "", None))
+
+
+# An interactive shell's run lasts this long unless the user sets duration_s.
+SHELL_DURATION_S = 3600
 
 
 def progress_bar(label: str, figures: str, quiet: bool) -> Progress:

@@ -3,7 +3,7 @@ userspace link driven by the simulator's own channel and RAN models (docs/emulat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from millinet import _core
@@ -21,6 +21,8 @@ def emulate(
     client: str = "own",
     telemetry: str | Path | None = None,
     progress: Callable[[float, float], None] | None = None,
+    command: Sequence[str] | None = None,
+    server: str | None = None,
 ) -> RunResult:
     """Emulates `scenario` (a shipped name or a path to a TOML file) in real time, as root.
 
@@ -31,6 +33,14 @@ def emulate(
     `proxy.t_info_s`, `proxy.d_info_s` after sampling, docs/telemetry.md); the summary has an `emulator` section saying how
     late the link ever was. A scenario the emulator cannot host raises ScenarioError naming
     the field; Ctrl-C stops the emulation, removes the testbed and raises KeyboardInterrupt.
+
+    With `command` (program and arguments) the user's own programs replace the scenario's
+    flows: `command` runs in the UE's namespace (flow 0's `dst`) from the channel's time 0
+    until it exits or the run reaches `duration_s`; `server`, a shell command line, runs in
+    the server's (flow 0's `src`) and must listen within 10 s before `command` starts. Both
+    get MILLINET_SERVER and MILLINET_UE (addresses) and MILLINET_SCENARIO. The summary's
+    `flows` are then the connections the link carried, and `programs.exit_status` the
+    command's (124 when the run reached its duration first), docs/emulator.md.
     """
     pcap_nodes = list(pcap or [])
     if pcap_nodes and out is None:
@@ -43,6 +53,8 @@ def emulate(
             client=client,
             telemetry_socket=telemetry,
             progress=progress,
+            command=list(command or []),
+            server=server,
         )
         writer.write(raw["series"])
         return raw

@@ -1,8 +1,9 @@
 //! The emulation's one clock: nanoseconds since the run started, shared by the link and the
-//! endpoints. Stopping it (Ctrl-C) makes it read the end of time, so every loop, which all
-//! run "until the clock reaches the end", ends at its next look.
+//! endpoints. Stopping it (Ctrl-C) or ending it (the user's command exited) makes it read the
+//! end of time, so every loop, which all run "until the clock reaches the end", ends at its
+//! next look.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 pub struct RunClock {
@@ -10,6 +11,8 @@ pub struct RunClock {
     /// CLOCK_MONOTONIC at `start`, for what leaves the process stamped with the host's clock.
     pub monotonic_start_ns: u64,
     stopped: AtomicBool,
+    /// When the run was ended early, on purpose (0: it was not).
+    ended_at_ns: AtomicU64,
 }
 
 impl RunClock {
@@ -18,11 +21,11 @@ impl RunClock {
         // SAFETY: clock_gettime writes the timespec it is given.
         unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
         let monotonic_start_ns = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
-        RunClock { start: Instant::now(), monotonic_start_ns, stopped: AtomicBool::new(false) }
+        RunClock { start: Instant::now(), monotonic_start_ns, stopped: AtomicBool::new(false), ended_at_ns: AtomicU64::new(0) }
     }
 
     pub fn now_ns(&self) -> u64 {
-        if self.stopped.load(Ordering::Relaxed) {
+        if self.stopped.load(Ordering::Relaxed) || self.ended_at_ns.load(Ordering::Relaxed) > 0 {
             return u64::MAX;
         }
         self.start.elapsed().as_nanos() as u64
@@ -34,6 +37,17 @@ impl RunClock {
 
     pub fn stopped(&self) -> bool {
         self.stopped.load(Ordering::Relaxed)
+    }
+
+    /// Ends the run now, as complete (not an interruption).
+    pub fn end(&self) {
+        let now = self.start.elapsed().as_nanos().max(1) as u64;
+        let _ = self.ended_at_ns.compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    /// When [`RunClock::end`] ended the run, if it did.
+    pub fn ended_at_ns(&self) -> Option<u64> {
+        Some(self.ended_at_ns.load(Ordering::Relaxed)).filter(|&t| t > 0)
     }
 }
 

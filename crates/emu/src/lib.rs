@@ -5,6 +5,7 @@
 
 pub mod capture;
 pub mod clock;
+pub mod connections;
 pub mod datagrams;
 pub mod endpoint;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod link;
 pub mod mptcp;
 pub mod netns;
 pub mod plan;
+pub mod programs;
 mod run;
 mod summary;
 pub mod tcp_info;

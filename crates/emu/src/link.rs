@@ -29,6 +29,7 @@ use millinet_proxyd::{ChecksumState, Datapath, Emitted, Input, Toward};
 use millinet_wire::gso::{VnetHeader, VNET_HEADER_BYTES};
 use millinet_wire::{Packet, PayloadId, Tag, TELEMETRY_DATAGRAM_BYTES};
 
+use crate::connections::{Connection, Connections};
 use crate::error::EmuError;
 use crate::frames::Frames;
 use crate::telemetry::TelemetryPublisher;
@@ -101,6 +102,18 @@ pub struct LinkReport {
     /// Telemetry datagrams sent, and those no one received.
     pub telemetry_sent: u64,
     pub telemetry_unsent: u64,
+    /// With users' programs: every connection the link carried.
+    pub connections: Vec<Connection>,
+}
+
+/// How the link tells which flow a frame belongs to (the network measures each flow's RAN
+/// latency by that).
+pub enum Classifier {
+    /// The scenario's `n` flows: a frame to or from flow i's server port
+    /// (`plan::server_port(i)`) is flow i's.
+    ServerPorts(usize),
+    /// Users' programs: each connection the link sees is a flow, numbered as first seen.
+    Connections(Connections),
 }
 
 /// A wake-up the network asked for: ordered by time, then by when it was asked (sequences
@@ -148,15 +161,13 @@ struct LinkDriver {
     writers: Vec<Option<SyncSender<DueFrame>>>,
     /// The first error of a device, raised after the step it happened in.
     error: Option<EmuError>,
-    /// The scenario's flows: a frame to or from flow i's server port is flow i's.
-    flows: usize,
+    classifier: Classifier,
     report: LinkReport,
 }
 
 impl Link {
-    /// A link that carries `network` between `hosts`, for `flows` flows whose servers listen
-    /// on `plan::server_port(0)` onward.
-    pub fn new(network: Network, hosts: Vec<Host>, sample_step_ns: u64, flows: usize) -> Link {
+    /// A link that carries `network` between `hosts`, telling flows apart by `classifier`.
+    pub fn new(network: Network, hosts: Vec<Host>, sample_step_ns: u64, classifier: Classifier) -> Link {
         let mut host_of = vec![None; network.nodes()];
         for (h, host) in hosts.iter().enumerate() {
             host_of[host.node.index()] = Some(h);
@@ -183,7 +194,7 @@ impl Link {
                 next_sample_ns: 0,
                 series: Series::default(),
                 writers: (0..n).map(|_| None).collect(),
-                flows,
+                classifier,
                 error: None,
                 report: LinkReport { frames_read: vec![0; n], frames_written: vec![0; n], ..LinkReport::default() },
                 hosts,
@@ -214,6 +225,9 @@ impl Link {
         let mut report = self.driver.report;
         if let Some(t) = &self.driver.telemetry {
             (report.telemetry_sent, report.telemetry_unsent) = (t.sent, t.unsent);
+        }
+        if let Classifier::Connections(c) = self.driver.classifier {
+            report.connections = c.list;
         }
         (self.network, report, self.driver.series)
     }
@@ -263,7 +277,7 @@ impl Link {
     fn step(&mut self, now: u64) -> Result<(), EmuError> {
         let (network, d) = (&mut self.network, &mut self.driver);
         d.now_ns = now;
-        d.read_arrivals(now)?;
+        d.read_arrivals(network, now)?;
         loop {
             // At equal times the network first, then what was read, telemetry, timers.
             let wake = d.wakes.peek().map(|w| w.0.at_ns).filter(|&t| t <= now);
@@ -349,7 +363,11 @@ impl Driver for LinkDriver {
         self.frames.split(packet.meta.payload, segments, &mut ids);
         for id in ids.drain(..) {
             match self.frames.describe(id) {
-                Some(part) => parts.push(part),
+                // A piece is of the frame's flow.
+                Some(mut part) => {
+                    part.meta.tag = packet.meta.tag;
+                    parts.push(part);
+                }
                 None => self.frames.release(id),
             }
         }
@@ -358,6 +376,9 @@ impl Driver for LinkDriver {
 
     fn discard(&mut self, packet: Packet) {
         self.report.dropped_frames += 1;
+        if let Classifier::Connections(c) = &mut self.classifier {
+            c.on_dropped(&packet);
+        }
         self.frames.release(packet.meta.payload);
     }
 }
@@ -370,12 +391,12 @@ impl LinkDriver {
     }
 
     /// Reads what waits on every device into `arrivals`, in arrival order.
-    fn read_arrivals(&mut self, now: u64) -> Result<(), EmuError> {
+    fn read_arrivals(&mut self, network: &mut Network, now: u64) -> Result<(), EmuError> {
         let mut batch = std::mem::take(&mut self.batch);
         let (leftover, mut hosts_read) = (self.arrivals.len(), 0);
         for host in 0..self.hosts.len() {
             for _ in 0..READ_BATCH {
-                let Some(packet) = self.read(host)? else { break };
+                let Some(packet) = self.read(network, host, now)? else { break };
                 batch.push(packet);
             }
             // The frames of one read arrived since the previous one; without the kernel's
@@ -399,7 +420,7 @@ impl LinkDriver {
         Ok(())
     }
 
-    fn read(&mut self, host: usize) -> Result<Option<Packet>, EmuError> {
+    fn read(&mut self, network: &mut Network, host: usize, now: u64) -> Result<Option<Packet>, EmuError> {
         loop {
             let id = self.frames.alloc();
             let Some(len) = self.hosts[host].device.read(self.frames.buffer_mut(id))? else {
@@ -409,7 +430,14 @@ impl LinkDriver {
             self.frames.set_len(id, len);
             match self.frames.describe(id) {
                 Some(mut packet) => {
-                    packet.meta.tag = self.flow_of(&packet);
+                    packet.meta.tag = match &mut self.classifier {
+                        Classifier::ServerPorts(flows) => flow_of(&packet, *flows),
+                        Classifier::Connections(c) => {
+                            let tag = c.on_sent(now, &packet, |address| network.is_toward_ue(address));
+                            network.track_flows(c.list.len());
+                            tag
+                        }
+                    };
                     return Ok(Some(packet));
                 }
                 None => {
@@ -420,19 +448,13 @@ impl LinkDriver {
         }
     }
 
-    /// The scenario flow a frame belongs to, by its server's port, so that the network
-    /// measures each flow's RAN latency as the simulator's does.
-    fn flow_of(&self, packet: &Packet) -> Tag {
-        let (src, dst) = packet.ports();
-        let first = crate::plan::server_port(0);
-        let flow = [src, dst].into_iter().map(|p| p.wrapping_sub(first) as usize).find(|&i| i < self.flows);
-        flow.map_or(Tag::NONE, |i| Tag::flow(i as u32))
-    }
-
     /// Writes a packet's frame, due at `due`, into host `host`'s device.
     fn deliver(&mut self, host: usize, due: u64, packet: Packet) {
         let id = packet.meta.payload;
         let now = self.now_ns;
+        if let Classifier::Connections(c) = &mut self.classifier {
+            c.on_delivered(now, &packet);
+        }
         self.last_write_ns[host] = now;
         self.report.frames_written[host] += 1;
         let written = match &self.writers[host] {
@@ -513,11 +535,19 @@ impl LinkDriver {
         let node = network.site_node(site);
         let mut proxied = std::mem::take(&mut self.proxied);
         let mut toward_ue: Option<Packet> = None;
-        for (toward, packet) in proxied.drain(..) {
+        for (toward, mut packet) in proxied.drain(..) {
+            // What the proxy made is of the flow it belongs to, as what it passed on.
+            packet.meta.tag = match &self.classifier {
+                Classifier::ServerPorts(flows) => flow_of(&packet, *flows),
+                Classifier::Connections(c) => c.tag_of(&packet, |address| network.is_toward_ue(address)),
+            };
             match toward {
                 Toward::Ue => match toward_ue {
                     Some(run) if self.frames.append(run.meta.payload, packet.meta.payload) => {
-                        toward_ue = self.frames.describe(run.meta.payload);
+                        toward_ue = self.frames.describe(run.meta.payload).map(|mut joined| {
+                            joined.meta.tag = run.meta.tag;
+                            joined
+                        });
                     }
                     Some(run) => {
                         network.send(at, node, run, self);
@@ -563,6 +593,15 @@ impl LinkDriver {
         }
         Ok(())
     }
+}
+
+/// The scenario flow (of `flows`) a frame belongs to, by its server's port, so that the
+/// network measures each flow's RAN latency as the simulator's does.
+fn flow_of(packet: &Packet, flows: usize) -> Tag {
+    let (src, dst) = packet.ports();
+    let first = crate::plan::server_port(0);
+    let flow = [src, dst].into_iter().map(|p| p.wrapping_sub(first) as usize).find(|&i| i < flows);
+    flow.map_or(Tag::NONE, |i| Tag::flow(i as u32))
 }
 
 /// A datagram the proxy made becomes a frame, queued for routing from the proxy's node.

@@ -13,13 +13,15 @@ use millinet_transport::app::AppSpec;
 
 use crate::capture::Capture;
 use crate::clock::{make_realtime, RunClock};
+use crate::connections::Connections;
 use crate::endpoint::{download, Carrier, Delivered, FlowReport, Served, Server};
 use crate::error::EmuError;
 use crate::iperf::Iperf3Server;
-use crate::link::{Host, Link, LinkReport, ProxyStage};
+use crate::link::{Classifier, Host, Link, LinkReport, ProxyStage};
 use crate::mptcp::Transport;
 use crate::netns::Namespaces;
 use crate::plan::Plan;
+use crate::programs::{exit_code, Credentials, Program, Programs, EXIT_DURATION_REACHED, LISTEN_TIMEOUT};
 use crate::telemetry::TelemetryPublisher;
 use crate::testbed::{self, in_namespace};
 
@@ -37,19 +39,24 @@ pub struct EmulateOptions {
 }
 
 /// Which endpoints carry the flows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Client {
     /// The project's server and client, with TCP_INFO every sample step.
     #[default]
     Own,
     /// iperf3 at both ends (crate::iperf).
     Iperf3,
+    /// The user's own programs instead of the scenario's flows (crate::programs).
+    Programs(Programs),
 }
 
 /// What one emulation measured: summary.json, the time series in the simulator's tables, and
 /// each flow's own report.
 pub struct Emulation {
     pub summary: serde_json::Value,
+    /// With users' programs: the UE command's exit status (EXIT_DURATION_REACHED when the run
+    /// reached its duration first).
+    pub exit_status: Option<i32>,
     pub tables: Vec<Table>,
     pub flows: Vec<FlowReport>,
     pub link: LinkReport,
@@ -130,6 +137,28 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
             let start = |i: usize| Iperf3Server::start(ns.name(plan.flow_hosts[i].0), &plan.flows[i]);
             (Vec::new(), (0..plan.flows.len()).map(start).collect::<Result<Vec<_>, _>>()?)
         }
+        Client::Programs(_) => (Vec::new(), Vec::new()),
+    };
+    // Users' programs: flow 0's ends are the server and the UE; the server command listens
+    // before the UE's starts.
+    let programs = match &opts.client {
+        Client::Programs(p) => Some(p),
+        _ => None,
+    };
+    let (server_host, ue_host) = plan.flow_hosts[0];
+    let user = Credentials::of_sudo_user();
+    let environment = [
+        ("MILLINET_SERVER", plan.hosts[server_host].addresses[0].to_string()),
+        ("MILLINET_UE", plan.flows[0].bind.to_string()),
+        ("MILLINET_SCENARIO", loaded.name.clone()),
+    ];
+    let server_program = match programs.and_then(|p| p.server.as_ref()) {
+        Some(line) => {
+            let mut program = Program::start_shell("server", ns.name(server_host), line, &environment, user.as_ref())?;
+            program.wait_listening(LISTEN_TIMEOUT)?;
+            Some(program)
+        }
+        None => None,
     };
     let dir = opts.pcap_dir.clone().unwrap_or_default();
     let captures: Vec<Capture> = captured
@@ -140,10 +169,23 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         devices.into_iter().zip(&plan.hosts).map(|(device, h)| Host { node: h.node, device, threaded: h.sender.is_some() }).collect();
     let first = &plan.flows[0];
     let (end_ns, sample_step_ns, goodput_bin_ns) = (first.end_ns, first.sample_step_ns, first.goodput_bin_ns);
-    let mut link = Link::new(network, hosts, sample_step_ns, plan.flows.len());
+    let classifier = match programs {
+        Some(_) => Classifier::Connections(Connections::new(goodput_bin_ns)),
+        None => Classifier::ServerPorts(plan.flows.len()),
+    };
+    let mut link = Link::new(network, hosts, sample_step_ns, classifier);
     let duration_s = end_ns as f64 / 1e9;
 
     let clock = RunClock::start();
+    // The channel's time 0 is the UE command's start.
+    let mut ue_program = match programs {
+        Some(p) => Some(Program::start("UE", ns.name(ue_host), &p.ue, &environment, user.as_ref())?),
+        None => None,
+    };
+    let mut command_status = None;
+    let mut program_error = None;
+    // The own or iperf3 endpoints, one pair per flow (none with users' programs).
+    let endpoints = if programs.is_some() { 0 } else { plan.flows.len() };
     if let (Some(site), Some((_, mss1))) = (site, &plan.milliproxy) {
         let middlebox =
             DaemonConfig::from_spec(s.proxy.clone()).build(Some(*mss1)).map_err(|e| EmuError::unsupported("proxy", e.to_string()))?;
@@ -199,10 +241,11 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
                 })
             })
             .collect();
-        let client_threads: Vec<_> = (0..plan.flows.len())
+        let client_threads: Vec<_> = (0..endpoints)
             .map(|i| {
                 let (namespace, flow, delivered) = (ns.name(plan.flow_hosts[i].1), &plan.flows[i], &delivered[i]);
-                scope.spawn(move || match opts.client {
+                scope.spawn(move || match &opts.client {
+                    Client::Programs(_) => unreachable!("no endpoints run beside users' programs"),
                     Client::Own => {
                         crate::netns::enter(namespace)?;
                         match flow.carrier {
@@ -219,9 +262,22 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
             endpoints && link_thread.is_finished() && relay_threads.iter().all(|t| t.is_finished())
         };
         while !all_finished() {
-            std::thread::sleep(std::time::Duration::from_millis(100));
+            // A user's command is watched closely: its exit ends the run.
+            std::thread::sleep(std::time::Duration::from_millis(if ue_program.is_some() { 10 } else { 100 }));
             if !clock.stopped() && !progress((clock.now_ns() as f64 / 1e9).min(duration_s), duration_s) {
                 clock.stop();
+            }
+            if let (Some(program), None) = (&mut ue_program, command_status) {
+                match program.exited() {
+                    Ok(status) => command_status = status,
+                    Err(e) => {
+                        program_error.get_or_insert(e);
+                        clock.stop();
+                    }
+                }
+                if command_status.is_some() {
+                    clock.end();
+                }
             }
         }
         let (linked, realtime) = link_thread.join().expect("the link does not panic");
@@ -231,6 +287,25 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         (served, received, linked, realtime, relayed)
     });
     let interrupted = clock.stopped();
+    // The programs end with the run; the UE command's status is the run's, or timeout(1)'s
+    // when the run reached its duration first and ended it.
+    let exit_status = match ue_program {
+        Some(mut program) => Some(match program.exited()? {
+            Some(status) => exit_code(status),
+            None => {
+                program.stop()?;
+                EXIT_DURATION_REACHED
+            }
+        }),
+        None => None,
+    };
+    if let Some(program) = server_program {
+        program.stop()?;
+    }
+    if let Some(e) = program_error {
+        return Err(e);
+    }
+    let measured_ns = clock.ended_at_ns().unwrap_or(end_ns).min(end_ns);
     let captured: Result<Vec<()>, EmuError> = captures.into_iter().map(Capture::stop).collect();
     drop(iperf3_servers);
     drop(ns);
@@ -261,16 +336,45 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     };
     let (mut network, report, series) = link.finish();
     let has = Has { ues: network.ues() > 0, proxy: !s.proxy.node.is_empty(), mptcp: plan.flows.iter().any(|f| f.is_mptcp()) };
-    let tables = tables(&network, series, &flows, has, goodput_bin_ns);
-    let mut summary = crate::summary::summary(&loaded.name, s, &plan, opts.client, &flows, &mut network, &report, realtime);
+    let (summary_flows, goodput_bins): (_, Vec<&[u64]>) = match programs {
+        Some(_) => {
+            let goodput = report.connections.iter().map(|c| c.delivered_to_ue_per_bin.as_slice());
+            (crate::summary::connection_flows(s, &report.connections, &network, measured_ns), goodput.collect())
+        }
+        None => (
+            crate::summary::scenario_flows(s, &plan, &opts.client, &flows, &network),
+            flows.iter().map(|f| f.received_per_bin.as_slice()).collect(),
+        ),
+    };
+    let tables = tables(&network, series, &flows, &goodput_bins, has, goodput_bin_ns);
+    let mut summary = crate::summary::summary(&loaded.name, s, &plan, summary_flows, &mut network, &report, realtime);
     summary["proxy"] = proxy.into();
-    Ok(Emulation { summary, tables, flows, link: report })
+    if let (Some(p), Some(status)) = (programs, exit_status) {
+        // The scenario's own flows did not run: the programs' connections stand in `flows`.
+        summary["programs"] = serde_json::json!({
+            "command": p.ue,
+            "server_command": p.server,
+            "exit_status": status,
+            "ended_by": if status == EXIT_DURATION_REACHED && command_status.is_none() { "duration" } else { "command" },
+            "measured_s": measured_ns as f64 / 1e9,
+            "user": user.as_ref().map(Credentials::name),
+        });
+    }
+    Ok(Emulation { summary, exit_status, tables, flows, link: report })
 }
 
 /// The run's tables, as the simulator writes them: the network's rows (queues, UEs, the
-/// proxy's) sampled by the link, the flows' from their senders' TCP_INFO, goodput from what
-/// the UEs' applications read, the handovers.
-fn tables(network: &Network, mut series: Series, flows: &[FlowReport], has: Has, goodput_bin_ns: u64) -> Vec<Table> {
+/// proxy's) sampled by the link, the flows' from their senders' TCP_INFO, goodput from the
+/// bytes per bin of each flow (what the UEs' applications read; with users' programs, the IP
+/// bytes each connection delivered to the UE), the handovers.
+fn tables(
+    network: &Network,
+    mut series: Series,
+    flows: &[FlowReport],
+    goodput_bins: &[&[u64]],
+    has: Has,
+    goodput_bin_ns: u64,
+) -> Vec<Table> {
     for (i, flow) in flows.iter().enumerate() {
         for x in &flow.samples {
             series.push_flow_row(x.t_ns as f64 / 1e9, i as u32, x.subflow, &x.info.flow_row());
@@ -278,8 +382,8 @@ fn tables(network: &Network, mut series: Series, flows: &[FlowReport], has: Has,
     }
     let mut goodput = Goodput::default();
     let bin_s = goodput_bin_ns as f64 / 1e9;
-    for (i, flow) in flows.iter().enumerate() {
-        for (b, &bytes) in flow.received_per_bin.iter().enumerate() {
+    for (i, bins) in goodput_bins.iter().enumerate() {
+        for (b, &bytes) in bins.iter().enumerate() {
             goodput.t.push(b as f64 * bin_s);
             goodput.flow.push(i as u32);
             goodput.goodput_bps.push(bytes as f64 * 8.0 / bin_s);

@@ -10,6 +10,7 @@ use millinet_proxyd::Datapath;
 use millinet_scenario::Scenario;
 use serde_json::{json, Value};
 
+use crate::connections::Connection;
 use crate::endpoint::{Carrier, FlowReport};
 use crate::link::LinkReport;
 use crate::plan::{Plan, SplitPlan};
@@ -53,11 +54,11 @@ fn rtt_histogram(flow: &FlowReport, subflow: Option<u32>) -> LogHistogram {
 
 /// Flow `i`'s entry: what both drivers measure, written by the network layer's
 /// `flow_summary`, then what only the kernel's sockets say.
-fn flow_summary(i: usize, s: &Scenario, plan: &Plan, client: Client, flow: &FlowReport, network: &Network) -> Value {
+fn flow_summary(i: usize, s: &Scenario, plan: &Plan, client: &Client, flow: &FlowReport, network: &Network) -> Value {
     let (spec, fp) = (&s.flows[i], &plan.flows[i]);
     let rtt = rtt_histogram(flow, None);
     let info = &flow.last_info;
-    let own = client == Client::Own;
+    let own = *client == Client::Own;
     let carried = match fp.carrier {
         Carrier::Datagrams(_) => Carried::Datagrams { sent_packets: flow.datagrams_sent, received_packets: flow.datagrams_received },
         Carrier::Stream(_) => Carried::Stream {
@@ -125,25 +126,78 @@ fn flow_summary(i: usize, s: &Scenario, plan: &Plan, client: Client, flow: &Flow
     Value::Object(entry)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// summary.json's `flows` for the scenario's own flows (or iperf3's), and the goodput each
+/// UE radio got from them.
+pub(crate) fn scenario_flows(s: &Scenario, plan: &Plan, client: &Client, reports: &[FlowReport], network: &Network) -> Flows {
+    let entries: Vec<Value> = reports.iter().enumerate().map(|(i, flow)| flow_summary(i, s, plan, client, flow, network)).collect();
+    let goodput_to_radio = ue_radios(s)
+        .map(|(node, radio)| {
+            let to_radio = |(_, f): &(&Value, &millinet_scenario::FlowSpec)| f.dst == node && f.dst_radio == radio;
+            let bps = entries.iter().zip(&s.flows).filter(to_radio).filter_map(|(summary, _)| summary["goodput_bps"].as_f64()).sum();
+            (node.to_string(), radio, bps)
+        })
+        .collect();
+    Flows { entries, goodput_to_radio }
+}
+
+/// summary.json's `flows` with users' programs: a connection each, and the rate of IP bytes
+/// each UE radio's address received.
+pub(crate) fn connection_flows(s: &Scenario, connections: &[Connection], network: &Network, duration_ns: u64) -> Flows {
+    let entries = connections
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let carried = |x: &crate::connections::Carried| {
+                json!({ "sent_bytes": x.sent_bytes, "delivered_bytes": x.delivered_bytes, "dropped_bytes": x.dropped_bytes })
+            };
+            json!({
+                "id": i,
+                "kind": c.key.protocol.name(),
+                "ue": c.key.ue.to_string(),
+                "peer": c.key.peer.to_string(),
+                "to_ue": carried(&c.to_ue),
+                "from_ue": carried(&c.from_ue),
+                "first_s": c.first_ns as f64 / 1e9,
+                "last_s": c.last_ns as f64 / 1e9,
+                "ran_latency_ms": latency_summary(network.flow_ran_latency(i)),
+            })
+        })
+        .collect();
+    let goodput_to_radio = ue_radios(s)
+        .map(|(node, radio)| {
+            let address = network.node(node).map(|n| network.receiver_address(n, radio)).ok();
+            let bytes: u64 = connections.iter().filter(|c| Some(*c.key.ue.ip()) == address).map(|c| c.to_ue.delivered_bytes).sum();
+            (node.to_string(), radio, bytes as f64 * 8.0 / (duration_ns.max(1) as f64 / 1e9))
+        })
+        .collect();
+    Flows { entries, goodput_to_radio }
+}
+
+/// The `flows` section and, per UE radio (its node and radio index), what it received
+/// (bit/s).
+pub(crate) struct Flows {
+    pub entries: Vec<Value>,
+    pub goodput_to_radio: Vec<(String, u32, f64)>,
+}
+
+/// Each UE radio of the scenario: its device's node and its index among that device's radios.
+fn ue_radios(s: &Scenario) -> impl Iterator<Item = (&str, u32)> {
+    s.ues.iter().enumerate().map(|(k, u)| (u.node.as_str(), s.ues[..k].iter().filter(|v| v.node == u.node).count() as u32))
+}
+
 pub(crate) fn summary(
     name: &str,
     s: &Scenario,
     plan: &Plan,
-    client: Client,
-    flows: &[FlowReport],
+    flows: Flows,
     network: &mut Network,
     link: &LinkReport,
     realtime: bool,
 ) -> Value {
     let end_ns = plan.flows[0].end_ns;
-    let flows: Vec<Value> = flows.iter().enumerate().map(|(i, flow)| flow_summary(i, s, plan, client, flow, network)).collect();
-    let goodput_to = |node: &str, radio: u32| -> f64 {
-        let to_radio = |(summary, f): &(&Value, &millinet_scenario::FlowSpec)| {
-            f.dst == node && f.dst_radio == radio && summary["goodput_bps"].is_f64()
-        };
-        flows.iter().zip(&s.flows).filter(to_radio).map(|(summary, _)| summary["goodput_bps"].as_f64().unwrap_or(0.0)).sum()
-    };
+    let Flows { entries: flows, goodput_to_radio } = flows;
+    let goodput_to =
+        |node: &str, radio: u32| -> f64 { goodput_to_radio.iter().find(|(n, r, _)| n == node && *r == radio).map_or(0.0, |x| x.2) };
     let ues = network.ues_summary(&goodput_to);
     let hosts: Vec<Value> = (plan.hosts.iter().enumerate())
         .map(|(h, host)| json!({ "node": host.name, "frames_read": link.frames_read[h], "frames_written": link.frames_written[h] }))

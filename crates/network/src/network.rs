@@ -544,6 +544,14 @@ impl Network {
         self.ue_codel[ue.index()]
     }
 
+    /// Measures the RAN latency of flows `0..flows` too: a driver that finds its flows as it
+    /// runs (the emulator with users' programs) adds them as it goes.
+    pub fn track_flows(&mut self, flows: usize) {
+        if self.flow_ran_latency.len() < flows {
+            self.flow_ran_latency.resize_with(flows, LogHistogram::default);
+        }
+    }
+
     /// Whether what `from` sends to `to` passes node `via` on the routes as they are now
     /// (either end counts): the flows a middlebox there sees.
     pub fn route_crosses(&self, from: NodeId, to: Ipv4Addr, via: NodeId) -> bool {

@@ -1,0 +1,173 @@
+"""Users' own programs on the emulated path (`millinet emulate SCENARIO -- COMMAND`, `--server`,
+`millinet shell`): real programs in namespaces this suite makes, bounded in time, always
+removed."""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import millinet
+from conftest import millinet as cli
+from conftest import ok
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the emulator makes network namespaces: root only")
+
+FILE_BYTES = 20_000_000
+# Python's own HTTP server, from the standard library, in the server's namespace.
+HTTP_SERVER = "exec {python} -m http.server 8000 --directory {www} >/dev/null 2>&1"
+
+
+def summary_of(cwd: Path, run: str) -> dict:
+    return json.loads((cwd / "runs" / run / "summary.json").read_text())
+
+
+def served_file(tmp_path: Path) -> tuple[Path, str]:
+    """A directory with `file.bin` of random bytes, and the file's SHA-256."""
+    www = tmp_path / "www"
+    www.mkdir()
+    data = os.urandom(FILE_BYTES)
+    (www / "file.bin").write_bytes(data)
+    return www, hashlib.sha256(data).hexdigest()
+
+
+def http_server(www: Path) -> str:
+    return HTTP_SERVER.format(python=sys.executable, www=www)
+
+
+def test_the_commands_exit_status_is_millinets(tmp_path):
+    """The run ends when the command exits, with its status; a command still running at
+    duration_s is ended, and millinet exits with timeout(1)'s 124."""
+    result = cli("emulate", "dumbbell", "--", "sh", "-c", 'echo "$MILLINET_UE $MILLINET_SERVER"; exit 7', cwd=tmp_path)
+    assert result.returncode == 7, result.stderr
+    assert result.stdout.split() == ["10.0.0.3", "10.0.0.1"], "the UE's and the server's addresses"
+    programs = summary_of(tmp_path, "dumbbell-1-emulated")["programs"]
+    assert (programs["exit_status"], programs["ended_by"]) == (7, "command") and programs["measured_s"] < 1.0
+    started = time.monotonic()
+    result = cli("emulate", "dumbbell", "--set", "duration_s=1", "--", "sleep", "30", cwd=tmp_path)
+    assert result.returncode == 124 and time.monotonic() - started < 10, result.stderr
+    assert summary_of(tmp_path, "dumbbell-1-emulated")["programs"]["ended_by"] == "duration"
+
+
+def test_curl_downloads_from_a_real_http_server_byte_for_byte_in_the_simulators_time(tmp_path):
+    """curl fetches a 20 MB file from Python's HTTP server over the 200 Mbit/s dumbbell: the
+    bytes hash to the file's, and the download takes the simulator's `file` application's time
+    over the same scenario within 10% (curl's adds the HTTP request's round trip, 22 ms)."""
+    www, digest = served_file(tmp_path)
+    got = tmp_path / "got.bin"
+    rate = "links.1.rate_bps=200e6"
+    download = f'curl -sS -o {got} -w "%{{time_total}}" http://$MILLINET_SERVER:8000/file.bin'
+    result = ok(cli("emulate", "dumbbell", "--set", rate, "--server", http_server(www), "--", "sh", "-c", download, cwd=tmp_path))
+    assert hashlib.sha256(got.read_bytes()).hexdigest() == digest
+    simulated = millinet.run("dumbbell", overrides=[rate, 'flows.0.app="file"', f"flows.0.file_bytes={FILE_BYTES}"])
+    assert float(result.stdout) == pytest.approx(simulated.summary["flows"][0]["download_time_s"], rel=0.10)
+    (connection,) = summary_of(tmp_path, "dumbbell-1-emulated")["flows"]
+    assert connection["kind"] == "tcp" and connection["peer"] == "10.0.0.1:8000"
+    # The payload plus at least 40 bytes of headers per 1400-byte segment.
+    assert connection["to_ue"]["delivered_bytes"] >= FILE_BYTES * 1440 / 1400
+
+
+def test_what_the_link_counts_per_connection_is_what_the_rlc_delivered(tmp_path):
+    """Two downloads at once over the milliproxy route's cell: two connections, each with the
+    RAN latency of its packets, whose bytes toward the UE add up to what the UE's RLC delivered
+    (two independent counters: the link's per connection, the RAN's per UE)."""
+    www, digest = served_file(tmp_path)
+    both = (
+        "curl -sS -o {d}/a.bin http://$MILLINET_SERVER:8000/file.bin & "
+        "curl -sS -o {d}/b.bin http://$MILLINET_SERVER:8000/file.bin; wait"
+    ).format(d=tmp_path)
+    ok(cli("emulate", "milliproxy", "--set", 'proxy.node=""', "--server", http_server(www), "--", "sh", "-c", both, cwd=tmp_path))
+    for name in ("a.bin", "b.bin"):
+        assert hashlib.sha256((tmp_path / name).read_bytes()).hexdigest() == digest
+    summary = summary_of(tmp_path, "milliproxy-1-emulated")
+    connections = summary["flows"]
+    assert len(connections) == 2 and connections[0]["ue"] != connections[1]["ue"]
+    assert all(c["ran_latency_ms"]["mean"] > 0 for c in connections)
+    to_ue = sum(c["to_ue"]["delivered_bytes"] for c in connections)
+    assert to_ue == summary["ues"][0]["downlink"]["bytes_delivered"]
+    # Nothing counted twice or lost: what entered the network was delivered, dropped, or still
+    # on its way when curl exited, having read everything: toward the UE a FIN at most, from
+    # it the ACKs of the last tens of milliseconds.
+    on_the_way = lambda way: way["sent_bytes"] - way["delivered_bytes"] - way["dropped_bytes"]  # noqa: E731
+    for c in connections:
+        assert 0 <= on_the_way(c["to_ue"]) <= 3000 and 0 <= on_the_way(c["from_ue"]) <= 0.01 * c["to_ue"]["delivered_bytes"], c
+
+
+def test_programs_run_as_the_user_who_ran_millinet_through_sudo(tmp_path):
+    env = {**os.environ, "SUDO_UID": "65534", "SUDO_GID": "65534", "SUDO_USER": "nobody"}
+    result = subprocess.run(
+        [sys.executable, "-m", "millinet", "emulate", "dumbbell", "--", "id", "-u"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "65534", result.stderr
+    assert summary_of(tmp_path, "dumbbell-1-emulated")["programs"]["user"] == "nobody"
+
+
+def test_a_shell_on_the_path_names_the_scenario_and_ends_with_its_status(tmp_path):
+    """`millinet shell` runs the user's shell (here bash) in the UE's namespace, its prompt
+    prefixed with the scenario's name; the run ends when it exits, with its status."""
+    result = subprocess.run(
+        [sys.executable, "-m", "millinet", "shell", "dumbbell"],
+        cwd=tmp_path,
+        env={**os.environ, "SHELL": "/bin/bash"},
+        input='echo "on $MILLINET_UE"\nexit 5\n',
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 5, result.stderr
+    assert "on 10.0.0.3" in result.stdout and "[millinet dumbbell]" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        (["--server", "true"], 2, "--server"),
+        (["--server", "exit 3", "--", "true"], 1, "ended (exit status 3) before it listened"),
+        (["--", "/nonexistent/program"], 1, "cannot start the UE command"),
+        (["--client", "iperf3", "--", "true"], 2, "client"),
+    ],
+)
+def test_programs_that_cannot_run_are_named(tmp_path, args, status, message):
+    result = cli("emulate", "dumbbell", *args, cwd=tmp_path)
+    assert result.returncode == status and message in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+def test_killing_millinet_mid_command_leaves_no_process_behind(tmp_path):
+    """SIGKILL of millinet while the user's command runs: the command and the namespaces go
+    (the cleanup watchdog kills what runs in them)."""
+    # The sleep's command line, which millinet's own does not contain (the shell expands it).
+    marker = "299.25"
+    child = subprocess.Popen(
+        [sys.executable, "-m", "millinet", "emulate", "dumbbell", "--set", "duration_s=30", "--", "sh", "-c", "sleep $((299)).25"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    running = lambda: subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True).returncode == 0  # noqa: E731
+    namespaces = lambda: list(Path("/var/run/netns").glob(f"mn-{child.pid}-*")) if Path("/var/run/netns").exists() else []  # noqa: E731
+    try:
+        deadline = time.monotonic() + 20
+        while not running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert running() and namespaces(), "the command runs in the emulation's namespaces"
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while (running() or namespaces()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not running() and not namespaces()
+    finally:
+        child.kill()
+        subprocess.run(["pkill", "-f", f"sleep {marker}"])
