@@ -19,9 +19,9 @@ APT_PACKAGES += iptables
 APT_PACKAGES += chromium
 # `make bench` counts the event loop's instructions under callgrind.
 APT_PACKAGES += valgrind
-# Users' own programs on the emulated path (docs/emulator.md): curl in its examples and tests,
+# Users' own programs on the emulated path (docs/emulator.md): curl and ping in its examples and tests,
 # pgrep to check that nothing of theirs outlives a run.
-APT_PACKAGES += curl procps
+APT_PACKAGES += curl procps iputils-ping
 # Debian's python3 creates venvs only with python3-venv installed.
 APT_PACKAGES += $(shell $(PYTHON) -c 'import ensurepip' 2>/dev/null || echo python3-venv)
 

@@ -191,3 +191,16 @@ def test_iperf3_udp_above_the_capacity_is_delivered_at_the_capacity(tmp_path):
     assert received_bps == pytest.approx(sending["rate_bps"].mean() * payload_share, rel=0.05)
     udp = [c for c in summary_of(tmp_path, "milliproxy-1-emulated")["flows"] if c["kind"] == "udp"]
     assert len(udp) == 1 and udp[0]["to_ue"]["dropped_bytes"] > 0.3 * udp[0]["to_ue"]["sent_bytes"]
+
+
+def test_ping_crosses_the_path_and_measures_its_round_trip(tmp_path):
+    """ICMP is carried as any traffic: ping's five echoes over the milliproxy route are all
+    answered after the wires' 2 x (10 + 1) ms plus the RAN's slots (empty queues, LOS), and
+    the link records them as one icmp connection of 5 x 84 bytes each way."""
+    result = ok(cli("emulate", "milliproxy", "--", "sh", "-c", "ping -n -c 5 -i 0.2 $MILLINET_SERVER", cwd=tmp_path))
+    assert "5 received" in result.stdout
+    rtt_min, rtt_avg, rtt_max = (float(x) for x in result.stdout.split("rtt min/avg/max/mdev = ")[1].split("/")[:3])
+    assert 22.0 <= rtt_min and rtt_max < 26.0, result.stdout
+    (echo,) = summary_of(tmp_path, "milliproxy-1-emulated")["flows"]
+    assert echo["kind"] == "icmp" and echo["to_ue"]["delivered_bytes"] == echo["from_ue"]["delivered_bytes"] == 5 * 84
+    assert echo["ran_latency_ms"]["mean"] > 0

@@ -24,6 +24,8 @@ pub struct ConnectionKey {
 pub enum Protocol {
     Tcp,
     Udp,
+    /// Another IPv4 protocol, by number (ICMP's echoes pair by their identifier).
+    Other(u8),
 }
 
 impl Protocol {
@@ -31,6 +33,8 @@ impl Protocol {
         match self {
             Protocol::Tcp => "tcp",
             Protocol::Udp => "udp",
+            Protocol::Other(1) => "icmp",
+            Protocol::Other(_) => "ip",
         }
     }
 }
@@ -134,6 +138,7 @@ fn key_of(packet: &Packet, toward_ue: impl Fn(Ipv4Addr) -> bool) -> ConnectionKe
     let protocol = match packet.transport {
         Transport::Tcp(_) => Protocol::Tcp,
         Transport::Udp(_) => Protocol::Udp,
+        Transport::Other(h) => Protocol::Other(h.protocol),
     };
     let (src_port, dst_port) = packet.ports();
     let (src, dst) = (SocketAddrV4::new(packet.src, src_port), SocketAddrV4::new(packet.dst, dst_port));

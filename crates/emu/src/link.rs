@@ -93,7 +93,7 @@ pub struct LinkReport {
     /// Frames cut into pieces because a queue could not take them whole, or to cross a link
     /// in trains.
     pub split_frames: u64,
-    /// Frames the models do not carry (not TCP/UDP over IPv4), dropped and counted.
+    /// Frames the models do not carry (not IPv4), dropped and counted.
     pub unparsed_frames: u64,
     /// Frames the network dropped (a full queue, an RLC drop, no route).
     pub dropped_frames: u64,

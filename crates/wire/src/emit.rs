@@ -12,6 +12,7 @@ use crate::tcp::{TcpHeader, TCP_HEADER_BYTES};
 
 pub const IPPROTO_TCP: u8 = 6;
 pub const IPPROTO_UDP: u8 = 17;
+pub const IPPROTO_ICMP: u8 = 1;
 
 /// The longest TCP header the data offset can describe (RFC 9293 §3.1: 15 words).
 pub const MAX_TCP_HEADER_BYTES: usize = 60;
@@ -91,6 +92,7 @@ pub fn header_bytes(pkt: &Packet) -> usize {
     let l4 = match &pkt.transport {
         Transport::Tcp(h) => h.header_bytes(),
         Transport::Udp(_) => UDP_HEADER_BYTES,
+        Transport::Other(_) => 0,
     };
     (IPV4_HEADER_BYTES + l4) as usize
 }
@@ -163,6 +165,7 @@ fn write_headers(pkt: &Packet, buf: &mut [u8]) -> Result<(usize, Checksum), Emit
     let protocol = match pkt.transport {
         Transport::Tcp(_) => IPPROTO_TCP,
         Transport::Udp(_) => IPPROTO_UDP,
+        Transport::Other(h) => h.protocol,
     };
 
     // IPv4 header, RFC 791 §3.1: version 4, IHL 5, DSCP 0, no options.
@@ -191,6 +194,8 @@ fn write_headers(pkt: &Packet, buf: &mut [u8]) -> Result<(usize, Checksum), Emit
             l4[4..6].copy_from_slice(&l4_bytes.to_be_bytes());
             l4[6..8].fill(0);
         }
+        // Its message, checksum included, is the payload.
+        Transport::Other(_) => {}
     }
     let mut sum = Checksum::pseudo_header(pkt.src, pkt.dst, protocol, l4_bytes);
     sum.add_bytes(l4);
@@ -257,6 +262,8 @@ fn write_tcp(h: &TcpHeader, out: &mut [u8]) {
 fn store_l4_checksum(pkt: &Packet, buf: &mut [u8], sum: Checksum) {
     let ip = IPV4_HEADER_BYTES as usize;
     let (at, value) = match pkt.transport {
+        // Its own checksum is in its message (the payload), which the caller gave whole.
+        Transport::Other(_) => return,
         Transport::Tcp(_) => (ip + 16, sum.finish()),
         // RFC 768: a computed zero is sent as all ones; zero means "no checksum".
         Transport::Udp(_) => (

@@ -16,7 +16,7 @@ mod tcp;
 pub mod telemetry;
 
 pub use emit::{emit, emit_headers, header_bytes, rewrite_tcp_window, EmitError, MAX_HEADER_BYTES};
-pub use packet::{Meta, Packet, PayloadId, Tag, Transport, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+pub use packet::{Meta, OtherHeader, Packet, PayloadId, Tag, Transport, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 pub use parse::{parse, ParseError};
 pub use tcp::{
     OptionArea, RawOptionError, RawOptions, SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps, MAX_SACK_BLOCKS, MAX_TCP_OPTION_BYTES,

@@ -11,10 +11,22 @@ pub struct UdpHeader {
     pub dst_port: u16,
 }
 
+/// Another IPv4 protocol than TCP and UDP (ICMP, ...): the models only forward it, its
+/// whole transport message being the packet's payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OtherHeader {
+    /// The IPv4 protocol number (RFC 790): 1 for ICMP.
+    pub protocol: u8,
+    /// An ICMP echo's identifier (RFC 792), which pairs a request with its reply as ports
+    /// pair a connection's segments; 0 for anything else.
+    pub id: u16,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {
     Tcp(TcpHeader),
     Udp(UdpHeader),
+    Other(OtherHeader),
 }
 
 /// What travels with a packet but is not on the wire: where its payload bytes are, and what
@@ -122,6 +134,7 @@ impl Packet {
         let l4 = match &self.transport {
             Transport::Tcp(h) => h.header_bytes(),
             Transport::Udp(_) => UDP_HEADER_BYTES,
+            Transport::Other(_) => 0,
         };
         IPV4_HEADER_BYTES + l4 + self.payload_bytes
     }
@@ -130,7 +143,7 @@ impl Packet {
     pub fn tcp_header(&self) -> Option<&TcpHeader> {
         match &self.transport {
             Transport::Tcp(h) => Some(h),
-            Transport::Udp(_) => None,
+            Transport::Udp(_) | Transport::Other(_) => None,
         }
     }
 
@@ -138,7 +151,7 @@ impl Packet {
     pub fn tcp_header_mut(&mut self) -> Option<&mut TcpHeader> {
         match &mut self.transport {
             Transport::Tcp(h) => Some(h),
-            Transport::Udp(_) => None,
+            Transport::Udp(_) | Transport::Other(_) => None,
         }
     }
 
@@ -148,6 +161,7 @@ impl Packet {
         match &self.transport {
             Transport::Tcp(h) => (h.src_port, h.dst_port),
             Transport::Udp(h) => (h.src_port, h.dst_port),
+            Transport::Other(h) => (h.id, h.id),
         }
     }
 }

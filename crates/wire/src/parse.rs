@@ -6,8 +6,10 @@
 use std::net::Ipv4Addr;
 
 use crate::checksum::{self, Checksum};
-use crate::emit::{IPPROTO_TCP, IPPROTO_UDP, OPT_EOL, OPT_MSS, OPT_NOP, OPT_SACK, OPT_SACK_PERMITTED, OPT_TIMESTAMPS, OPT_WSCALE};
-use crate::packet::{Packet, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+use crate::emit::{
+    IPPROTO_ICMP, IPPROTO_TCP, IPPROTO_UDP, OPT_EOL, OPT_MSS, OPT_NOP, OPT_SACK, OPT_SACK_PERMITTED, OPT_TIMESTAMPS, OPT_WSCALE,
+};
+use crate::packet::{OtherHeader, Packet, Transport, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::tcp::{SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps, TCP_HEADER_BYTES};
 
 const IP_HDR: usize = IPV4_HEADER_BYTES as usize;
@@ -107,8 +109,9 @@ impl std::fmt::Display for ParseError {
 impl std::error::Error for ParseError {}
 
 /// Parses one IPv4 datagram (bytes after `total length` are ignored, as link
-/// padding) into a `Packet` and its payload. With `verify_checksums`, the IPv4
-/// header checksum and the TCP/UDP checksum must be right (a UDP checksum of
+/// padding) into a `Packet` and its payload. Another protocol than TCP and UDP is
+/// `Transport::Other`, its whole message the payload. With `verify_checksums`, the IPv4
+/// header checksum and the TCP/UDP (or ICMP) checksum must be right (a UDP checksum of
 /// zero means "none", RFC 768).
 ///
 /// DSCP and the urgent pointer are not represented and are dropped; unknown TCP
@@ -141,13 +144,26 @@ pub fn parse(datagram: &[u8], verify_checksums: bool) -> Result<(Packet, &[u8]),
             let header = UdpHeader { src_port: be16(l4, 0), dst_port: be16(l4, 2) };
             (Packet::udp(src, dst, header, (l4.len() - UDP_HDR) as u32), &l4[UDP_HDR..])
         }
-        protocol => return Err(ParseError::UnsupportedProtocol { protocol }),
+        protocol => {
+            // An echo request (8) or reply (0) carries its identifier at bytes 4-5 (RFC 792).
+            let echo = protocol == IPPROTO_ICMP && l4.len() >= 8 && matches!(l4[0], 0 | 8);
+            let header = OtherHeader { protocol, id: if echo { be16(l4, 4) } else { 0 } };
+            (Packet::new(src, dst, Transport::Other(header), l4.len() as u32), l4)
+        }
     };
     if verify_checksums {
-        let unused = protocol == IPPROTO_UDP && be16(l4, 6) == 0;
-        let mut sum = Checksum::pseudo_header(src, dst, protocol, l4.len() as u16);
-        sum.add_bytes(l4);
-        if !unused && sum.finish() != 0 {
+        let valid = match protocol {
+            IPPROTO_TCP | IPPROTO_UDP => {
+                let unused = protocol == IPPROTO_UDP && be16(l4, 6) == 0;
+                let mut sum = Checksum::pseudo_header(src, dst, protocol, l4.len() as u16);
+                sum.add_bytes(l4);
+                unused || sum.finish() == 0
+            }
+            // ICMP's checksum covers its message alone (RFC 792).
+            IPPROTO_ICMP => checksum::internet_checksum(l4) == 0,
+            _ => true,
+        };
+        if !valid {
             return Err(ParseError::BadTransportChecksum);
         }
     }

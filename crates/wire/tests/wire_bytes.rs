@@ -4,8 +4,8 @@ use std::net::Ipv4Addr;
 
 use millinet_wire::checksum::{internet_checksum, Checksum};
 use millinet_wire::{
-    emit, emit_headers, header_bytes, parse, rewrite_tcp_window, EmitError, Packet, ParseError, SackBlock, TcpFlags, TcpHeader, TcpOptions,
-    Timestamps, UdpHeader, MAX_HEADER_BYTES,
+    emit, emit_headers, header_bytes, parse, rewrite_tcp_window, EmitError, OtherHeader, Packet, ParseError, SackBlock, TcpFlags,
+    TcpHeader, TcpOptions, Timestamps, Transport, UdpHeader, MAX_HEADER_BYTES,
 };
 
 /// xorshift64*: a tiny seeded generator so failures reproduce.
@@ -170,6 +170,47 @@ fn udp_header_and_checksum() {
     assert_eq!((q, payload), (p, &[1u8, 2, 3][..]));
 }
 
+/// An ICMP echo request (RFC 792: type 8, code 0, checksum, identifier, sequence number, data)
+/// from A to B in an IPv4 header with a valid checksum.
+fn icmp_echo_request(identifier: u16) -> Vec<u8> {
+    let mut message = vec![8, 0, 0, 0];
+    message.extend_from_slice(&identifier.to_be_bytes());
+    message.extend_from_slice(&[0, 1, b'p', b'i', b'n', b'g']);
+    let sum = internet_checksum(&message);
+    message[2..4].copy_from_slice(&sum.to_be_bytes());
+    let mut d = vec![0x45, 0, 0, (20 + message.len()) as u8, 0, 7, 0x40, 0, 64, 1, 0, 0];
+    d.extend_from_slice(&A.octets());
+    d.extend_from_slice(&B.octets());
+    let ip_sum = internet_checksum(&d);
+    d[10..12].copy_from_slice(&ip_sum.to_be_bytes());
+    d.extend_from_slice(&message);
+    d
+}
+
+#[test]
+fn other_protocols_are_carried_whole_and_icmp_echoes_pair_by_identifier() {
+    let d = icmp_echo_request(0x1234);
+    let (p, message) = parse(&d, true).unwrap();
+    assert_eq!(p.transport, Transport::Other(OtherHeader { protocol: 1, id: 0x1234 }));
+    assert_eq!((p.ports(), message, p.wire_bytes() as usize), ((0x1234, 0x1234), &d[20..], d.len()));
+    assert!(p.tcp_header().is_none());
+    let mut again = vec![0u8; d.len()];
+    assert_eq!(emit(&p, message, &mut again), Ok(d.len()));
+    assert_eq!(again, d, "emitted byte for byte");
+    // Its checksum is its message's own (RFC 792), checked when asked.
+    let mut corrupt = d.clone();
+    corrupt[30] ^= 0xff;
+    assert_eq!(parse(&corrupt, true).map(|_| ()), Err(ParseError::BadTransportChecksum));
+    assert!(parse(&corrupt, false).is_ok());
+    // Any other protocol (GRE, 47) is carried with no identifier.
+    let mut gre = d.clone();
+    gre[9] = 47;
+    gre[10..12].fill(0);
+    let ip_sum = internet_checksum(&gre[..20]);
+    gre[10..12].copy_from_slice(&ip_sum.to_be_bytes());
+    assert_eq!(parse(&gre, true).unwrap().0.transport, Transport::Other(OtherHeader { protocol: 47, id: 0 }));
+}
+
 #[test]
 fn random_packets_round_trip() {
     let mut rng = Rng(0x5eed);
@@ -261,7 +302,6 @@ fn parse_reports_typed_errors() {
     assert_eq!(edit(&|d| d[2..4].copy_from_slice(&[0, 19])), Err(ParseError::BadTotalLength { total_length: 19 }));
     assert_eq!(edit(&|d| d.truncate(50)), Err(ParseError::Truncated { needed: 60, available: 50 }));
     assert_eq!(edit(&|d| d[6] = 0x20), Err(ParseError::Fragment));
-    assert_eq!(edit(&|d| d[9] = 1), Err(ParseError::UnsupportedProtocol { protocol: 1 }));
     assert_eq!(edit(&|d| d[32] = 0x40), Err(ParseError::BadTcpDataOffset { data_offset: 4 }));
     assert_eq!(edit(&|d| d[32] = 0xf0), Err(ParseError::BadTcpDataOffset { data_offset: 15 }));
     // MSS with length 3.
