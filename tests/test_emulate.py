@@ -398,3 +398,15 @@ def test_urban_per_ue_goodputs_rank_as_the_simulators():
     simulated = pd.Series([f["goodput_bps"] for f in millinet.run("urban").summary["flows"]])
     assert emulated.corr(simulated, method="spearman") >= 0.95, (list(emulated), list(simulated))
     assert ((emulated - simulated).abs() <= 0.10 * simulated).all(), (list(emulated), list(simulated))
+
+
+def test_a_mahimahi_trace_replayed_through_the_emulated_link_delivers_its_opportunities(tmp_path):
+    """The same trace link as the simulator's test (tests/test_trace.py), on the real clock:
+    the UE receives one 1500-byte datagram per opportunity within 2% (the simulator: exactly)."""
+    from test_trace import MAHIMAHI_FLOW, mahimahi_trace, opportunities_between
+
+    lines = mahimahi_trace(tmp_path / "link.down")
+    (tmp_path / "link.up").write_text((tmp_path / "link.down").read_text())
+    traces = [f'links.1.trace_a_to_b="{tmp_path / "link.down"}"', f'links.1.trace_b_to_a="{tmp_path / "link.up"}"']
+    flow = millinet.emulate("dumbbell", overrides=[*traces, *MAHIMAHI_FLOW]).summary["flows"][0]
+    assert flow["received_packets"] == pytest.approx(opportunities_between(lines, 10.0012, 4999.0), rel=0.02)

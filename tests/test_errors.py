@@ -48,6 +48,12 @@ CASES = [
         ["proxy.telemetry_max_age_s", "0.002", "proxy.d_info_s + proxy.t_info_s"],
     ),
     ("unknown cc", "dumbbell", ["flows.0.cc=vegas"], ["flows.0.cc", "vegas", "cubic"]),
+    (
+        "trace and switching rate on one link",
+        "dumbbell",
+        ['links.1.trace_b_to_a="up.mahimahi"', "links.1.switch_period_s=1", "links.1.switch_rate_bps=1e8"],
+        ["links.1.trace_b_to_a", "up.mahimahi", "switch_period_s"],
+    ),
     ("override without =", "dumbbell", ["duration_s"], ["duration_s", "KEY=VALUE"]),
     ("unknown scenario name", "no-such-scenario", [], ["no-such-scenario", "dumbbell", ".toml"]),
     ("missing file", missing_file, [], None),

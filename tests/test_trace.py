@@ -172,3 +172,42 @@ def test_from_run_refuses_what_it_cannot_record(tmp_path, run_dir, ue, fragment)
     result = cli("trace", "from-run", tmp_path / run_dir, tmp_path / "out.csv", "--ue", str(ue))
     assert result.returncode == 2 and result.stderr.startswith("error: ") and fragment in result.stderr, result.stderr
     assert not (tmp_path / "out.csv").exists()
+
+
+def mahimahi_trace(path: Path) -> list[int]:
+    """A 999 ms Mahimahi trace: 8 opportunities a millisecond for 500 ms (96 Mbit/s), then 4
+    every other millisecond (24 Mbit/s); returns its lines."""
+    lines = [ms for ms in range(1, 501) for _ in range(8)] + [ms for ms in range(501, 1000, 2) for _ in range(4)]
+    path.write_text("\n".join(map(str, lines)) + "\n")
+    return lines
+
+
+def opportunities_between(lines: list[int], start_ms: float, end_ms: float) -> int:
+    """Opportunities of the repeating trace at instants in [start_ms, end_ms]; the lines equal
+    to the period are t = 0 of the next period."""
+    period = lines[-1]
+    one = [0 if ms == period else ms for ms in lines]
+    return sum(1 for p in range(int(end_ms // period) + 1) for ms in one if start_ms <= p * period + ms <= end_ms)
+
+
+# UDP above the trace's rate, each datagram 1500 bytes of IP: one opportunity each.
+MAHIMAHI_FLOW = ["duration_s=5", 'flows.0.kind="udp"', "flows.0.udp_rate_bps=200e6", "flows.0.packet_bytes=1472"]
+
+
+def test_a_mahimahi_trace_serves_a_link_at_its_delivery_opportunities(tmp_path):
+    """`links.N.trace_a_to_b` (and `_b_to_a`) serve a wired link direction as mm-link does: a
+    backlog of 1500-byte datagrams leaves at exactly one per opportunity, from the first one
+    reaching the link (10 ms of the server's link, plus its 1.2 µs of serialisation) to the
+    last that still crosses the link's 1 ms before the end."""
+    lines = mahimahi_trace(tmp_path / "link.down")
+    (tmp_path / "link.up").write_text((tmp_path / "link.down").read_text())
+    traces = [f'links.1.trace_a_to_b="{tmp_path / "link.down"}"', f'links.1.trace_b_to_a="{tmp_path / "link.up"}"']
+    flow = millinet.run("dumbbell", overrides=[*traces, *MAHIMAHI_FLOW]).summary["flows"][0]
+    assert flow["received_packets"] == opportunities_between(lines, 10.0012, 4999.0)
+
+
+def test_a_bad_mahimahi_link_trace_names_its_line(tmp_path):
+    trace = tmp_path / "bad.down"
+    trace.write_text("1\n2\nthree\n")
+    result = cli("run", "dumbbell", "--set", f'links.1.trace_a_to_b="{trace}"', cwd=tmp_path)
+    assert result.returncode == 2 and "links.1.trace_a_to_b" in result.stderr and "line 3" in result.stderr, result.stderr

@@ -238,6 +238,7 @@ impl Network {
             limit_bytes: u64::MAX,
             limit_packets: u64::MAX,
             aqm: None,
+            opportunities: None,
         }));
         self.link_from.push(source);
         self.handovers.x2_links.push((source, target, id));

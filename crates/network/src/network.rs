@@ -9,9 +9,9 @@ use std::path::Path;
 
 use millinet_proxy::Direction;
 use millinet_ran::{CellId, RanOutput, Telemetry, UeId};
-use millinet_scenario::translate::{link_params, LinkRate};
+use millinet_scenario::translate::{link_opportunities, link_params, LinkRate};
 use millinet_scenario::{Aqm, ConfigError, Scenario};
-use millinet_transport::link::{transmission_ns, Link, LinkTimers};
+use millinet_transport::link::{transmission_ns, Link, LinkParams, LinkTimers};
 use millinet_wire::{Packet, Tag};
 
 use crate::ids::{LinkId, NodeId, SiteId};
@@ -151,7 +151,9 @@ impl Network {
                     link_rates.push((id, rate));
                 }
                 let name = format!("{}->{}", scenario.nodes[from.index()].name, scenario.nodes[to.index()].name);
-                links.push((from, Link::new(link_params(spec, name, to.0))));
+                let params = link_params(spec, name, to.0);
+                let opportunities = link_opportunities(i, spec, from == a, base_dir)?;
+                links.push((from, Link::new(LinkParams { opportunities, ..params })));
             }
         }
         let mut radio = RadioNet::build(scenario, base_dir, &node_index)?;

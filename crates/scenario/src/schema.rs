@@ -183,6 +183,14 @@ pub struct LinkSpec {
     /// keeps `rate_bps`. Left out of the resolved scenario when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<CapacitySpec>,
+    /// A Mahimahi link trace (relative to the scenario file) whose delivery opportunities
+    /// serve the a→b direction instead of `rate_bps`, as `mm-link`'s downlink trace does; ""
+    /// for none. Left out of the resolved scenario when empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub trace_a_to_b: String,
+    /// The same for the b→a direction (`mm-link`'s uplink trace).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub trace_b_to_a: String,
 }
 
 /// The per-user capacity process of the spep-emulation study (scenarios.md §7,

@@ -82,6 +82,23 @@ pub fn validate(s: &Scenario) -> Result<(), Issue> {
         if let Some(c) = &l.capacity {
             capacity(&p, c, l.switch_period_s)?;
         }
+        for (field, trace) in [("trace_a_to_b", &l.trace_a_to_b), ("trace_b_to_a", &l.trace_b_to_a)] {
+            let other = if l.switch_period_s > 0.0 {
+                Some("switch_period_s")
+            } else if l.capacity.is_some() && field == "trace_a_to_b" {
+                Some("capacity")
+            } else {
+                None
+            };
+            if let (false, Some(other)) = (trace.is_empty(), other) {
+                return Err(Issue {
+                    path: p(field),
+                    value: format!("{trace:?}"),
+                    problem: "a trace serves the direction",
+                    allowed: format!("one of a trace and `{other}` for a direction's rate"),
+                });
+            }
+        }
     }
 
     for (i, f) in s.flows.iter().enumerate() {

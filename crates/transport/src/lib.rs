@@ -6,6 +6,7 @@ pub mod app;
 pub mod aqm;
 pub mod cc;
 pub mod deadline;
+pub mod delivery;
 pub mod link;
 pub mod mptcp;
 pub mod tcp;

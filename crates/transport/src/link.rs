@@ -1,6 +1,6 @@
 //! One direction of a wired link: a FIFO queue limited in bytes (drop-tail, or
-//! an AQM deciding at dequeue), a transmitter serialising at the link rate, and a
-//! propagation pipe. Sans-IO: the link says when it wants to be woken ([`LinkTimers`]);
+//! an AQM deciding at dequeue), a transmitter serialising at the link rate (or delivering
+//! at a trace's opportunities, `delivery`), and a propagation pipe. Sans-IO: the link says when it wants to be woken ([`LinkTimers`]);
 //! the simulator turns that into events, the emulator into deadlines of its real clock.
 //!
 //! Constant delay and FIFO service mean packets leave the pipe
@@ -19,6 +19,8 @@ use std::collections::VecDeque;
 
 use millinet_wire::aqm::{Aqm, Verdict};
 use millinet_wire::Packet;
+
+use crate::delivery::DeliveryOpportunities;
 
 /// The instants a link asked to be woken at, for a driver that polls its deadlines (the
 /// emulator's real-time link) rather than keeping an event queue.
@@ -95,6 +97,8 @@ pub struct Link {
     last_change_ns: u64,
     /// Drop-tail: when the transmitter finishes the last packet given to it.
     busy_until_ns: u64,
+    /// Served at a trace's delivery opportunities rather than at `rate_bps`.
+    opportunities: Option<Box<DeliveryOpportunities>>,
     /// Packets whose departure is decided (for drop-tail, queued ones too), with their
     /// arrival times at the far end, oldest first.
     pipe: VecDeque<(u64, Packet)>,
@@ -112,6 +116,9 @@ pub struct LinkParams {
     pub limit_packets: u64,
     /// Drop-tail without.
     pub aqm: Option<Box<dyn Aqm>>,
+    /// A trace's delivery opportunities serve the link instead of `rate_bps`, which then
+    /// reads their mean rate.
+    pub opportunities: Option<DeliveryOpportunities>,
 }
 
 /// Serialisation time of `bytes` at `rate_bps`, rounded up to the next nanosecond.
@@ -122,10 +129,11 @@ pub fn transmission_ns(bytes: u32, rate_bps: u64) -> u64 {
 
 impl Link {
     pub fn new(p: LinkParams) -> Link {
+        let rate_bps = p.opportunities.as_ref().map_or(p.rate_bps, DeliveryOpportunities::mean_rate_bps);
         Link {
             name: p.name,
             to_node: p.to_node,
-            rate_bps: p.rate_bps,
+            rate_bps,
             rates_bps: [p.rate_bps, p.switch_rate_bps],
             delay_ns: p.delay_ns,
             last_serialisation: (0, 0),
@@ -138,6 +146,7 @@ impl Link {
             queued_bytes: 0,
             last_change_ns: 0,
             busy_until_ns: 0,
+            opportunities: p.opportunities.map(Box::new),
             pipe: VecDeque::new(),
             stats: QueueStats::default(),
         }
@@ -255,10 +264,15 @@ impl Link {
     /// next one then.
     #[inline]
     fn start(&mut self, start_ns: u64, bytes: u32, packet: Packet, timers: &mut impl LinkTimers) {
-        if self.last_serialisation.0 != bytes {
-            self.last_serialisation = (bytes, transmission_ns(bytes, self.rate_bps));
-        }
-        let end_ns = start_ns + self.last_serialisation.1;
+        let end_ns = match &mut self.opportunities {
+            None => {
+                if self.last_serialisation.0 != bytes {
+                    self.last_serialisation = (bytes, transmission_ns(bytes, self.rate_bps));
+                }
+                start_ns + self.last_serialisation.1
+            }
+            Some(opportunities) => opportunities.deliver(start_ns, bytes),
+        };
         match &mut self.queue {
             Queue::DropTail { .. } => self.busy_until_ns = end_ns,
             Queue::Aqm { transmitting, .. } => {
@@ -379,6 +393,7 @@ mod tests {
             limit_bytes,
             limit_packets: u64::MAX,
             aqm: None,
+            opportunities: None,
         };
         Link::new(p)
     }

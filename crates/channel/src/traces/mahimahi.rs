@@ -18,14 +18,18 @@ pub const MAHIMAHI_PACKET_BITS: f64 = 12_000.0;
 /// series with a mistyped unit (Pbit/s) would otherwise take hours and all the memory.
 pub const MAX_MAHIMAHI_LINES: f64 = 64e6;
 
-/// Import a Mahimahi trace as a periodic capacity series: opportunities are
-/// counted in bins of `bin_ms` (the last bin may be shorter than the period
-/// left) and each bin's rate is count × 12 000 bit / bin length. The line
-/// equal to the period is the same instant as t = 0 of the next period and
-/// counts in the first bin. The mean rate is exactly lines × 12 000 bit /
-/// period whatever the bin; a smaller bin keeps more of the burst structure.
-/// Empty bins are runs of rate 0, so memory grows with the lines, not the period.
-pub fn parse_mahimahi(text: &str, file: &str, bin_ms: NonZeroU32) -> Result<CapacitySeries, TraceError> {
+/// A Mahimahi trace's delivery opportunities over one period.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MahimahiTrace {
+    /// The millisecond of each opportunity within [0, period), in order. The lines equal to
+    /// the period are t = 0 of the next period, so they come first, at 0.
+    pub ms: Vec<u64>,
+    /// The last line: the trace repeats with this period.
+    pub period_ms: u64,
+}
+
+/// Reads a Mahimahi trace's opportunities: the first bad line stops it, with its number.
+pub fn parse_mahimahi_opportunities(text: &str, file: &str) -> Result<MahimahiTrace, TraceError> {
     let mut ms: Vec<u64> = Vec::new();
     let mut last_line = 0;
     for (i, l) in text.lines().enumerate() {
@@ -56,20 +60,38 @@ pub fn parse_mahimahi(text: &str, file: &str, bin_ms: NonZeroU32) -> Result<Capa
     if period == 0 {
         return Err(TraceError::bad(file, last_line, "ms", "0", "a last line > 0 (it is the period of the trace)"));
     }
+    let wrapped = ms.iter().rev().take_while(|&&t| t == period).count();
+    ms.truncate(ms.len() - wrapped);
+    ms.splice(0..0, std::iter::repeat_n(0, wrapped));
+    Ok(MahimahiTrace { ms, period_ms: period })
+}
+
+/// Reads a Mahimahi trace file's opportunities.
+pub fn load_mahimahi_opportunities(path: &Path) -> Result<MahimahiTrace, TraceError> {
+    parse_mahimahi_opportunities(&read(path)?, &path.display().to_string())
+}
+
+/// Import a Mahimahi trace as a periodic capacity series: opportunities are
+/// counted in bins of `bin_ms` (the last bin may be shorter than the period
+/// left) and each bin's rate is count × 12 000 bit / bin length. The line
+/// equal to the period is the same instant as t = 0 of the next period and
+/// counts in the first bin. The mean rate is exactly lines × 12 000 bit /
+/// period whatever the bin; a smaller bin keeps more of the burst structure.
+/// Empty bins are runs of rate 0, so memory grows with the lines, not the period.
+pub fn parse_mahimahi(text: &str, file: &str, bin_ms: NonZeroU32) -> Result<CapacitySeries, TraceError> {
+    let MahimahiTrace { ms, period_ms: period } = parse_mahimahi_opportunities(text, file)?;
     let bin = u64::from(bin_ms.get());
-    // Occupied bins with their counts, in increasing bin order: the lines are
-    // sorted, and only the line equal to the period wraps to bin 0.
+    // Occupied bins with their counts, in increasing bin order (the opportunities are
+    // sorted); bin 0 is always there.
     let mut counts: Vec<(u64, u64)> = Vec::new();
-    let wrapped = ms.iter().filter(|&&t| t == period).count() as u64;
-    for &t in ms.iter().filter(|&&t| t < period) {
+    for &t in &ms {
         match counts.last_mut() {
             Some((b, c)) if *b == t / bin => *c += 1,
             _ => counts.push((t / bin, 1)),
         }
     }
-    match counts.first_mut() {
-        Some((0, c)) => *c += wrapped,
-        _ => counts.insert(0, (0, wrapped)),
+    if counts.first().is_none_or(|&(b, _)| b != 0) {
+        counts.insert(0, (0, 0));
     }
     let (mut times, mut rates) = (Vec::new(), Vec::new());
     for (j, &(b, c)) in counts.iter().enumerate() {

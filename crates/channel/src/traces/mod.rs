@@ -16,8 +16,21 @@ mod sinr;
 pub use capacity::{load_capacity_csv, parse_capacity_csv, CapacitySeries};
 pub use error::TraceError;
 pub use fivegophers::{load_5gophers, parse_5gophers, Carrier, GapFill};
-pub use mahimahi::{load_mahimahi, parse_mahimahi, to_mahimahi, MAHIMAHI_PACKET_BITS};
+pub use mahimahi::{
+    load_mahimahi, load_mahimahi_opportunities, parse_mahimahi, parse_mahimahi_opportunities, to_mahimahi, MahimahiTrace,
+    MAHIMAHI_PACKET_BITS,
+};
 pub use sinr::{load_sinr_csv, parse_sinr_csv, SinrSeries, SinrTrace};
+
+/// A capacity trace by its file name: a Mahimahi link trace (`.mahimahi`, `.up`, `.down`:
+/// its delivery opportunities counted per millisecond, so each millisecond's rate carries
+/// exactly that millisecond's opportunities) or a capacity CSV (anything else).
+pub fn load_capacity_trace(path: &std::path::Path) -> Result<CapacitySeries, TraceError> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("mahimahi" | "up" | "down") => load_mahimahi(path, std::num::NonZeroU32::MIN),
+        _ => load_capacity_csv(path),
+    }
+}
 
 /// Index of the last time ≤ `t` in the sorted `times` (0 if `t` is before
 /// the first). `hint` is the previous answer: for non-decreasing `t` the

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use millinet_channel::traces::{load_capacity_csv, load_sinr_csv, SinrTrace};
+use millinet_channel::traces::{load_capacity_trace, load_sinr_csv, SinrTrace};
 use millinet_channel::{
     BlockageConfig, BlockedEffect, CqiConfig, FadingConfig, ForcedEvent, ForcedKind, LinkConfig, MobilityConfig, ObstacleDraw, Point2,
     Rect, Scenario as PathLossScenario,
@@ -133,7 +133,7 @@ pub fn link_config(
                 ))
             }
         },
-        BlockageSpec::CapacityTrace => BlockageConfig::CapacityTrace(Arc::new(load_capacity_csv(&trace_path()).map_err(|e| err(&e))?)),
+        BlockageSpec::CapacityTrace => BlockageConfig::CapacityTrace(Arc::new(load_capacity_trace(&trace_path()).map_err(|e| err(&e))?)),
     };
     let points: Vec<Point2> = u.route_m.iter().map(|p| Point2::new(p[0], p[1])).collect();
     let mobility = match points.as_slice() {

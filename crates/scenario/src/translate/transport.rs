@@ -2,6 +2,7 @@
 
 use millinet_transport::app::AppSpec;
 use millinet_transport::aqm::Codel;
+use millinet_transport::delivery::DeliveryOpportunities;
 use millinet_transport::link::LinkParams;
 use millinet_transport::mptcp::{MptcpConfig, Scheduler};
 use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig};
@@ -9,7 +10,7 @@ use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig};
 use std::path::Path;
 use std::sync::Arc;
 
-use millinet_channel::traces::{load_sinr_csv, SinrSeries, SinrTrace};
+use millinet_channel::traces::{load_mahimahi_opportunities, load_sinr_csv, SinrSeries, SinrTrace};
 use millinet_channel::{CapacityCarrier, CapacityConfig, CapacityProcess, LinkRngs};
 
 use super::seconds_to_ns;
@@ -66,6 +67,18 @@ pub fn mptcp_config(f: &FlowSpec, seed: u64) -> MptcpConfig {
     MptcpConfig { tcp: tcp_config(f, 0), scheduler, rcv_buf_bytes: f.rcv_buf_bytes, seed }
 }
 
+/// The delivery opportunities serving link `i`'s direction a→b (`a_to_b`) or b→a, when it
+/// has a Mahimahi trace (read relative to `base_dir`).
+pub fn link_opportunities(i: usize, spec: &LinkSpec, a_to_b: bool, base_dir: &Path) -> Result<Option<DeliveryOpportunities>, ConfigError> {
+    let (field, trace) = if a_to_b { ("trace_a_to_b", &spec.trace_a_to_b) } else { ("trace_b_to_a", &spec.trace_b_to_a) };
+    if trace.is_empty() {
+        return Ok(None);
+    }
+    let err = |e: &dyn std::fmt::Display| ConfigError::new(format!("links.{i}.{field}: {e}"));
+    let t = load_mahimahi_opportunities(&base_dir.join(trace)).map_err(|e| err(&e))?;
+    DeliveryOpportunities::new(t.ms, t.period_ms).map(Some).map_err(|_| err(&format!("{trace}: no delivery opportunity in its period")))
+}
+
 /// One direction of a wired link, named `name`, leading to node `to_node` (as its driver
 /// numbers nodes). Its rate changes as its [`super::LinkRate`] says.
 pub fn link_params(spec: &LinkSpec, name: String, to_node: u32) -> LinkParams {
@@ -79,6 +92,7 @@ pub fn link_params(spec: &LinkSpec, name: String, to_node: u32) -> LinkParams {
         limit_bytes: spec.queue_bytes,
         limit_packets: if spec.queue_packets == 0 { u64::MAX } else { spec.queue_packets },
         aqm: (spec.aqm == Aqm::Codel).then(|| -> Box<dyn millinet_transport::aqm::Aqm> { Box::new(link_codel(spec)) }),
+        opportunities: None,
     }
 }
 
