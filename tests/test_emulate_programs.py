@@ -204,3 +204,20 @@ def test_ping_crosses_the_path_and_measures_its_round_trip(tmp_path):
     (echo,) = summary_of(tmp_path, "milliproxy-1-emulated")["flows"]
     assert echo["kind"] == "icmp" and echo["to_ue"]["delivered_bytes"] == echo["from_ue"]["delivered_bytes"] == 5 * 84
     assert echo["ran_latency_ms"]["mean"] > 0
+
+
+def test_headless_chromium_loads_pages_over_the_route_in_physical_time(tmp_path):
+    """`millinet web` pages served over HTTP/1.1 from the server's namespace, loaded by headless
+    Chromium in the UE's: each page's own navigation timing is there, the HTML's response
+    ends no sooner than two round trips of the wires' 22 ms (connection, then request), and
+    48 objects take longer to load than 4 small ones."""
+    site = tmp_path / "site"
+    ok(cli("web", "site", site))
+    millinet_cli = f"{sys.executable} -m millinet"
+    pages = ("few-small", "many-small")
+    loads = "; ".join(f"{millinet_cli} web load http://$MILLINET_SERVER:8000/{page}/index.html" for page in pages)
+    result = ok(cli("emulate", "milliproxy", "--server", f"exec {millinet_cli} web serve {site}", "--", "sh", "-c", loads, cwd=tmp_path))
+    timings = dict(zip(pages, (json.loads(line) for line in result.stdout.splitlines())))
+    for timing in timings.values():
+        assert 44.0 <= timing["response_end_ms"] <= timing["dom_content_loaded_ms"] <= timing["load_ms"], timings
+    assert timings["many-small"]["load_ms"] > timings["few-small"]["load_ms"], timings

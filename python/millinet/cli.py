@@ -1,5 +1,6 @@
 """The `millinet` command line."""
 
+import json
 import os
 import sys
 import tempfile
@@ -13,6 +14,7 @@ from rich.table import Table
 
 import millinet
 from millinet import _core, outputs
+from millinet import web as webpages
 from millinet._core import ScenarioError
 from millinet._toml import tomllib
 
@@ -390,6 +392,42 @@ def engine_options(command):
     ):
         command = option(command)
     return command
+
+
+@cli.group()
+def web() -> None:
+    """Web pages over the emulated path: generated pages, a server for them, and headless
+    Chromium's page load time (docs/emulator.md, "Web pages")."""
+
+
+@web.command(name="site")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--seed", type=int, default=1, show_default=True, help="Seeds the objects' random bytes.")
+def web_site(directory: Path, seed: int) -> None:
+    """Writes the pages (few and many objects, small and large) into DIRECTORY/NAME/."""
+    for name in webpages.write_site(directory, seed):
+        objects, size = webpages.PAGES[name]
+        click.echo(f"{directory / name / 'index.html'}: {objects} objects of {size:,} bytes")
+
+
+@web.command(name="serve")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+def web_serve(directory: Path, port: int) -> None:
+    """Serves DIRECTORY over HTTP/1.1 (persistent connections) until killed."""
+    webpages.serve(directory, port)
+
+
+@web.command(name="load")
+@click.argument("url")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True, help="Seconds.")
+def web_load(url: str, timeout_s: float) -> None:
+    """Loads URL in headless Chromium with a fresh profile and prints its navigation timing
+    (load_ms, dom_content_loaded_ms, response_end_ms) as JSON."""
+    try:
+        click.echo(json.dumps(webpages.load(url, timeout_s)))
+    except webpages.LoadFailed as e:
+        raise UsageProblem(str(e)) from None
 
 
 @cli.command(name="sweep")
