@@ -221,3 +221,21 @@ def test_headless_chromium_loads_pages_over_the_route_in_physical_time(tmp_path)
     for timing in timings.values():
         assert 44.0 <= timing["response_end_ms"] <= timing["dom_content_loaded_ms"] <= timing["load_ms"], timings
     assert timings["many-small"]["load_ms"] > timings["few-small"]["load_ms"], timings
+
+
+def test_the_split_proxy_relays_a_programs_connections(tmp_path):
+    """With the split proxy at the PGW, the UE's command is told the proxy's address as the
+    server's: the proxy relays each port the server command listens on, so curl's download
+    crosses two connections, UE-proxy and proxy-server, and arrives byte for byte."""
+    www, digest = served_file(tmp_path)
+    got = tmp_path / "got.bin"
+    download = f"curl -sS -o {got} http://$MILLINET_SERVER:8000/file.bin && echo $MILLINET_SERVER"
+    sets = ["--set", "proxy.node=pgw", "--set", "proxy.kind=split"]
+    result = ok(cli("emulate", "milliproxy", *sets, "--server", http_server(www), "--", "sh", "-c", download, cwd=tmp_path))
+    assert result.stdout.strip() == "10.0.0.2", "the PGW's address"
+    assert hashlib.sha256(got.read_bytes()).hexdigest() == digest
+    summary = summary_of(tmp_path, "milliproxy-1-emulated")
+    assert summary["proxy"]["kind"] == "split" and summary["proxy"]["bytes_relayed_toward_ue"] > FILE_BYTES
+    legs = {(c["ue"].split(":")[0], c["peer"]): c["to_ue"]["delivered_bytes"] for c in summary["flows"]}
+    assert set(legs) == {("10.0.0.4", "10.0.0.2:8000"), ("10.0.0.2", "10.0.0.1:8000")}, legs
+    assert all(delivered > FILE_BYTES for delivered in legs.values())

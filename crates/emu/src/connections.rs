@@ -12,7 +12,8 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 
 use millinet_wire::{Packet, Tag, Transport};
 
-/// The UE end and the other end of a connection, and its protocol.
+/// The UE end and the other end of a connection, and its protocol. On a leg between two
+/// other nodes (a split proxy's to the server), the end with the higher port, the client's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ConnectionKey {
     pub protocol: Protocol,
@@ -142,7 +143,17 @@ fn key_of(packet: &Packet, toward_ue: impl Fn(Ipv4Addr) -> bool) -> ConnectionKe
     };
     let (src_port, dst_port) = packet.ports();
     let (src, dst) = (SocketAddrV4::new(packet.src, src_port), SocketAddrV4::new(packet.dst, dst_port));
-    let (ue, peer) = if toward_ue(packet.dst) { (dst, src) } else { (src, dst) };
+    let (ue, peer) = if toward_ue(packet.dst) {
+        (dst, src)
+    } else if toward_ue(packet.src) {
+        (src, dst)
+    } else if src.port() > dst.port() {
+        // Neither end is a UE (a split proxy's leg to the server): the client's end, by its
+        // ephemeral port, stands where the UE would.
+        (src, dst)
+    } else {
+        (dst, src)
+    };
     ConnectionKey { protocol, ue, peer }
 }
 
@@ -185,5 +196,12 @@ mod tests {
         assert_eq!(first.from_ue, Carried { sent_bytes: 40, delivered_bytes: 0, dropped_bytes: 40 });
         assert_eq!((first.first_ns, first.last_ns), (5, 150_000_000));
         assert_eq!(first.delivered_to_ue_per_bin[1], 1040, "delivered in the second 100 ms bin");
+        // A leg between two nodes neither of which is a UE: one connection, the ephemeral end
+        // first.
+        let (proxy, server) = (SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 2), 49_136), SocketAddrV4::new(SERVER, 8000));
+        let (request, reply) = (tcp(proxy, server, 100), tcp(server, proxy, 1400));
+        let tag = c.on_sent(9, &request, is_ue);
+        assert_eq!(c.on_sent(10, &reply, is_ue), tag);
+        assert_eq!((c.list[2].key.ue, c.list[2].key.peer), (proxy, server));
     }
 }

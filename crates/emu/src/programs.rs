@@ -158,6 +158,15 @@ impl Program {
         Err(EmuError::System(format!("the {} command did not listen on a TCP or UDP socket within {} s", self.label, timeout.as_secs())))
     }
 
+    /// The TCP ports listening in its namespace.
+    pub fn listening_tcp_ports(&self) -> Vec<u16> {
+        let mut found = ports(self.child.id(), "tcp", LISTEN);
+        found.extend(ports(self.child.id(), "tcp6", LISTEN));
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+
     /// Its exit status, if it has ended.
     pub fn exited(&mut self) -> Result<Option<ExitStatus>, EmuError> {
         self.child.try_wait().map_err(|e| EmuError::System(format!("the {} command: {e}", self.label)))
@@ -187,14 +196,29 @@ pub fn exit_code(status: ExitStatus) -> i32 {
     status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
 }
 
-/// Whether the namespace of process `pid` has a listening TCP socket or a bound UDP one
-/// (`/proc/PID/net/*` shows the sockets of the process's network namespace).
+/// Whether the namespace of process `pid` has a listening TCP socket or a bound UDP one.
 fn listening(pid: u32) -> bool {
-    // TCP state 0A is LISTEN; a UDP socket bound to a port shows with state 07.
-    let has = |table: &str, state: &str| {
-        std::fs::read_to_string(format!("/proc/{pid}/net/{table}"))
-            .map(|text| text.lines().skip(1).any(|line| line.split_whitespace().nth(3) == Some(state)))
-            .unwrap_or(false)
-    };
-    has("tcp", "0A") || has("tcp6", "0A") || has("udp", "07") || has("udp6", "07")
+    [("tcp", LISTEN), ("tcp6", LISTEN), ("udp", UDP_BOUND), ("udp6", UDP_BOUND)]
+        .iter()
+        .any(|&(table, state)| !ports(pid, table, state).is_empty())
+}
+
+/// TCP's LISTEN state, and the state a bound UDP socket shows, in `/proc/net/{tcp,udp}`.
+const LISTEN: &str = "0A";
+const UDP_BOUND: &str = "07";
+
+/// The local ports of the sockets in `state` of table `table` (`tcp`, `udp6`, ...) of the
+/// namespace of process `pid` (`/proc/PID/net/*` shows the sockets of its namespace).
+fn ports(pid: u32, table: &str, state: &str) -> Vec<u16> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/net/{table}")).unwrap_or_default();
+    let port = |local: &str| local.rsplit(':').next().and_then(|hex| u16::from_str_radix(hex, 16).ok());
+    let mut found: Vec<u16> = (text.lines().skip(1))
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (fields.get(3) == Some(&state)).then(|| fields.get(1).and_then(|local| port(local))).flatten()
+        })
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    found
 }

@@ -2,6 +2,7 @@
 //! wire the namespaces, run the link and the endpoints on one clock, tear down, and gather
 //! what they measured.
 
+use std::net::SocketAddrV4;
 use std::path::{Path, PathBuf};
 
 use millinet_bpfcc::Registration;
@@ -109,19 +110,6 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     };
     let ns = Namespaces::create(&testbed::roles(&plan))?;
     let devices = testbed::wire(&ns, &plan)?;
-    // The split proxy listens before the UEs can connect: a relay per flow it takes.
-    let relays: Vec<SplitRelay> = match &plan.split {
-        Some(split) => in_namespace(ns.name(split.host), || {
-            (split.relays.iter())
-                .map(|r| {
-                    let sockets = SplitSockets { cc: split.cc.clone(), max_segment_bytes: r.max_segment_bytes, transparent: false };
-                    SplitRelay::bind(r.listen, &sockets)
-                        .map_err(|e| EmuError::System(format!("split proxy: cannot listen on {}: {e}", r.listen)))
-                })
-                .collect::<Result<_, _>>()
-        })?,
-        None => Vec::new(),
-    };
     // The servers: the own listening sockets, or iperf3 server processes (kept until the run
     // ends, then stopped).
     let (servers, iperf3_servers) = match opts.client {
@@ -147,8 +135,9 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
     };
     let (server_host, ue_host) = plan.flow_hosts[0];
     let user = Credentials::of_sudo_user();
-    let environment = [
-        ("MILLINET_SERVER", plan.hosts[server_host].addresses[0].to_string()),
+    let server_address = plan.hosts[server_host].addresses[0];
+    let mut environment = [
+        ("MILLINET_SERVER", server_address.to_string()),
         ("MILLINET_UE", plan.flows[0].bind.to_string()),
         ("MILLINET_SCENARIO", loaded.name.clone()),
     ];
@@ -159,6 +148,38 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
             Some(program)
         }
         None => None,
+    };
+    // The split proxy listens before the UEs can connect: a relay per flow it takes, or, for
+    // users' programs on flow 0's path, one per port the server command listens on, the UE's
+    // command being told the proxy's address as the server's.
+    let relay_points: Vec<(SocketAddrV4, SocketAddrV4, Option<u32>)> = match (&plan.split, programs) {
+        (Some(split), None) => split.relays.iter().map(|r| (r.listen, plan.flows[r.flow].server, r.max_segment_bytes)).collect(),
+        (Some(split), Some(_)) => match (split.relays.iter().find(|r| r.flow == 0), &server_program) {
+            (Some(r), Some(program)) => {
+                environment[0].1 = r.listen.ip().to_string();
+                let at = |address, port| SocketAddrV4::new(address, port);
+                program
+                    .listening_tcp_ports()
+                    .into_iter()
+                    .map(|port| (at(*r.listen.ip(), port), at(server_address, port), r.max_segment_bytes))
+                    .collect()
+            }
+            _ => Vec::new(),
+        },
+        (None, _) => Vec::new(),
+    };
+    let relays: Vec<(SplitRelay, SocketAddrV4)> = match &plan.split {
+        Some(split) => in_namespace(ns.name(split.host), || {
+            (relay_points.iter())
+                .map(|&(listen, server, max_segment_bytes)| {
+                    let sockets = SplitSockets { cc: split.cc.clone(), max_segment_bytes, transparent: false };
+                    let relay = SplitRelay::bind(listen, &sockets)
+                        .map_err(|e| EmuError::System(format!("split proxy: cannot listen on {listen}: {e}")))?;
+                    Ok((relay, server))
+                })
+                .collect::<Result<_, _>>()
+        })?,
+        None => Vec::new(),
     };
     let dir = opts.pcap_dir.clone().unwrap_or_default();
     let captures: Vec<Capture> = captured
@@ -228,10 +249,9 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
                 })
             })
             .collect();
-        let relay_threads: Vec<_> = (relays.iter().zip(plan.split.iter().flat_map(|split| &split.relays)))
-            .map(|(relay, relay_plan)| {
-                let (namespace, server) =
-                    (ns.name(plan.split.as_ref().expect("relays come from it").host), plan.flows[relay_plan.flow].server);
+        let relay_threads: Vec<_> = (relays.iter())
+            .map(|(relay, server)| {
+                let (namespace, server) = (ns.name(plan.split.as_ref().expect("relays come from it").host), *server);
                 scope.spawn(move || -> Result<u64, EmuError> {
                     crate::netns::enter(namespace)?;
                     relay
