@@ -39,7 +39,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-spep-emulation studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd parity crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-spep-emulation study-web studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd parity crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -146,7 +146,14 @@ study-urban: build
 study-spep-emulation: build
 	$(BIN)/millinet study spep-emulation --out runs/study-spep-emulation
 
-# Every full study, then one page linking them all (runs/index.html).
+# The full web study (docs/studies.md: headless Chromium's page load time over the emulated
+# milliproxy route, 4 pages x LOS/obstacles x no proxy/milliProxy/split, 10 seeds: 60 emulations,
+# 7 min 49 s measured 2026-11-28; root). Not in CI; `millinet study web --quick` (12 runs, about 1.5 minutes) is.
+study-web: build
+	$(BIN)/millinet study web --out runs/study-web
+
+# Every full study of the simulator, then one page linking them all (runs/index.html); the web
+# study runs the emulator (root): `make study-web` on its own.
 studies: study study-train study-mptcp study-e2e study-lower-layer study-urban study-spep-emulation
 	$(BIN)/millinet studies --index runs
 

@@ -239,3 +239,25 @@ def test_the_split_proxy_relays_a_programs_connections(tmp_path):
     legs = {(c["ue"].split(":")[0], c["peer"]): c["to_ue"]["delivered_bytes"] for c in summary["flows"]}
     assert set(legs) == {("10.0.0.4", "10.0.0.2:8000"), ("10.0.0.2", "10.0.0.1:8000")}, legs
     assert all(delivered > FILE_BYTES for delivered in legs.values())
+
+
+def test_a_quic_download_crosses_the_route_beside_tcp(tmp_path):
+    """HTTP/3 over aioquic (`millinet quic`) on the milliproxy route past its obstacles, next to
+    curl over TCP on the same seed: both files arrive byte for byte, and the link carries the
+    QUIC download as one UDP connection of at least the file's bytes toward the UE."""
+    www = tmp_path / "www"
+    www.mkdir()
+    data = os.urandom(5_000_000)
+    (www / "file.bin").write_bytes(data)
+    millinet_cli = f"{sys.executable} -m millinet"
+    got = tmp_path / "quic.bin"
+    fetch = f"{millinet_cli} quic get https://$MILLINET_SERVER:4433/file.bin -o {got}"
+    result = ok(cli("emulate", "milliproxy", "--server", f"exec {millinet_cli} quic serve {www}", "--", "sh", "-c", fetch, cwd=tmp_path))
+    assert got.read_bytes() == data
+    assert json.loads(result.stdout)["time_s"] >= 0.044, "at least the handshake's and the request's round trips"
+    (udp,) = [c for c in summary_of(tmp_path, "milliproxy-1-emulated")["flows"] if c["kind"] == "udp"]
+    assert udp["peer"] == "10.0.0.1:4433" and udp["to_ue"]["delivered_bytes"] > len(data)
+    tcp_got = tmp_path / "tcp.bin"
+    download = f"curl -sS -o {tcp_got} http://$MILLINET_SERVER:8000/file.bin"
+    ok(cli("emulate", "milliproxy", "--server", http_server(www), "--", "sh", "-c", download, cwd=tmp_path))
+    assert tcp_got.read_bytes() == data

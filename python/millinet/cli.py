@@ -430,6 +430,45 @@ def web_load(url: str, timeout_s: float) -> None:
         raise UsageProblem(str(e)) from None
 
 
+@cli.group()
+def quic() -> None:
+    """QUIC over the emulated path: an HTTP/3 file server and client on aioquic
+    (docs/emulator.md, "QUIC")."""
+
+
+quic_cc = click.option("--cc", "congestion_control", type=click.Choice(["reno", "cubic"]), default="cubic", show_default=True, help="aioquic's congestion control.")
+
+
+@quic.command(name="serve")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--port", type=click.IntRange(1, 65535), default=4433, show_default=True, help="UDP port.")
+@quic_cc
+def quic_serve(directory: Path, port: int, congestion_control: str) -> None:
+    """Serves DIRECTORY over HTTP/3 (a self-signed certificate) until killed."""
+    from millinet import quic as quic_stack  # aioquic and cryptography are slow to import
+
+    quic_stack.serve_directory(directory, port, congestion_control)
+
+
+@quic.command(name="get")
+@click.argument("url")
+@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the body here.")
+@quic_cc
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True, help="Seconds.")
+def quic_get(url: str, out: Path | None, congestion_control: str, timeout_s: float) -> None:
+    """Fetches URL (https://HOST:PORT/PATH) over HTTP/3 and prints the bytes received and the
+    time from the connection's start to the last byte as JSON."""
+    from millinet import quic as quic_stack
+
+    try:
+        body, time_s = quic_stack.get(url, congestion_control, timeout_s)
+    except quic_stack.QuicFailed as e:
+        raise UsageProblem(str(e)) from None
+    if out is not None:
+        out.write_bytes(body)
+    click.echo(json.dumps({"bytes": len(body), "time_s": time_s}))
+
+
 @cli.command(name="sweep")
 @click.argument("sweep_file", metavar="SWEEP")
 @engine_options
@@ -473,7 +512,11 @@ STUDY_DESCRIPTIONS = {
     "spep-emulation": "Operator split proxies under mmWave-like dynamics (§7): downloads of 1 kB-1 MB with and without a split proxy",
     "train": "The high-speed train (§2): mmWave with an LTE anchor and LTE only, buffers, CCs and MSS 1400/14000",
     "urban": "Dense urban, multi-user (§3): ten UEs on one gNB in LOS, NLOS and indoors, edge and remote servers, four CCs",
+    "web": "Page load time in headless Chromium over the emulated mmWave route: no proxy, milliProxy, split proxy (root)",
 }
+# The studies that only the emulator runs: real programs over the emulated path (root, one
+# run at a time on this machine), no sweep engine.
+REAL_PATH_STUDIES = ("web",)
 STUDY_NAMES = list(STUDY_DESCRIPTIONS)
 # The studies with a reduced grid for the emulator (sweeps NAME-emulated).
 EMULATED_STUDIES = ("milliproxy", "mptcp", "spep-emulation")
@@ -512,6 +555,10 @@ def study_command(
     from millinet.studies import STUDIES  # pandas, matplotlib and the engines
     from millinet.studies.common import Options
 
+    if name in REAL_PATH_STUDIES:
+        given = [flag for flag, on in (("--emulate", emulate), ("--cwnd-growth", cwnd_growth), ("--tcp-profile", tcp_profile), ("--policies", policies), ("--engine ray", engine != "local"), ("--workers", workers and workers > 1)) if on]
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: the {name} study runs real programs on the emulator, one run at a time, with the kernel's TCP; it takes --runs, --quick, --set, --out and --quiet")
     if emulate and name not in EMULATED_STUDIES:
         raise click.UsageError(f"--emulate: the {name} study has no emulated grid; allowed: {', '.join(EMULATED_STUDIES)}")
     if emulate and quick:
@@ -527,8 +574,10 @@ def study_command(
         # Piped output (logs, CI) gets a width that fits the tables; a terminal its own.
         console = Console(width=None if sys.stdout.isatty() else 150)
         for title, frame in result.tables.items():
-            profile = "" if result.summary["tcp_profile"] == "modern" else f", TCP profile {result.summary['tcp_profile']}"
-            heading = f"{name} study: {result.summary['runs']} runs ({result.summary['cwnd_growth']} cwnd growth{profile}); {title}"
+            profile = "" if result.summary.get("tcp_profile", "modern") == "modern" else f", TCP profile {result.summary['tcp_profile']}"
+            # A study of the kernel's TCP (web) has no cwnd growth rule of its own to name.
+            growth = f" ({result.summary['cwnd_growth']} cwnd growth{profile})" if "cwnd_growth" in result.summary else ""
+            heading = f"{name} study: {result.summary['runs']} runs{growth}; {title}"
             console.print(_rich_table(frame, heading))
         click.echo(f"wrote {out / 'summary.json'}, {out / 'table.md'}, {out / 'index.html'} and {out / 'plots'}")
 

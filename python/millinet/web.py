@@ -43,18 +43,21 @@ CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first
 
 
 def write_site(directory: Path, seed: int = 1) -> list[str]:
-    """Writes each page of PAGES into `directory/NAME/` (index.html and its objects, random
-    bytes from `seed`); returns the page names."""
+    """Writes each page of PAGES into `directory/NAME/` (index.html and its objects); returns
+    the page names. Each object is an asynchronous script of exactly its size, a comment of
+    random hexadecimal digits from `seed`: the browser fetches them in parallel and must
+    receive every byte before the load event (an image it cannot decode it may abandon)."""
     rng = random.Random(seed)
     for name, (objects, object_bytes) in PAGES.items():
         page = Path(directory) / name
         page.mkdir(parents=True, exist_ok=True)
-        images = "\n".join(f'<img src="object-{k}.bin" width="1" height="1">' for k in range(objects))
+        scripts = "\n".join(f'<script async src="object-{k}.js"></script>' for k in range(objects))
         for k in range(objects):
-            (page / f"object-{k}.bin").write_bytes(rng.randbytes(object_bytes))
+            digits = rng.randbytes((object_bytes - 4) // 2 + 1).hex()[: object_bytes - 4]
+            (page / f"object-{k}.js").write_text(f"/*{digits}*/")
         (page / "index.html").write_text(
             f"<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{name}</title></head><body>\n"
-            f"{images}\n<pre id=\"timing\"></pre>\n{TIMING_SCRIPT}\n</body></html>\n"
+            f"{scripts}\n<pre id=\"timing\"></pre>\n{TIMING_SCRIPT}\n</body></html>\n"
         )
     return list(PAGES)
 

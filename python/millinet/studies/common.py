@@ -186,6 +186,22 @@ def interval_cells(point: dict, columns: dict[str, tuple[str, float]]) -> dict[s
     return {title: plus_minus(point[field], scale) for title, (field, scale) in columns.items()}
 
 
+def quartiles(values: pd.Series) -> dict:
+    """Median and quartiles of the values that are not NaN (NaN each when there are none)."""
+    values = values.dropna()
+    if values.empty:
+        return {"median": math.nan, "q1": math.nan, "q3": math.nan}
+    q1, median, q3 = np.quantile(values.to_numpy(float), [0.25, 0.5, 0.75])
+    return {"median": float(median), "q1": float(q1), "q3": float(q3)}
+
+
+def median_iqr(q: dict, digits: int = 3) -> str:
+    """A table cell: median [q1, q3] of `quartiles`; "-" without values."""
+    if math.isnan(q["median"]):
+        return "-"
+    return f"{q['median']:.{digits}g} [{q['q1']:.{digits}g}, {q['q3']:.{digits}g}]"
+
+
 def number(x: float) -> str:
     return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
 

@@ -20,11 +20,25 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from millinet.report import figures
-from millinet.studies.common import CWND_GROWTH, Options, StudyResult, drawn, number, reproduce_note, run_runs, run_tables, timed_head, with_base_values, with_run_metrics, write_outputs
+from millinet.studies.common import (
+    CWND_GROWTH,
+    Options,
+    StudyResult,
+    drawn,
+    median_iqr,
+    number,
+    quartiles,
+    reproduce_note,
+    run_runs,
+    run_tables,
+    timed_head,
+    with_base_values,
+    with_run_metrics,
+    write_outputs,
+)
 
 PROXY, SERVER_DELAY, FILE_BYTES = "proxy.node", "links.0.delay_s", "flows.0.file_bytes"
 EPSILON = 1.2  # the study's overhead allowance in η (scenarios.md §7)
@@ -76,14 +90,6 @@ def _labels(row: pd.Series) -> dict:
     }
 
 
-def _quartiles(values: pd.Series) -> dict:
-    values = values.dropna()
-    if values.empty:
-        return {"median": math.nan, "q1": math.nan, "q3": math.nan}
-    q1, median, q3 = np.quantile(values.to_numpy(float), [0.25, 0.5, 0.75])
-    return {"median": float(median), "q1": float(q1), "q3": float(q3)}
-
-
 def _order(point: dict) -> tuple:
     channels = list(CHANNELS)
     return (point["file_bytes"], channels.index(point["channel"]) if point["channel"] in channels else 9, point["server"] != "near", point.get("proxy") != "none")
@@ -97,8 +103,8 @@ def _points(runs: pd.DataFrame) -> list[dict]:
                 **_labels(group.iloc[0]),
                 "runs": len(group),
                 "finished": int(group["download_time_s"].notna().sum()),
-                "download_time_s": _quartiles(group["download_time_s"]),
-                "efficiency": _quartiles(group["efficiency"]),
+                "download_time_s": quartiles(group["download_time_s"]),
+                "efficiency": quartiles(group["efficiency"]),
                 "capacity_bps": float(group["capacity_bps"].mean()),
             }
         )
@@ -116,18 +122,12 @@ def _paired(runs: pd.DataFrame) -> list[dict]:
         ratio = both["edge"] / both[""]
         label = _labels(group.iloc[0])
         del label["proxy"]
-        points.append({**label, "pairs": len(both), "ratio": _quartiles(ratio), "split_faster": int((ratio < 1).sum())})
+        points.append({**label, "pairs": len(both), "ratio": quartiles(ratio), "split_faster": int((ratio < 1).sum())})
     return sorted(points, key=_order)
 
 
 def _size(file_bytes: int) -> str:
     return f"{number(file_bytes / 1e6)} MB" if file_bytes >= 1e6 else f"{number(file_bytes / 1e3)} kB"
-
-
-def _median_iqr(q: dict, digits: int = 3) -> str:
-    if math.isnan(q["median"]):
-        return "-"
-    return f"{q['median']:.{digits}g} [{q['q1']:.{digits}g}, {q['q3']:.{digits}g}]"
 
 
 def points_table(points: list[dict]) -> pd.DataFrame:
@@ -139,8 +139,8 @@ def points_table(points: list[dict]) -> pd.DataFrame:
                 "server": p["server"],
                 "proxy": p["proxy"],
                 "finished": f"{p['finished']} of {p['runs']}",
-                "download s: median [IQR]": _median_iqr(p["download_time_s"]),
-                "η: median [IQR]": _median_iqr(p["efficiency"], 2),
+                "download s: median [IQR]": median_iqr(p["download_time_s"]),
+                "η: median [IQR]": median_iqr(p["efficiency"], 2),
                 "C̄_user Mbit/s": "-" if math.isnan(p["capacity_bps"]) else f"{p['capacity_bps'] * 1e-6:.2f}",
             }
             for p in points
@@ -156,7 +156,7 @@ def paired_table(points: list[dict]) -> pd.DataFrame:
                 "channel": CHANNELS.get(p["channel"], p["channel"]),
                 "server": p["server"],
                 "pairs": p["pairs"],
-                "D split / D none: median [IQR]": _median_iqr(p["ratio"], 2),
+                "D split / D none: median [IQR]": median_iqr(p["ratio"], 2),
                 "split faster": f"{p['split_faster']} of {p['pairs']}",
             }
             for p in points
