@@ -261,3 +261,42 @@ def test_a_quic_download_crosses_the_route_beside_tcp(tmp_path):
     download = f"curl -sS -o {tcp_got} http://$MILLINET_SERVER:8000/file.bin"
     ok(cli("emulate", "milliproxy", "--server", http_server(www), "--", "sh", "-c", download, cwd=tmp_path))
     assert tcp_got.read_bytes() == data
+
+
+def test_a_command_killed_by_a_signal_ends_the_run_with_the_shells_status(tmp_path):
+    """SIGKILL of the command: the run ends at once and millinet exits with 128 + 9, as a shell
+    reports it; nothing of it is left."""
+    result = cli("emulate", "dumbbell", "--", "sh", "-c", "kill -9 $$", cwd=tmp_path)
+    assert result.returncode == 137, result.stderr
+    programs = summary_of(tmp_path, "dumbbell-1-emulated")["programs"]
+    assert (programs["exit_status"], programs["ended_by"]) == (137, "command")
+
+
+def test_ctrl_c_stops_the_run_and_leaves_no_process_behind(tmp_path):
+    """SIGINT to millinet (Ctrl-C) mid-command: one line saying so, no traceback, and neither
+    the command nor the namespaces remain."""
+    marker = "298.75"
+    child = subprocess.Popen(
+        [sys.executable, "-m", "millinet", "emulate", "dumbbell", "--set", "duration_s=30", "--", "sh", "-c", "sleep $((298)).75"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    running = lambda: subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True).returncode == 0  # noqa: E731
+    namespaces = lambda: list(Path("/var/run/netns").glob(f"mn-{child.pid}-*")) if Path("/var/run/netns").exists() else []  # noqa: E731
+    try:
+        deadline = time.monotonic() + 20
+        while not running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert running(), "the command runs"
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=20)
+        assert child.returncode != 0 and "Traceback" not in stderr, stderr
+        deadline = time.monotonic() + 10
+        while (running() or namespaces()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not running() and not namespaces()
+    finally:
+        child.kill()
+        subprocess.run(["pkill", "-f", f"sleep {marker}"])
