@@ -43,13 +43,19 @@ fn bin_range(bin: usize) -> (u64, u64) {
 impl LogHistogram {
     #[inline]
     pub fn record(&mut self, value: u64) {
+        self.record_n(value, 1);
+    }
+
+    /// Records `value` `n` times.
+    #[inline]
+    pub fn record_n(&mut self, value: u64, n: u64) {
         let bin = bin_of(value);
         if bin >= self.counts.len() {
             self.counts.resize(bin + 1, 0);
         }
-        self.counts[bin] += 1;
-        self.count += 1;
-        self.sum += value as f64;
+        self.counts[bin] += n;
+        self.count += n;
+        self.sum += value as f64 * n as f64;
     }
 
     /// Adds `other`'s values, as if each had been recorded here.

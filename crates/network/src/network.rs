@@ -409,12 +409,19 @@ impl Network {
             debug_assert_eq!(d.at_ns, now_ns, "delivered now");
             let latency_ns = d.at_ns - d.packet.meta.ran_entry_ns;
             let node = self.radio.ue_nodes[d.ue.index()];
+            // A frame of several TCP segments (the emulator's GSO frames) counts as each of
+            // them, so the latency is a mean over packets in both drivers, whatever the frames'
+            // sizes: pieces cut at a full RLC buffer would otherwise outweigh whole frames.
+            let packets = match D::HOLDS_FRAMES {
+                true => driver.segment_wire_bytes(&d.packet).map_or(1, |segment| u64::from(d.packet.wire_bytes().div_ceil(segment))),
+                false => 1,
+            };
             let m = &mut self.ue_metrics[d.ue.index()];
-            m.ran_latency.record(latency_ns);
-            m.window_latency_ns += latency_ns;
-            m.window_deliveries += 1;
+            m.ran_latency.record_n(latency_ns, packets);
+            m.window_latency_ns += latency_ns * packets;
+            m.window_deliveries += packets;
             if let Some(f) = d.packet.meta.tag.flow_index().and_then(|i| self.flow_ran_latency.get_mut(i)) {
-                f.record(latency_ns);
+                f.record_n(latency_ns, packets);
             }
             self.arrive(now_ns, node, d.packet, driver);
         }
