@@ -2,6 +2,7 @@
 `millinet shell`): real programs in namespaces this suite makes, bounded in time, always
 removed."""
 
+import contextlib
 import hashlib
 import json
 import os
@@ -145,33 +146,47 @@ def test_programs_that_cannot_run_are_named(tmp_path, args, status, message):
     assert result.returncode == status and message in result.stderr and "Traceback" not in result.stderr, result.stderr
 
 
-def test_killing_millinet_mid_command_leaves_no_process_behind(tmp_path):
-    """SIGKILL of millinet while the user's command runs: the command and the namespaces go
-    (the cleanup watchdog kills what runs in them)."""
-    # The sleep's command line, which millinet's own does not contain (the shell expands it).
-    marker = "299.25"
+@contextlib.contextmanager
+def emulated_sleep(tmp_path: Path, marker: str):
+    """`millinet emulate dumbbell -- sh -c "sleep MARKER"` (a 30 s run, stderr piped) once the
+    sleep runs in the emulation's namespaces; yields the process and a function saying whether
+    the sleep or the namespaces are still there. Killed whatever happens."""
+    whole, fraction = marker.split(".")
+    # The shell expands the sleep's command line, which millinet's own therefore lacks.
     child = subprocess.Popen(
-        [sys.executable, "-m", "millinet", "emulate", "dumbbell", "--set", "duration_s=30", "--", "sh", "-c", "sleep $((299)).25"],
+        [sys.executable, "-m", "millinet", "emulate", "dumbbell", "--set", "duration_s=30", "--", "sh", "-c", f"sleep $(({whole})).{fraction}"],
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
-    running = lambda: subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True).returncode == 0  # noqa: E731
+    sleeping = lambda: subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True).returncode == 0  # noqa: E731
     namespaces = lambda: list(Path("/var/run/netns").glob(f"mn-{child.pid}-*")) if Path("/var/run/netns").exists() else []  # noqa: E731
     try:
         deadline = time.monotonic() + 20
-        while not running() and time.monotonic() < deadline:
+        while not sleeping() and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert running() and namespaces(), "the command runs in the emulation's namespaces"
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=10)
-        deadline = time.monotonic() + 10
-        while (running() or namespaces()) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not running() and not namespaces()
+        assert sleeping() and namespaces(), "the command runs in the emulation's namespaces"
+        yield child, lambda: sleeping() or bool(namespaces())
     finally:
         child.kill()
         subprocess.run(["pkill", "-f", f"sleep {marker}"])
+
+
+def gone_within(left, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while left() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not left()
+
+
+def test_killing_millinet_mid_command_leaves_no_process_behind(tmp_path):
+    """SIGKILL of millinet while the user's command runs: the command and the namespaces go
+    (the cleanup watchdog kills what runs in them)."""
+    with emulated_sleep(tmp_path, "299.25") as (child, left):
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+        assert gone_within(left, 10)
 
 
 def test_iperf3_udp_above_the_capacity_is_delivered_at_the_capacity(tmp_path):
@@ -276,28 +291,8 @@ def test_a_command_killed_by_a_signal_ends_the_run_with_the_shells_status(tmp_pa
 def test_ctrl_c_stops_the_run_and_leaves_no_process_behind(tmp_path):
     """SIGINT to millinet (Ctrl-C) mid-command: one line saying so, no traceback, and neither
     the command nor the namespaces remain."""
-    marker = "298.75"
-    child = subprocess.Popen(
-        [sys.executable, "-m", "millinet", "emulate", "dumbbell", "--set", "duration_s=30", "--", "sh", "-c", "sleep $((298)).75"],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    running = lambda: subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True).returncode == 0  # noqa: E731
-    namespaces = lambda: list(Path("/var/run/netns").glob(f"mn-{child.pid}-*")) if Path("/var/run/netns").exists() else []  # noqa: E731
-    try:
-        deadline = time.monotonic() + 20
-        while not running() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert running(), "the command runs"
+    with emulated_sleep(tmp_path, "298.75") as (child, left):
         child.send_signal(signal.SIGINT)
         _, stderr = child.communicate(timeout=20)
         assert child.returncode != 0 and "Traceback" not in stderr, stderr
-        deadline = time.monotonic() + 10
-        while (running() or namespaces()) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not running() and not namespaces()
-    finally:
-        child.kill()
-        subprocess.run(["pkill", "-f", f"sleep {marker}"])
+        assert gone_within(left, 10)

@@ -61,9 +61,7 @@ set_option = click.option(
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def run(scenario: str, seed: int | None, overrides: tuple[str, ...], out: Path | None, pcap: str, quiet: bool) -> None:
     """Runs SCENARIO (a shipped name or a .toml file) and prints its summary."""
-    resolved = tomllib.loads(millinet.resolve(scenario, seed, overrides))
-    out = out or Path("runs") / f"{Path(scenario).stem}-{resolved['seed']}"
-    pcap_nodes = [node.strip() for node in pcap.split(",") if node.strip()]
+    resolved, out = _run_dir(scenario, seed, overrides, out, "")
     with progress_bar("simulated", "{task.completed:.3f} / {task.total:.3f} s", quiet) as bar:
         task = bar.add_task("run", total=resolved["duration_s"])
         result = millinet.run(
@@ -71,7 +69,7 @@ def run(scenario: str, seed: int | None, overrides: tuple[str, ...], out: Path |
             seed=seed,
             overrides=overrides,
             out=out,
-            pcap=pcap_nodes,
+            pcap=_nodes(pcap),
             progress=lambda sim_s, total_s: bar.update(task, completed=sim_s, total=total_s),
         )
     Console().print(summary_table(result.summary))
@@ -122,10 +120,9 @@ def emulate(
         raise UsageProblem("--server: a server command runs beside a UE command; give it after --")
     if command and client != "own":
         raise UsageProblem(f"--client {client} and -- COMMAND: the command replaces the endpoints; give one")
+    resolved, out = _run_dir(scenario, seed, overrides, out, "-emulated")
     if command:
-        sys.exit(run_programs(scenario, list(command), server_command, seed, overrides, out, pcap, telemetry))
-    resolved = tomllib.loads(millinet.resolve(scenario, seed, overrides))
-    out = out or Path("runs") / f"{Path(scenario).stem}-{resolved['seed']}-emulated"
+        sys.exit(run_programs(scenario, list(command), server_command, seed, overrides, out, _nodes(pcap), telemetry))
     with progress_bar("emulated", "{task.completed:.1f} / {task.total:.1f} s", quiet) as bar:
         task = bar.add_task("emulate", total=resolved["duration_s"])
         result = millinet.emulate(
@@ -133,7 +130,7 @@ def emulate(
             seed=seed,
             overrides=overrides,
             out=out,
-            pcap=[node.strip() for node in pcap.split(",") if node.strip()],
+            pcap=_nodes(pcap),
             client=client,
             telemetry=telemetry,
             progress=lambda elapsed_s, total_s: bar.update(task, completed=elapsed_s, total=total_s),
@@ -153,20 +150,19 @@ def run_programs(
     server_command: str | None,
     seed: int | None,
     overrides: tuple[str, ...],
-    out: Path | None,
-    pcap: str,
+    out: Path,
+    pcap_nodes: list[str],
     telemetry: Path | None,
 ) -> int:
-    """Runs the user's programs over the emulated path; reports on stderr (the command owns
-    the terminal and standard output) and returns the command's exit status."""
-    resolved = tomllib.loads(millinet.resolve(scenario, seed, overrides))
-    out = out or Path("runs") / f"{Path(scenario).stem}-{resolved['seed']}-emulated"
+    """Runs the user's programs over the emulated path into run directory `out`; reports on
+    stderr (the command owns the terminal and standard output) and returns the command's
+    exit status."""
     result = millinet.emulate(
         scenario,
         seed=seed,
         overrides=overrides,
         out=out,
-        pcap=[node.strip() for node in pcap.split(",") if node.strip()],
+        pcap=pcap_nodes,
         telemetry=telemetry,
         command=command,
         server=server_command,
@@ -230,11 +226,23 @@ def shell(scenario: str, seed: int | None, overrides: tuple[str, ...], server_co
         else:
             os.environ["PS1"] = f"[millinet {name}] $ "
             command = [user_shell, "-i"]
-        sys.exit(run_programs(scenario, command, server_command, seed, overrides, out, "", None))
+        out = _run_dir(scenario, seed, overrides, out, "-emulated")[1]
+        sys.exit(run_programs(scenario, command, server_command, seed, overrides, out, [], None))
 
 
 # An interactive shell's run lasts this long unless the user sets duration_s.
 SHELL_DURATION_S = 3600
+
+
+def _run_dir(scenario: str, seed: int | None, overrides: tuple[str, ...], out: Path | None, suffix: str) -> tuple[dict, Path]:
+    """The resolved scenario, and its run directory: OUT, or runs/<scenario>-<seed><suffix>."""
+    resolved = tomllib.loads(millinet.resolve(scenario, seed, overrides))
+    return resolved, out or Path("runs") / f"{Path(scenario).stem}-{resolved['seed']}{suffix}"
+
+
+def _nodes(pcap: str) -> list[str]:
+    """--pcap's comma-separated node names."""
+    return [node.strip() for node in pcap.split(",") if node.strip()]
 
 
 def progress_bar(label: str, figures: str, quiet: bool) -> Progress:
