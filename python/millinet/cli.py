@@ -536,7 +536,7 @@ EMULATED_STUDIES = ("milliproxy", "mptcp", "spep-emulation")
 @click.option("--quick", is_flag=True, help="The short variant, under a minute on 2 cores (milliproxy: 4 s runs, under two minutes).")
 @click.option("--cwnd-growth", type=click.Choice(["cwnd-limited", "always"]), help="How the servers' cwnd grows [default: the scenario's, cwnd-limited].")
 @click.option("--tcp-profile", type=click.Choice(["modern", "ns3-2017"]), help="The servers' TCP as a whole (docs/scenario-reference.md, TCP profiles) [default: the scenario's, modern].")
-@click.option("--policies", callback=lambda _ctx, _param, value: _policy_list(value), help="milliproxy: run every milliProxy arm once per flow-window policy, comma-separated, e.g. bdp,target-queue (docs/proxy.md) [default: bdp].")
+@click.option("--policies", callback=lambda _ctx, _param, value: _policy_list(value), help="milliproxy: run every milliProxy arm once per flow-window policy, comma-separated, e.g. bdp,target-queue (docs/proxy.md) [default: calibrated,bdp].")
 @click.option("--emulate", is_flag=True, help="Run the study's reduced grid (sweep NAME-emulated) on the emulator: real Linux TCP, root, one run at a time [milliproxy, mptcp, spep-emulation].")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Overrides a scenario field in every run of the study, e.g. proxy.flow_buffer_bytes=40000000.")
 @click.option("--out", type=click.Path(path_type=Path), help="Study directory [default: runs/study-NAME, -quick or -emulated appended].")
@@ -581,6 +581,8 @@ def study_command(
     if not quiet:
         # Piped output (logs, CI) gets a width that fits the tables; a terminal its own.
         console = Console(width=None if sys.stdout.isatty() else 150)
+        for line in result.summary.get("verdict", []):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
         for title, frame in result.tables.items():
             profile = "" if result.summary.get("tcp_profile", "modern") == "modern" else f", TCP profile {result.summary['tcp_profile']}"
             # A study of the kernel's TCP (web) has no cwnd growth rule of its own to name.

@@ -31,14 +31,14 @@ mod sent;
 mod split;
 mod stats;
 
-pub use config::{HandlingRule, ProxyConfig, MAX_SEGMENTS_PER_RELAYED_ACK};
+pub use config::{HandlingRule, ProxyConfig, DEFAULT_FLOW_BUFFER_BYTES, MAX_SEGMENTS_PER_RELAYED_ACK};
 pub use error::{PolicyError, ProxyConfigError, SplitConfigError};
 pub use flow_table::{Direction, FlowKey};
 pub use instance::FlowStats;
 pub use middlebox::{FlowSample, Middlebox, Summary};
 pub use millinet_wire::Telemetry;
 pub use payload::{LengthOnly, NoPayloads, PayloadBytes, PayloadPool, PayloadStore};
-pub use policy::{FlowWindowPolicy, PolicyInput, PolicySpec};
+pub use policy::{FlowWindowPolicy, PolicyInput, PolicySpec, DEFAULT_GAIN, DEFAULT_RTT_FRACTION, DEFAULT_TARGET_DELAY_S};
 pub use proxy::Proxy;
 pub use rtt::RttEstimates;
 pub use split::{SplitConfig, SplitFlowStats, SplitProxy, SplitStats};

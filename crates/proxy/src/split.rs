@@ -41,7 +41,7 @@ impl Default for SplitConfig {
         SplitConfig {
             rule: HandlingRule::All,
             max_flows: 65_536,
-            buffer_bytes: 10_000_000,
+            buffer_bytes: crate::DEFAULT_FLOW_BUFFER_BYTES,
             downstream: TcpConfig { cc: "cubic".to_string(), mss_bytes: 1400, ..TcpConfig::default() },
             iss_secret: 0,
         }

@@ -61,7 +61,8 @@ fn buffer_limit_drops_and_counts() {
 
 #[test]
 fn telemetry_takes_effect_when_handed_over() {
-    let mut proxy: Proxy = Proxy::new(ProxyConfig::default()).unwrap();
+    // bdp: its window is the BDP the record gives, computed by hand below.
+    let mut proxy: Proxy = Proxy::new(ProxyConfig { policy: PolicySpec::new("bdp"), ..ProxyConfig::default() }).unwrap();
     handshake(&mut proxy, 0, 4000);
     let key = FlowKey { ue: ue(4000), server: SERVER };
     let mut out = Vec::new();

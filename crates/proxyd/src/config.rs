@@ -95,6 +95,14 @@ mod tests {
     }
 
     #[test]
+    fn without_a_config_the_daemon_runs_the_default_policy_the_study_validated() {
+        let c = load("[proxy]\n", &[]).unwrap();
+        let s = &c.spec;
+        assert_eq!((s.policy.as_str(), s.flow_buffer_bytes), ("calibrated", 40_000_000));
+        assert_eq!((s.target_queue_delay_s, s.target_queue_rtt_fraction, s.target_queue_gain), (0.003, 0.15, 0.5));
+    }
+
+    #[test]
     fn the_scenario_keys_are_read_and_checked_with_the_place_they_came_from() {
         let c = load("[proxy]\npolicy = \"static\"\nstatic_fw_bytes = 123456\n", &["proxy.mss2_bytes=9000"]).unwrap();
         assert_eq!((c.spec.policy.as_str(), c.spec.static_fw_bytes, c.spec.mss2_bytes), ("static", 123_456, 9000));

@@ -59,21 +59,22 @@ pub struct ProxySpec {
     /// The node it sits on; "" means no proxy.
     pub node: String,
     pub kind: ProxyKind,
-    /// Flow-window policy: "bdp", "static" or "passthrough" (milliproxy.md §4).
+    /// Flow-window policy: "calibrated" (the default), "bdp" (the published rule), "static",
+    /// "passthrough" or "target-queue" (docs/proxy.md).
     pub policy: String,
     pub bdp_threshold_bytes: u64,
     pub bdp_start_bytes: u64,
     pub static_fw_bytes: u64,
-    /// target-queue: the RLC queue it aims at, as seconds at the achievable rate (d*), and the
-    /// gain on the queue's error (g). Left out of the resolved scenario at their defaults, so
-    /// the runs of existing stores keep their ids.
+    /// target-queue and calibrated: the RLC queue they aim at, as seconds at the achievable
+    /// rate (d*), and the gain on the queue's error (g). Left out of the resolved scenario at
+    /// their defaults, which keeps the resolved scenarios without a proxy short.
     #[serde(skip_serializing_if = "is_default_target_queue_delay_s")]
     pub target_queue_delay_s: f64,
     #[serde(skip_serializing_if = "is_default_target_queue_gain")]
     pub target_queue_gain: f64,
     /// target-queue and calibrated: d* grows to this fraction of RTT_min where that is above
-    /// `target_queue_delay_s` (0: never). Left out at 0, as the two above.
-    #[serde(skip_serializing_if = "is_zero_f64")]
+    /// `target_queue_delay_s` (0: never). Left out at its default, as the two above.
+    #[serde(skip_serializing_if = "is_default_target_queue_rtt_fraction")]
     pub target_queue_rtt_fraction: f64,
     /// Segment size toward the UE (MSS2).
     pub mss2_bytes: u32,
@@ -102,16 +103,16 @@ impl Default for ProxySpec {
         ProxySpec {
             node: String::new(),
             kind: ProxyKind::Milliproxy,
-            policy: "bdp".to_string(),
+            policy: "calibrated".to_string(),
             bdp_threshold_bytes: 2_000_000,
             bdp_start_bytes: 400_000_000,
             static_fw_bytes: 10_000_000,
             target_queue_delay_s: DEFAULT_TARGET_QUEUE_DELAY_S,
             target_queue_gain: DEFAULT_TARGET_QUEUE_GAIN,
-            target_queue_rtt_fraction: 0.0,
+            target_queue_rtt_fraction: DEFAULT_TARGET_QUEUE_RTT_FRACTION,
             mss2_bytes: 20_000,
             segments_per_relayed_ack: 1,
-            flow_buffer_bytes: 10_000_000,
+            flow_buffer_bytes: DEFAULT_FLOW_BUFFER_BYTES,
             max_flows: 65_536,
             server_ports: Vec::new(),
             d_info_s: 0.0,
@@ -258,16 +259,21 @@ fn default_capacity_update_s() -> f64 {
 fn default_capacity_sinr_samples_per_s() -> u32 {
     3
 }
-const DEFAULT_TARGET_QUEUE_DELAY_S: f64 = 0.002;
-const DEFAULT_TARGET_QUEUE_GAIN: f64 = 0.5;
+// The settings the milliproxy study validated for `calibrated` over its full grid (50 seeds,
+// both TCP profiles; docs/studies.md "Both TCP profiles, the full grid"): d* = max(3 ms,
+// 0.15 · RTT_min) and a flow buffer above the path's BDP at D_RS 20 ms.
+const DEFAULT_TARGET_QUEUE_DELAY_S: f64 = millinet_proxy::DEFAULT_TARGET_DELAY_S;
+const DEFAULT_TARGET_QUEUE_RTT_FRACTION: f64 = millinet_proxy::DEFAULT_RTT_FRACTION;
+const DEFAULT_TARGET_QUEUE_GAIN: f64 = millinet_proxy::DEFAULT_GAIN;
+const DEFAULT_FLOW_BUFFER_BYTES: u64 = millinet_proxy::DEFAULT_FLOW_BUFFER_BYTES;
 fn is_default_target_queue_delay_s(x: &f64) -> bool {
     *x == DEFAULT_TARGET_QUEUE_DELAY_S
 }
+fn is_default_target_queue_rtt_fraction(x: &f64) -> bool {
+    *x == DEFAULT_TARGET_QUEUE_RTT_FRACTION
+}
 fn is_default_target_queue_gain(x: &f64) -> bool {
     *x == DEFAULT_TARGET_QUEUE_GAIN
-}
-fn is_zero_f64(x: &f64) -> bool {
-    *x == 0.0
 }
 fn is_zero_u64(x: &u64) -> bool {
     *x == 0

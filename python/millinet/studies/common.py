@@ -51,7 +51,7 @@ class Options:
     address: str | None = None
     quiet: bool = False
     emulate: bool = False  # the reduced grid `STUDY-emulated`, on the emulator
-    policies: tuple[str, ...] | None = None  # milliproxy: flow-window policies; None: the sweep's (bdp)
+    policies: tuple[str, ...] | None = None  # milliproxy: flow-window policies; None: calibrated and bdp
     overrides: tuple[str, ...] = ()  # --set KEY=VALUE: every run of the study
 
     @property

@@ -2,15 +2,18 @@
 sweep (or `milliproxy-quick`) run into a result store, then per parameter point the goodput
 and RAN latency with 95% intervals and the paired ratios against the runs without a proxy
 on the same seeds: latency(no proxy) / latency(proxy) and goodput(proxy) / goodput(no proxy).
-With `--policies`, every milliProxy arm runs once per flow-window policy on the same seeds
-(the sweep file the study then runs is written into OUT too).
+Every milliProxy arm runs once per flow-window policy on the same seeds: `calibrated` (the
+default policy) and `bdp` (the published rule), or those of `--policies`; the sweep file the
+study then runs is written into OUT too.
 
-Writes into OUT: summary.json (`points`, one per proxy parameter point), table.md, index.html
-(self-contained), plots/*.png and the result store in store/.
+Writes into OUT: summary.json (`verdict`, then `points`, one per proxy parameter point),
+table.md, index.html (self-contained; both open with the verdict), plots/*.png and the result
+store in store/.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,8 +34,10 @@ LATENCY = "flows.0.ran_latency_ms.mean"
 CC, D_RS, B_RLC = "flows.0.cc", "links.0.delay_s", "ues.0.rlc_buffer_bytes"
 D_INFO, T_INFO, KIND, NODE, POLICY = "proxy.d_info_s", "proxy.t_info_s", "proxy.kind", "proxy.node", "proxy.policy"
 POINT = [CC, D_RS, B_RLC, D_INFO, T_INFO, KIND, NODE, POLICY]
-# The flow-window policy of the shipped sweeps' milliProxy arms (the scenario's default).
-SHIPPED_POLICY = "bdp"
+# The flow-window policy of the shipped sweeps' milliProxy arms (the scenario's default), and
+# the policies the study runs unless told others: the default against the published rule.
+SHIPPED_POLICY = "calibrated"
+DEFAULT_POLICIES = (SHIPPED_POLICY, "bdp")
 # Issue 19's goal for a flow-window policy: goodput at least 0.98 of no proxy's everywhere.
 GOODPUT_GOAL = 0.98
 
@@ -41,16 +46,14 @@ def run(out: Path, options: Options) -> StudyResult:
     """Runs the study (what the store lacks) and writes its results into `out`;
     `options.runs` paired seeds per point, default 50 (quick 3)."""
     out = Path(out)
-    sweep_file = None
-    if options.policies:
-        sweep_file = out / f"{options.sweep}-policies.toml"
-        out.mkdir(parents=True, exist_ok=True)
-        sweep_file.write_text(policy_sweep_text(options.sweep, options.policies, options.command))
+    policies = list(options.policies or DEFAULT_POLICIES)
+    sweep_file = out / f"{options.sweep}-policies.toml"
+    out.mkdir(parents=True, exist_ok=True)
+    sweep_file.write_text(policy_sweep_text(options.sweep, policies, options.command))
     frame = with_base_values(run_runs(out, options, sweep_file), [*POINT, CWND_GROWTH], "milliproxy")
     points = _points(frame)
     baselines = _baselines(frame)
-    policies = list(options.policies or [SHIPPED_POLICY])
-    summary = {**summary_head(options, frame), "policies": policies, "points": points, "baselines": baselines}
+    summary = {**summary_head(options, frame), "verdict": verdict(points), "policies": policies, "points": points, "baselines": baselines}
     tables = {"Per point": result_table(points, baselines)}
     heading = f"milliProxy study ({options.sweep}): {summary['runs']} runs"
     write_outputs(out, summary, heading, tables, _notes(summary), _plots(frame, points, baselines, out / "store"))
@@ -59,7 +62,8 @@ def run(out: Path, options: Options) -> StudyResult:
 
 def policy_sweep_text(sweep: str, policies: Sequence[str], command: str) -> str:
     """The shipped sweep `sweep` with each milliProxy arm run once per flow-window policy: the
-    arm itself for `bdp` (the shipped arm, so the study without --policies shares its runs),
+    arm itself for the scenario's default policy (the shipped arm, so `millinet sweep` of the
+    shipped file shares its runs),
     ARM-POLICY with `proxy.policy` = POLICY for the others, and each pairing whose treatment
     is such an arm likewise. Arms without a proxy or with split-TCP stay as they are. The
     result is a sweep file of its own: `millinet sweep` runs it as the study did."""
@@ -83,6 +87,74 @@ def policy_sweep_text(sweep: str, policies: Sequence[str], command: str) -> str:
     ]
     doc["description"] = f"{doc.get('description', '')}; here every milliProxy arm once per flow-window policy: {', '.join(policies)}"
     return f"# Written by `{command}`: the shipped sweep {sweep} with every milliProxy arm once per policy.\n" + tomli_w.dumps(doc)
+
+
+def verdict(points: list[dict]) -> list[str]:
+    """What the points say, in a few sentences computed from them: per proxy arm the range of
+    its goodput and RAN latency ratios over the points and where its goodput is lowest; which
+    arms keep GOODPUT_GOAL of the goodput at every point; how wide the intervals are."""
+    arms: dict[str, list[dict]] = {}
+    for p in points:
+        if _finite(p["goodput_ratio"]) and _finite(p["latency_ratio"]):
+            arms.setdefault(p["arm"], []).append(p)
+    if not arms:
+        return ["No paired runs: no verdict."]
+    lines = []
+    for arm, group in arms.items():
+        goodput = [p["goodput_ratio"] for p in group]
+        latency = [p["latency_ratio"] for p in group]
+        worst = min(group, key=lambda p: p["goodput_ratio"])
+        lines.append(
+            f"{arm} ({_proxy_name(group[0])}): {_span(goodput)}× the goodput without a proxy, {_latency_change(min(latency), max(latency))}; "
+            f"lowest goodput at {_where(worst)}."
+        )
+    keeps = [arm for arm, group in arms.items() if all(p["goodput_ratio"] >= GOODPUT_GOAL for p in group)]
+    misses = [arm for arm in arms if arm not in keeps]
+    lines.append(
+        f"At least {GOODPUT_GOAL:g} of the goodput at every point: {', '.join(keeps) or 'no arm'}"
+        + (f"; below it somewhere: {', '.join(misses)}." if misses else ".")
+    )
+    paired = [p for group in arms.values() for p in group]
+    pairs = sorted({p["pairs"] for p in paired})
+    lines.append(
+        f"95% intervals over {pairs[0] if len(pairs) == 1 else f'{pairs[0]}–{pairs[-1]}'} paired seeds: every goodput ratio within "
+        f"±{_widest(paired, 'goodput_ratio'):.1f}% of itself, every RAN latency ratio within ±{_widest(paired, 'latency_ratio'):.1f}%."
+    )
+    return lines
+
+
+def _finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)
+
+
+def _proxy_name(p: dict) -> str:
+    if p["proxy"] == "split":
+        return "split-TCP at the edge"
+    return f"milliProxy at the {'gNB' if p['placement'] == 'gnb' else 'edge'}, {p['policy']} policy"
+
+
+def _span(values: list[float], spec: str = ".2f") -> str:
+    low, high = (format(v, spec) for v in (min(values), max(values)))
+    return low if low == high else f"{low}–{high}"
+
+
+def _latency_change(low: float, high: float) -> str:
+    """RAN latency ratios none/proxy from `low` to `high` in words."""
+    if low >= 1:
+        return f"RAN latency {_span([low, high], '.3g')}× lower"
+    if high <= 1:
+        return f"RAN latency {_span([1 / high, 1 / low], '.3g')}× higher"
+    return f"RAN latency from {1 / low:.3g}× higher to {high:.3g}× lower"
+
+
+def _where(p: dict) -> str:
+    return f"{p['cc']}, D_RS {p['d_rs_ms']:g} ms, B_RLC {p['b_rlc_bytes'] / 1e6:g} MB ({p['goodput_ratio']:.2f})"
+
+
+def _widest(points: list[dict], key: str) -> float:
+    """The largest half-width of the points' `key` intervals, in percent of the ratio."""
+    halves = [max(p[f"{key}_ci"][1] - p[key], p[key] - p[f"{key}_ci"][0]) / p[key] * 100 for p in points]
+    return max((h for h in halves if math.isfinite(h)), default=math.nan)
 
 
 def _points(frame: pd.DataFrame) -> list[dict]:
@@ -162,6 +234,7 @@ def _notes(summary: dict) -> tuple[str, ...]:
         "always": "the servers' cwnd grows on every ACK even when not cwnd-limited (as in the simulators of the original evaluation)",
     }[summary["cwnd_growth"]]
     return (
+        "Verdict: " + " ".join(summary["verdict"]),
         f"Reproduce: {summary['command']}. TCP profile: {summary['tcp_profile']} (docs/scenario-reference.md, TCP profiles). "
         f"Congestion window growth: {growth} (flows.0.cwnd_growth = {summary['cwnd_growth']!r}).",
         "Goodput and RAN latency: mean over runs with a 95% Student-t interval. Ratios: paired on the same seeds "
@@ -170,9 +243,9 @@ def _notes(summary: dict) -> tuple[str, ...]:
         f"{summary['runs']} runs succeeded, {summary['failed_runs']} failed.",
         "Proxies: none = no proxy; gnb = milliProxy at the gNB (D_info 0, T_info 1 ms); edge = milliProxy at the "
         "PGW/edge (D_info 3 ms, T_info 1 ms); edge-t10 = the same with T_info 10 ms; split = the split-TCP baseline "
-        "at the edge (CUBIC, MSS 1400 toward the UE, 10 MB buffer). MSS2 20000, flow-window policy bdp (2 MB "
-        "threshold) unless the arm's name ends in another policy's: ARM-POLICY is ARM with that policy "
-        f"(docs/proxy.md). Policies run: {', '.join(summary['policies'])}.",
+        "at the edge (CUBIC, MSS 1400 toward the UE, 40 MB buffer). MSS2 20000, 40 MB flow buffer, flow-window "
+        f"policy {SHIPPED_POLICY} (d* = max(3 ms, 0.15 RTT_min)) unless the arm's name ends in another policy's: ARM-POLICY is "
+        f"ARM with that policy (bdp: the published rule, 2 MB threshold; docs/proxy.md). Policies run: {', '.join(summary['policies'])}.",
     )
 
 
@@ -204,9 +277,11 @@ def _plots(frame: pd.DataFrame, points: list[dict], baselines: list[dict], store
 
 
 def _example_runs(frame: pd.DataFrame) -> dict[str, str]:
-    """Run keys of one point (the largest D_RS and B_RLC, NewReno, seed 1) without a proxy
-    and with milliProxy at the gNB under each policy: the time-series panels compare them."""
-    ok = frame[(frame["status"] == "ok") & (frame["seed"] == frame["seed"].min()) & (frame[CC] == "newreno")]
+    """Run keys of one point (the largest D_RS and B_RLC, the first server CC by name, the
+    lowest seed) without a proxy and with milliProxy at the gNB under each policy: the
+    time-series panels compare them."""
+    ok = frame[(frame["status"] == "ok") & (frame["seed"] == frame["seed"].min())]
+    ok = ok[ok[CC] == min(ok[CC])]
     ok = ok[(ok[D_RS] == ok[D_RS].max()) & (ok[B_RLC] == ok[B_RLC].max())]
     arms = [BASELINE_ARM, *sorted(arm for arm in ok["arm"].unique() if arm == "gnb" or arm.startswith("gnb-"))]
     return {arm: ok.loc[ok["arm"] == arm, "run_key"].iloc[0] for arm in arms if (ok["arm"] == arm).any()}

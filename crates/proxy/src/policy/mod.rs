@@ -8,6 +8,7 @@ mod static_fw;
 mod target_queue;
 
 use millinet_wire::Telemetry;
+pub use target_queue::{DEFAULT_GAIN, DEFAULT_RTT_FRACTION, DEFAULT_TARGET_DELAY_S};
 
 use crate::error::PolicyError;
 use crate::rtt::RttEstimates;

@@ -5,7 +5,7 @@
 //!   BDP = RTT_min · R_e / 8 (as `bdp`), Q* = R_e · d* / 8,
 //!
 //! d* the target queueing delay, max(d_min, f · RTT_min) with d_min `target_delay_s` (default
-//! 2 ms) and f `rtt_fraction` (default 0), and g the gain on the queue's error (default 0.5);
+//! 3 ms) and f `rtt_fraction` (default 0.15), and g the gain on the queue's error (default 0.5);
 //! docs/proxy.md gives the measurements these defaults come from. Why f: the standing queue
 //! covers a rate that rises before the server, one RTT away, can follow, so on long paths it
 //! has to last longer (docs/studies.md: at D_RS 20 ms a 3 ms queue ran dry). Why: the `bdp` rule's R_e is the PHY's achievable rate, above
@@ -21,8 +21,11 @@ use super::bdp::DEFAULT_START_BYTES;
 use super::{FlowWindowPolicy, Params, PolicyInput};
 use crate::error::PolicyError;
 
-pub(super) const DEFAULT_TARGET_DELAY_S: f64 = 0.002;
-pub(super) const DEFAULT_GAIN: f64 = 0.5;
+/// d_min, f and g as the milliproxy study validated them for `calibrated` over its full grid
+/// (docs/studies.md, "Both TCP profiles, the full grid"): d* = max(3 ms, 0.15 · RTT_min).
+pub const DEFAULT_TARGET_DELAY_S: f64 = 0.003;
+pub const DEFAULT_RTT_FRACTION: f64 = 0.15;
+pub const DEFAULT_GAIN: f64 = 0.5;
 
 pub struct TargetQueue {
     start_bytes: u64,
@@ -42,7 +45,7 @@ impl TargetDelay {
     pub(super) fn from_params(params: &Params) -> Result<TargetDelay, PolicyError> {
         Ok(TargetDelay {
             min_s: params.number("target_delay_s", DEFAULT_TARGET_DELAY_S, (0.0, 10.0), "0 to 10 seconds")?,
-            rtt_fraction: params.number("rtt_fraction", 0.0, (0.0, 1.0), "0 to 1")?,
+            rtt_fraction: params.number("rtt_fraction", DEFAULT_RTT_FRACTION, (0.0, 1.0), "0 to 1")?,
         })
     }
 
@@ -107,8 +110,8 @@ mod tests {
         assert_eq!(p.flow_window_bytes(&input(Some(8_000_000), Some(&at(0, 1e9)))), 1_375_000);
         // RTT_min 40 ms: d* = 5 ms: BDP 5 000 000 + Q* 625 000 + 0.5 · 625 000.
         assert_eq!(p.flow_window_bytes(&input(Some(40_000_000), Some(&at(0, 1e9)))), 5_937_500);
-        // f = 0 (the default): d* stays 2 ms at 40 ms, BDP 5 000 000 + 250 000 + 125 000.
-        let mut p = PolicySpec::new("target-queue").with("target_delay_s", 0.002).build().unwrap();
+        // f = 0: d* stays 2 ms at 40 ms, BDP 5 000 000 + 250 000 + 125 000.
+        let mut p = PolicySpec::new("target-queue").with("target_delay_s", 0.002).with("rtt_fraction", 0.0).build().unwrap();
         assert_eq!(p.flow_window_bytes(&input(Some(40_000_000), Some(&at(0, 1e9)))), 5_375_000);
         let e = PolicySpec::new("target-queue").with("rtt_fraction", 1.5).build().err().unwrap();
         assert_eq!(e.to_string(), "flow-window policy 'target-queue': rtt_fraction = 1.5: allowed 0 to 1");
@@ -133,14 +136,17 @@ mod tests {
         // No RTT estimate: the start value; no fresh telemetry: the UE's own window.
         assert_eq!(p.flow_window_bytes(&input(None, Some(&at(0, 1e9)))), 400_000_000);
         assert_eq!(p.flow_window_bytes(&input(rtt, None)), 1 << 30);
-        // The default target is 2 ms: Q* = 250 000 B, FW at an empty RLC 3 750 000 + 250 000 + 125 000.
+        // The default d* is max(3 ms, 0.15 · 30 ms) = 4.5 ms: Q* = 562 500 B, FW at an empty RLC
+        // 3 750 000 + 562 500 + 0.5 · 562 500; at RTT_min 10 ms the 3 ms floor: Q* = 375 000 B,
+        // FW 1 250 000 + 375 000 + 187 500.
         let mut default = PolicySpec::new("target-queue").build().unwrap();
-        assert_eq!(default.flow_window_bytes(&input(rtt, Some(&at(0, 1e9)))), 4_125_000);
+        assert_eq!(default.flow_window_bytes(&input(rtt, Some(&at(0, 1e9)))), 4_593_750);
+        assert_eq!(default.flow_window_bytes(&input(Some(10_000_000), Some(&at(0, 1e9)))), 1_812_500);
     }
 
     #[test]
     fn parameters_and_their_ranges() {
-        let mut p = PolicySpec::new("target-queue").with("target_delay_s", 0.0).with("gain", 1.0).build().unwrap();
+        let mut p = PolicySpec::new("target-queue").with("target_delay_s", 0.0).with("rtt_fraction", 0.0).with("gain", 1.0).build().unwrap();
         // d* = 0, g = 1: FW = BDP − B = 3 750 000 − 1 000 000.
         assert_eq!(p.flow_window_bytes(&input(Some(30_000_000), Some(&at(1_000_000, 1e9)))), 2_750_000);
         let e = PolicySpec::new("target-queue").with("gain", 1.5).build().err().unwrap();
