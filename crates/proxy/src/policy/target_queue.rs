@@ -146,7 +146,8 @@ mod tests {
 
     #[test]
     fn parameters_and_their_ranges() {
-        let mut p = PolicySpec::new("target-queue").with("target_delay_s", 0.0).with("rtt_fraction", 0.0).with("gain", 1.0).build().unwrap();
+        let mut p =
+            PolicySpec::new("target-queue").with("target_delay_s", 0.0).with("rtt_fraction", 0.0).with("gain", 1.0).build().unwrap();
         // d* = 0, g = 1: FW = BDP − B = 3 750 000 − 1 000 000.
         assert_eq!(p.flow_window_bytes(&input(Some(30_000_000), Some(&at(1_000_000, 1e9)))), 2_750_000);
         let e = PolicySpec::new("target-queue").with("gain", 1.5).build().err().unwrap();
