@@ -39,7 +39,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-spep-emulation study-web studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd parity crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-spep-emulation study-web studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd bench-proxyd-churn parity crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -98,14 +98,15 @@ test: deps build bpf
 	if [ $$status -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$status
 
-# The flagship experiment: the milliProxy study, quick variant (under two minutes): TCP over
-# the mmWave route without a proxy, with milliProxy at the gNB and at the edge, and split-TCP,
-# paired on the same seeds; table on the terminal, page in runs/demo/index.html.
+# The flagship experiment: the milliProxy study, quick variant (about two minutes on 2 cores):
+# CUBIC over the mmWave route without a proxy and with milliProxy at the gNB under its default
+# policy (calibrated) and the published one (bdp), paired on 30 seeds; a verdict and the table
+# on the terminal, page in runs/demo/index.html.
 demo: build
 	$(BIN)/millinet study milliproxy --quick --out runs/demo
 
-# The full milliProxy study (scenarios.md §1, 3600 runs, 50 paired seeds per point; about half an
-# hour on 2 cores).
+# The full milliProxy study (docs/studies.md, 5600 runs, 50 paired seeds per point, both policies;
+# about 45 minutes on 2 cores).
 study: build
 	$(BIN)/millinet study milliproxy --out runs/study-milliproxy
 
@@ -208,6 +209,11 @@ parity: build
 # passed through and proxied; Gbit/s and packets/s (docs/proxyd.md).
 bench-proxyd: deps
 	cargo test --release -p millinet-proxyd --test daemon -- --ignored --exact bench_forwarding_rate --nocapture
+
+# The daemon's packet path under ten million short flows of a million UEs: resident memory
+# every million flows (BENCHMARKS.md, "milliProxy's memory under churn").
+bench-proxyd-churn:
+	cargo test --release -p millinet-proxyd --test churn -- --ignored --exact soak_rss_stays_flat --nocapture
 
 # millinet against ns-3 on the dumbbell, every case of issue 4 (slow: run it by hand);
 # `make test` runs a subset. Results and plots in runs/crosscheck, see docs/validation.md.

@@ -135,7 +135,7 @@ mod tests {
             Vec::new()
         }
         fn summary(&self) -> Summary {
-            Summary { kind: "recorder", setting: ("none", String::new()), counters: Vec::new() }
+            Summary { kind: "recorder", setting: ("none", String::new()), counters: Vec::new(), gauges: Vec::new() }
         }
     }
 

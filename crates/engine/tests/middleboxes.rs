@@ -38,7 +38,12 @@ impl Middlebox for Counter {
         Vec::new()
     }
     fn summary(&self) -> Summary {
-        Summary { kind: "counter", setting: ("none", String::new()), counters: vec![("from_server", self.from_server.get())] }
+        Summary {
+            kind: "counter",
+            setting: ("none", String::new()),
+            counters: vec![("from_server", self.from_server.get())],
+            gauges: Vec::new(),
+        }
     }
 }
 

@@ -32,6 +32,8 @@ pub struct ProxyConfig {
     pub rule: HandlingRule,
     /// Most instances at once.
     pub max_flows: usize,
+    /// Most UEs whose telemetry is held; a new one evicts the least recently updated.
+    pub max_ues: usize,
     /// Buffer of one instance.
     pub flow_buffer_bytes: u64,
     /// Buffer of all instances together.
@@ -68,6 +70,7 @@ impl Default for ProxyConfig {
         ProxyConfig {
             rule: HandlingRule::All,
             max_flows: 65_536,
+            max_ues: 65_536,
             flow_buffer_bytes: DEFAULT_FLOW_BUFFER_BYTES,
             total_buffer_bytes: 1 << 30,
             mss1_bytes: 1400,

@@ -52,6 +52,8 @@ pub struct Summary {
     pub setting: (&'static str, String),
     /// Counters by name, in report order.
     pub counters: Vec<(&'static str, u64)>,
+    /// Gauges (values that go up and down) by name.
+    pub gauges: Vec<(&'static str, u64)>,
 }
 
 /// A boxed middlebox is one too, so drivers can hold either proxy as `Box<dyn Middlebox>`.

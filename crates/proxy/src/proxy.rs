@@ -1,7 +1,7 @@
 //! The proxy at one node (milliproxy.md §1–2): the flow table with its limits, the telemetry
 //! in force per UE and timers. Sans-IO, driven through `Middlebox`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
 use millinet_transport::deadline::earliest_ns;
@@ -24,6 +24,8 @@ struct InForce {
     record: Telemetry,
     /// Its expiry has been counted (`ProxyStats::telemetry_expired`).
     expired: bool,
+    /// Its place in `Proxy::telemetry_by_update`.
+    update: u64,
 }
 
 /// The UE's record if it is fresh (milliproxy.md §3 records are at most
@@ -55,8 +57,12 @@ struct Slot<S: PayloadStore> {
 pub struct Proxy<S: PayloadStore = LengthOnly> {
     cfg: ProxyConfig,
     flows: BTreeMap<FlowKey, Slot<S>>,
-    /// The latest record per UE; at most `max_flows` UEs with a fresh one.
+    /// The latest record per UE, of at most `max_ues` UEs.
     telemetry: BTreeMap<Ipv4Addr, InForce>,
+    /// (update number, UE) of every record held: the least recently updated first.
+    telemetry_by_update: BTreeSet<(u64, Ipv4Addr)>,
+    /// Records admitted so far: the next update number.
+    telemetry_updates: u64,
     stats: ProxyStats,
     rto_deadlines: Deadlines,
     next_idle_sweep_ns: Option<u64>,
@@ -67,6 +73,8 @@ impl<S: PayloadStore> Proxy<S> {
         cfg.validate()?;
         Ok(Proxy {
             telemetry: BTreeMap::new(),
+            telemetry_by_update: BTreeSet::new(),
+            telemetry_updates: 0,
             cfg,
             flows: BTreeMap::new(),
             stats: ProxyStats::default(),
@@ -138,29 +146,36 @@ impl<S: PayloadStore> Proxy<S> {
         deadlines.rearm(key, &mut slot.armed_rto_ns, slot.instance.rto_deadline_ns(cfg));
     }
 
-    /// Puts `record` in force for `ue` unless it is late or the table is full of fresh
-    /// records of other UEs (then a stale one, if any, makes room).
+    /// Puts `record` in force for `ue` unless it is late (older than `telemetry_max_age_ns`
+    /// or than the record in force). A UE new to a table of `max_ues` takes the place of the
+    /// one updated longest ago (counted): UEs come and go, and the state stays bounded.
     fn admit_telemetry(&mut self, now_ns: u64, ue: Ipv4Addr, record: Telemetry) -> bool {
-        let max_age = self.cfg.telemetry_max_age_ns;
-        let in_force_t = self.telemetry.get(&ue).map(|t| t.record.t_ns);
-        if now_ns.saturating_sub(record.t_ns) > max_age || in_force_t.is_some_and(|t| record.t_ns < t) {
+        let in_force = self.telemetry.get(&ue).map(|t| (t.record.t_ns, t.update));
+        if now_ns.saturating_sub(record.t_ns) > self.cfg.telemetry_max_age_ns || in_force.is_some_and(|(t, _)| record.t_ns < t) {
             self.stats.telemetry_late += 1;
             return false;
         }
-        if in_force_t.is_none() && self.telemetry.len() >= self.cfg.max_flows {
-            let oldest = self.telemetry.iter().min_by_key(|(_, t)| t.record.t_ns).map(|(&ue, t)| (ue, t.record.t_ns));
-            match oldest {
-                Some((stale, t_ns)) if now_ns.saturating_sub(t_ns) > max_age => {
-                    self.telemetry.remove(&stale);
-                }
-                _ => {
-                    self.stats.telemetry_refused_limit += 1;
-                    return false;
+        match in_force {
+            Some((_, update)) => {
+                self.telemetry_by_update.remove(&(update, ue));
+            }
+            None if self.telemetry.len() >= self.cfg.max_ues => {
+                if let Some((_, evicted)) = self.telemetry_by_update.pop_first() {
+                    self.telemetry.remove(&evicted);
+                    self.stats.telemetry_evicted += 1;
                 }
             }
+            None => {}
         }
-        self.telemetry.insert(ue, InForce { record, expired: false });
+        self.telemetry_updates += 1;
+        self.telemetry_by_update.insert((self.telemetry_updates, ue));
+        self.telemetry.insert(ue, InForce { record, expired: false, update: self.telemetry_updates });
         true
+    }
+
+    /// UEs whose telemetry record is held (at most `max_ues`).
+    pub fn telemetry_ues(&self) -> usize {
+        self.telemetry.len()
     }
 
     /// Removes flows idle for `idle_timeout_ns` (O(flows), at most once per second).
@@ -275,9 +290,10 @@ impl<S: PayloadStore> Middlebox for Proxy<S> {
                 ("acks_relayed", st.acks_relayed),
                 ("dup_acks_suppressed", st.dup_acks_suppressed),
                 ("telemetry_late", st.telemetry_late),
-                ("telemetry_refused_limit", st.telemetry_refused_limit),
+                ("telemetry_evicted", st.telemetry_evicted),
                 ("telemetry_expired", st.telemetry_expired),
             ],
+            gauges: vec![("telemetry_ues", self.telemetry.len() as u64)],
         }
     }
 }

@@ -320,6 +320,7 @@ impl Middlebox for SplitProxy {
                 ("packets_passed_through", st.packets_passed_through),
                 ("bytes_acked_early", st.bytes_acked_early),
             ],
+            gauges: Vec::new(),
         }
     }
 }

@@ -26,9 +26,9 @@ pub struct ProxyStats {
     /// Records refused because they were already older than `telemetry_max_age_ns`, or older
     /// than the UE's record in force (reordered).
     pub telemetry_late: u64,
-    /// Records of a new UE refused because `max_flows` UEs had a fresh record (the memory
-    /// bound of the per-UE table).
-    pub telemetry_refused_limit: u64,
+    /// UEs whose record made room for a new UE's, `max_ues` being held (the least recently
+    /// updated goes: the memory bound of the per-UE table).
+    pub telemetry_evicted: u64,
     /// Times a UE's record aged past `telemetry_max_age_ns` with no successor: from then on
     /// its flows ran in passthrough until a fresh record came.
     pub telemetry_expired: u64,

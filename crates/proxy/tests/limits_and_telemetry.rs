@@ -115,21 +115,31 @@ fn telemetry_takes_effect_when_handed_over() {
 }
 
 #[test]
-fn the_telemetry_table_holds_at_most_max_flows_fresh_records() {
-    let cfg = ProxyConfig { max_flows: 2, ..ProxyConfig::default() };
+fn the_telemetry_table_holds_at_most_max_ues_records_evicting_the_least_recently_updated() {
+    let cfg = ProxyConfig { max_ues: 2, ..ProxyConfig::default() };
     let mut proxy: Proxy = Proxy::new(cfg).unwrap();
     let mut out = Vec::new();
     let rec = |t_ms: u64| Telemetry { t_ns: t_ms * MS, rlc_bytes: 0, rate_bps: 1e9, sinr_db: 10.0, outage: false };
     let ue_n = |n: u8| Ipv4Addr::new(10, 9, 0, n);
     proxy.on_telemetry(0, ue_n(1), rec(0), &mut NoPayloads, &mut out);
     proxy.on_telemetry(50 * MS, ue_n(2), rec(50), &mut NoPayloads, &mut out);
-    // Both fresh: a third UE is refused, a known UE is not.
+    // UE 1 updated again: now UE 2 is the least recently updated, though its record is newer
+    // than UE 1's first; a third UE takes its place.
+    proxy.on_telemetry(55 * MS, ue_n(1), rec(55), &mut NoPayloads, &mut out);
     proxy.on_telemetry(60 * MS, ue_n(3), rec(60), &mut NoPayloads, &mut out);
-    proxy.on_telemetry(60 * MS, ue_n(2), rec(60), &mut NoPayloads, &mut out);
-    assert_eq!((proxy.stats().telemetry_applied, proxy.stats().telemetry_refused_limit), (3, 1));
-    // UE 1's record is 101 ms old at 101 ms: stale, so it makes room for UE 3.
-    proxy.on_telemetry(101 * MS, ue_n(3), rec(101), &mut NoPayloads, &mut out);
-    assert_eq!((proxy.stats().telemetry_applied, proxy.stats().telemetry_refused_limit), (4, 1));
+    assert_eq!((proxy.stats().telemetry_applied, proxy.stats().telemetry_evicted), (4, 1));
+    assert_eq!(proxy.telemetry_ues(), 2);
+    // UE 2 comes back: it evicts UE 1 (updated at 55 ms, before UE 3); a known UE evicts no one.
+    proxy.on_telemetry(61 * MS, ue_n(2), rec(61), &mut NoPayloads, &mut out);
+    proxy.on_telemetry(62 * MS, ue_n(3), rec(62), &mut NoPayloads, &mut out);
+    assert_eq!((proxy.stats().telemetry_applied, proxy.stats().telemetry_evicted, proxy.telemetry_ues()), (6, 2, 2));
+    // Over 10 000 UEs coming and going the table never holds more than two.
+    for n in 0..10_000u32 {
+        let ue = Ipv4Addr::from(0x0a0a_0000 + n);
+        proxy.on_telemetry((100 + u64::from(n)) * MS, ue, rec(100 + u64::from(n)), &mut NoPayloads, &mut out);
+        assert!(proxy.telemetry_ues() <= 2);
+    }
+    assert_eq!(proxy.stats().telemetry_evicted, 2 + 10_000);
 }
 
 #[test]

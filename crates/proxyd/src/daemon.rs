@@ -1,7 +1,8 @@
-//! The daemon's one event loop: ppoll(2) on the queue, the telemetry socket, the metrics
+//! The daemon's one event loop: ppoll(2) on the queue, the telemetry sockets, the metrics
 //! requests and the signal pipe, with the nearest of the proxy's timer, the next replayed
 //! record and the next progress report as the timeout. Time is CLOCK_MONOTONIC in ns, the
-//! clock telemetry publishers stamp records with (docs/telemetry.md).
+//! clock local telemetry publishers stamp records with; sealed records from across the
+//! network carry CLOCK_REALTIME, converted on arrival (docs/telemetry.md).
 
 use std::io::ErrorKind;
 use std::os::fd::AsRawFd;
@@ -13,7 +14,7 @@ use millinet_scenario::translate::proxy::milliproxy_config;
 use crate::control::{poll_fd, Control};
 use crate::nfqueue::{input_of, NfQueue, QUEUE_MAX_LEN};
 use crate::output::Output;
-use crate::telemetry_source::{load_replay, Replay, TelemetrySocket};
+use crate::telemetry_source::{load_replay, load_telemetry_key, Replay, SealedTelemetrySocket, TelemetrySocket};
 use crate::Args;
 
 /// How often the progress line is logged.
@@ -36,6 +37,8 @@ struct Snapshot {
     queued: u64,
     raw_send_failures: u64,
     telemetry_malformed: u64,
+    telemetry_forged: u64,
+    telemetry_replayed: u64,
     flows_refused_limit: u64,
     buffer_full_drops: u64,
     telemetry_expired: u64,
@@ -47,6 +50,7 @@ pub struct Daemon {
     out: Output,
     mss1: u16,
     telemetry: Option<TelemetrySocket>,
+    sealed: Option<SealedTelemetrySocket>,
     replay: Option<Replay>,
     control: Control,
     stats: LoopStats,
@@ -55,9 +59,19 @@ pub struct Daemon {
 }
 
 pub fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// CLOCK_REALTIME minus CLOCK_MONOTONIC now: what moves a sealed record's time onto the
+/// daemon's clock.
+fn realtime_minus_monotonic_ns() -> i128 {
+    i128::from(clock_ns(libc::CLOCK_REALTIME)) - i128::from(monotonic_ns())
+}
+
+fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    // SAFETY: clock_gettime writes one timespec; both clocks used here always exist on Linux.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
@@ -69,12 +83,14 @@ impl Daemon {
     /// Everything that can fail for a reason the operator must fix, before the first packet.
     pub fn start(args: &Args, config: &DaemonConfig) -> Result<Daemon, String> {
         let replay_records = args.telemetry_replay.as_deref().map(load_replay).transpose().map_err(|e| e.to_string())?;
+        let key = args.telemetry_key.as_deref().map(load_telemetry_key).transpose()?;
         let proxy = config.build(None).map_err(|e| e.to_string())?;
         let mss1 = milliproxy_config(&config.spec).mss1_bytes as u16;
         // The queue first: its descriptor is found as the lowest free one, before other threads.
         let queue = NfQueue::bind(args.queue)?;
         let out = Output::open(args.ue_gso)?;
         let telemetry = args.telemetry.as_deref().map(TelemetrySocket::bind).transpose()?;
+        let sealed = args.telemetry_udp.map(SealedTelemetrySocket::bind).transpose()?;
         let control = Control::start(args.metrics)?;
         let now = monotonic_ns();
         let spec = &config.spec;
@@ -92,19 +108,31 @@ impl Daemon {
             spec.flow_buffer_bytes,
             if spec.server_ports.is_empty() { "all".to_string() } else { format!("{:?}", spec.server_ports) },
             spec.telemetry_max_age_s,
-            args.telemetry.as_ref().map_or("no socket".to_string(), |p| format!("socket {}", p.display())),
+            match (&args.telemetry, args.telemetry_udp) {
+                (None, None) => "no socket".to_string(),
+                (unix, udp) => [unix.as_ref().map(|p| format!("socket {}", p.display())), udp.map(|a| format!("sealed over UDP at {a}"))]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            },
             match (&args.telemetry_replay, &replay_records) {
                 (Some(p), Some(r)) => format!(", replay of {} ({} records)", p.display(), r.len()),
                 _ => String::new(),
             },
             args.metrics
         );
+        let datapath = Datapath::new(proxy, args.ue_nets.clone());
         Ok(Daemon {
-            datapath: Datapath::new(proxy, args.ue_nets.clone()),
+            datapath: match key {
+                Some(key) => datapath.with_telemetry_key(key),
+                None => datapath,
+            },
             queue,
             out,
             mss1,
             telemetry,
+            sealed,
             replay: replay_records.map(|r| Replay::new(r, now)),
             control,
             stats: LoopStats::default(),
@@ -118,9 +146,10 @@ impl Daemon {
         let mut telemetry_buf = vec![0u8; 2048];
         let mut fds =
             vec![poll_fd(self.control.signals.as_raw_fd()), poll_fd(self.queue.fd()), poll_fd(self.control.metrics_wake.as_raw_fd())];
-        if let Some(t) = &self.telemetry {
-            fds.push(poll_fd(t.socket.as_raw_fd()));
-        }
+        // The telemetry sockets' places in `fds`, where there are any.
+        let mut at = |fd: Option<i32>| fd.map(|fd| (fds.push(poll_fd(fd)), fds.len() - 1).1);
+        let unix_at = at(self.telemetry.as_ref().map(|t| t.socket.as_raw_fd()));
+        let sealed_at = at(self.sealed.as_ref().map(|t| t.socket.as_raw_fd()));
         loop {
             let now = monotonic_ns();
             self.on_time(now);
@@ -144,6 +173,7 @@ impl Daemon {
                 return Err(format!("poll: {e}"));
             }
             let ready = |i: usize| fds.get(i).is_some_and(|f| f.revents != 0);
+            let ready_at = |i: Option<usize>| i.is_some_and(ready);
             if ready(0) {
                 // Unbinding drops what the queue still holds: those packets are handled first
                 // (as many as it holds at most, so that traffic that goes on cannot hold the
@@ -164,8 +194,11 @@ impl Daemon {
                 let Daemon { control, datapath, out, stats, .. } = &mut self;
                 control.answer_metrics(&mut || metrics_text(datapath, out, stats, monotonic_ns()));
             }
-            if ready(3) {
+            if ready_at(unix_at) {
                 self.on_telemetry(&mut telemetry_buf)?;
+            }
+            if ready_at(sealed_at) {
+                self.on_sealed_telemetry(&mut telemetry_buf)?;
             }
         }
     }
@@ -224,6 +257,17 @@ impl Daemon {
         drained.map_err(|e| format!("telemetry socket: {e}"))
     }
 
+    fn on_sealed_telemetry(&mut self, buf: &mut [u8]) -> Result<(), String> {
+        let Daemon { datapath, out, sealed, .. } = self;
+        let Some(socket) = sealed else { return Ok(()) };
+        let drained = socket.drain(buf, &mut |datagram| {
+            let now = monotonic_ns();
+            datapath.on_sealed_telemetry(now, realtime_minus_monotonic_ns(), datagram, &mut |e| out.send(now, e))
+        });
+        out.flush();
+        drained.map_err(|e| format!("telemetry UDP socket: {e}"))
+    }
+
     /// The progress line, and a warning for each limit hit since the last one.
     fn report(&mut self, now: u64) {
         let st = &self.datapath.stats;
@@ -232,6 +276,8 @@ impl Daemon {
             queued: self.stats.queued,
             raw_send_failures: self.out.stats.send_failures,
             telemetry_malformed: st.telemetry_malformed,
+            telemetry_forged: st.telemetry_forged,
+            telemetry_replayed: st.telemetry_replayed,
             flows_refused_limit: counter(d, "flows_refused_limit"),
             buffer_full_drops: counter(d, "buffer_full_drops"),
             telemetry_expired: counter(d, "telemetry_expired"),
@@ -265,6 +311,14 @@ impl Daemon {
             (snap.flows_refused_limit - last.flows_refused_limit, "new flows passed through unproxied: proxy.max_flows reached"),
             (snap.buffer_full_drops - last.buffer_full_drops, "server segments dropped: proxy.flow_buffer_bytes or the total buffer full"),
             (snap.telemetry_malformed - last.telemetry_malformed, "telemetry datagrams malformed (docs/telemetry.md), ignored"),
+            (
+                snap.telemetry_forged - last.telemetry_forged,
+                "sealed telemetry datagrams failed their HMAC (another key, or altered), ignored",
+            ),
+            (
+                snap.telemetry_replayed - last.telemetry_replayed,
+                "sealed telemetry datagrams replayed (sequence number already passed), ignored",
+            ),
             (
                 snap.telemetry_expired - last.telemetry_expired,
                 "telemetry records older than proxy.telemetry_max_age_s: their flows pass through",

@@ -15,7 +15,7 @@
 use std::net::Ipv4Addr;
 
 use millinet_proxy::{Direction, Middlebox, PayloadPool};
-use millinet_wire::{parse, Packet, ParseError, TcpFlags, Telemetry};
+use millinet_wire::{parse, OpenError, Packet, ParseError, ReplayGuard, Sealed, TcpFlags, Telemetry, TelemetryKey};
 
 use crate::buffers::Buffers;
 use crate::networks::Ipv4Network;
@@ -83,6 +83,10 @@ pub struct DatapathStats {
     pub telemetry_received: u64,
     /// Telemetry datagrams refused by the decoder (docs/telemetry.md).
     pub telemetry_malformed: u64,
+    /// Sealed telemetry whose tag did not verify under the key: never applied.
+    pub telemetry_forged: u64,
+    /// Sealed telemetry at or below its publisher's highest sequence number: never applied.
+    pub telemetry_replayed: u64,
     /// Sampling time (`t_ns`) of the newest telemetry record received.
     pub newest_telemetry_t_ns: Option<u64>,
 }
@@ -95,8 +99,14 @@ pub struct Datapath {
     wire: Vec<u8>,
     /// The core never sees time go back, whatever order the caller's inputs come in.
     now_ns: u64,
+    /// The key of sealed telemetry and the publishers' sequence numbers, once given a key.
+    sealed: Option<(TelemetryKey, ReplayGuard)>,
     pub stats: DatapathStats,
 }
+
+/// Publishers of sealed telemetry whose sequence numbers are remembered (a RAN site has a
+/// handful of gNBs; an edge proxy serves a few hundred at most).
+pub const SEALED_PUBLISHERS: usize = 1024;
 
 impl Datapath {
     /// `ue_networks`: the UE side of the node; a datagram to them comes from a server.
@@ -108,8 +118,15 @@ impl Datapath {
             out: Vec::new(),
             wire: vec![0; 1 << 16],
             now_ns: 0,
+            sealed: None,
             stats: DatapathStats::default(),
         }
+    }
+
+    /// Takes sealed telemetry under `key` (docs/telemetry.md, "Over the network").
+    pub fn with_telemetry_key(mut self, key: TelemetryKey) -> Datapath {
+        self.sealed = Some((key, ReplayGuard::new(SEALED_PUBLISHERS)));
+        self
     }
 
     pub fn proxy(&self) -> &dyn Middlebox {
@@ -197,11 +214,43 @@ impl Datapath {
     /// A telemetry datagram (docs/telemetry.md) from the gNB; a malformed one is counted and
     /// changes nothing.
     pub fn on_telemetry(&mut self, now_ns: u64, datagram: &[u8], emit: &mut dyn FnMut(Emitted)) {
-        let now_ns = self.advance(now_ns);
         let Ok((ue, record)) = Telemetry::decode(datagram) else {
             self.stats.telemetry_malformed += 1;
             return;
         };
+        self.on_record(now_ns, ue, record, emit);
+    }
+
+    /// A sealed telemetry datagram from across the network: applied only if its tag verifies
+    /// under the key and its sequence number is new for its publisher, each refusal counted.
+    /// Its record's time is on CLOCK_REALTIME; `realtime_minus_now_ns` is that clock minus the
+    /// one `now_ns` is on, so that the core judges the record's age on its own clock.
+    pub fn on_sealed_telemetry(&mut self, now_ns: u64, realtime_minus_now_ns: i128, datagram: &[u8], emit: &mut dyn FnMut(Emitted)) {
+        let Some((key, guard)) = &mut self.sealed else {
+            self.stats.telemetry_malformed += 1;
+            return;
+        };
+        let sealed = match Sealed::open(datagram, key) {
+            Ok(sealed) => sealed,
+            Err(OpenError::Forged) => {
+                self.stats.telemetry_forged += 1;
+                return;
+            }
+            Err(OpenError::Malformed | OpenError::BadRecord(_)) => {
+                self.stats.telemetry_malformed += 1;
+                return;
+            }
+        };
+        if !guard.accept(sealed.publisher, sealed.sequence) {
+            self.stats.telemetry_replayed += 1;
+            return;
+        }
+        let t_ns = (i128::from(sealed.record.t_ns) - realtime_minus_now_ns).clamp(0, i128::from(u64::MAX)) as u64;
+        self.on_record(now_ns, sealed.ue, Telemetry { t_ns, ..sealed.record }, emit);
+    }
+
+    fn on_record(&mut self, now_ns: u64, ue: Ipv4Addr, record: Telemetry, emit: &mut dyn FnMut(Emitted)) {
+        let now_ns = self.advance(now_ns);
         self.stats.telemetry_received += 1;
         self.stats.newest_telemetry_t_ns = Some(self.stats.newest_telemetry_t_ns.map_or(record.t_ns, |t| t.max(record.t_ns)));
         self.proxy.on_telemetry(now_ns, ue, record, &mut self.buffers, &mut self.out);

@@ -41,6 +41,14 @@ pub struct Args {
     /// Bind a Unix datagram socket here and read telemetry records (docs/telemetry.md).
     #[arg(long, value_name = "SOCKET")]
     pub telemetry: Option<PathBuf>,
+    /// Bind a UDP socket here and read telemetry sealed with the key of --telemetry-key
+    /// (docs/telemetry.md, "Over the network").
+    #[arg(long = "telemetry-udp", value_name = "ADDR:PORT", requires = "telemetry_key")]
+    pub telemetry_udp: Option<SocketAddr>,
+    /// The key sealed telemetry is checked with: the file's raw bytes, at least 32 of them,
+    /// mode 0600 or 0400.
+    #[arg(long = "telemetry-key", value_name = "FILE", requires = "telemetry_udp")]
+    pub telemetry_key: Option<PathBuf>,
     /// Replay telemetry from a CSV file: t_s,ue,rlc_bytes,rate_bps,sinr_db,outage.
     #[arg(long = "telemetry-replay", value_name = "FILE")]
     pub telemetry_replay: Option<PathBuf>,

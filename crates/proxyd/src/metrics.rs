@@ -36,6 +36,8 @@ pub fn render_metrics(datapath: &Datapath, now_ns: u64) -> String {
     counter("emit_failures_total", "Datagrams the proxy made but could not serialise (dropped).", st.emit_failures);
     counter("telemetry_received_total", "Telemetry datagrams decoded.", st.telemetry_received);
     counter("telemetry_malformed_total", "Telemetry datagrams refused by the decoder.", st.telemetry_malformed);
+    counter("telemetry_forged_total", "Sealed telemetry whose HMAC did not verify under the key (not applied).", st.telemetry_forged);
+    counter("telemetry_replayed_total", "Sealed telemetry with a sequence number already passed (not applied).", st.telemetry_replayed);
     let summary = datapath.proxy().summary();
     for (name, value) in &summary.counters {
         counter(&format!("{name}_total"), &format!("milliProxy core counter `{name}` (docs/proxy.md)."), *value);
@@ -43,6 +45,10 @@ pub fn render_metrics(datapath: &Datapath, now_ns: u64) -> String {
     let age = st.newest_telemetry_t_ns.map_or(f64::NAN, |t| now_ns.saturating_sub(t) as f64 / 1e9);
     gauge_header(&mut text, "telemetry_age_seconds", "Age of the newest telemetry record received (NaN before the first).");
     let _ = writeln!(text, "millinet_proxy_telemetry_age_seconds {age}");
+    for (name, value) in &summary.gauges {
+        gauge_header(&mut text, name, &format!("milliProxy core gauge `{name}` (docs/proxy.md)."));
+        let _ = writeln!(text, "millinet_proxy_{name} {value}");
+    }
     let flows = datapath.proxy().flow_samples(now_ns);
     gauge_header(&mut text, "flows", "Flows with a proxy instance.");
     let _ = writeln!(text, "millinet_proxy_flows {}", flows.len());

@@ -1,16 +1,17 @@
 //! Where the daemon's telemetry comes from (docs/telemetry.md, docs/proxyd.md): a Unix
-//! datagram socket the gNB's publisher sends records to, or a CSV file replayed at the times it
-//! gives. Both hand `Datapath::on_telemetry` the 44-byte wire record; judging a record's age
-//! (proxy.telemetry_max_age_s) is the core's business.
+//! datagram socket the gNB's publisher on the same host sends records to, a UDP socket a
+//! remote gNB sends sealed records to (with the key file they share), or a CSV file replayed
+//! at the times it gives. Judging a record (its tag, sequence number and age) is the
+//! datapath's and the core's business.
 
 use std::fmt;
 use std::io::ErrorKind;
-use std::net::Ipv4Addr;
-use std::os::unix::fs::FileTypeExt;
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 
-use millinet_wire::Telemetry;
+use millinet_wire::{Telemetry, TelemetryKey, MIN_KEY_BYTES};
 
 /// The replay file's header, column by column.
 pub const REPLAY_COLUMNS: [&str; 6] = ["t_s", "ue", "rlc_bytes", "rate_bps", "sinr_db", "outage"];
@@ -36,6 +37,9 @@ impl TelemetrySocket {
         }
         let socket =
             UnixDatagram::bind(path).map_err(|e| format!("--telemetry {}: cannot bind a Unix datagram socket: {e}", path.display()))?;
+        // Only the daemon's user may send: whoever can write records steers the flow windows.
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| format!("--telemetry {}: cannot make it 0600: {e}", path.display()))?;
         socket.set_nonblocking(true).map_err(|e| format!("--telemetry {}: {e}", path.display()))?;
         Ok(TelemetrySocket { socket, path: path.to_path_buf() })
     }
@@ -43,15 +47,57 @@ impl TelemetrySocket {
     /// Every datagram waiting, each handed to `record` (a malformed one too: the datapath
     /// counts it).
     pub fn drain(&self, buf: &mut [u8], record: &mut dyn FnMut(&[u8])) -> std::io::Result<()> {
-        loop {
-            match self.socket.recv(buf) {
-                Ok(n) => record(&buf[..n]),
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
+        drain(|b| self.socket.recv(b), buf, record)
+    }
+}
+
+/// The UDP socket sealed records arrive on (`--telemetry-udp`).
+pub struct SealedTelemetrySocket {
+    pub socket: UdpSocket,
+}
+
+impl SealedTelemetrySocket {
+    pub fn bind(address: SocketAddr) -> Result<SealedTelemetrySocket, String> {
+        let socket = UdpSocket::bind(address).map_err(|e| format!("--telemetry-udp {address}: cannot bind a UDP socket: {e}"))?;
+        socket.set_nonblocking(true).map_err(|e| format!("--telemetry-udp {address}: {e}"))?;
+        Ok(SealedTelemetrySocket { socket })
+    }
+
+    pub fn drain(&self, buf: &mut [u8], record: &mut dyn FnMut(&[u8])) -> std::io::Result<()> {
+        drain(|b| self.socket.recv(b), buf, record)
+    }
+}
+
+/// Every datagram `recv` has waiting, each handed to `record`.
+fn drain(recv: impl Fn(&mut [u8]) -> std::io::Result<usize>, buf: &mut [u8], record: &mut dyn FnMut(&[u8])) -> std::io::Result<()> {
+    loop {
+        match recv(buf) {
+            Ok(n) => record(&buf[..n]),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
         }
     }
+}
+
+/// The pre-shared key of sealed telemetry (`--telemetry-key`): the file's raw bytes, at least
+/// `MIN_KEY_BYTES`, in a file only its owner may read or write (as ssh asks of private keys).
+pub fn load_telemetry_key(path: &Path) -> Result<TelemetryKey, String> {
+    let name = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("--telemetry-key {name}: {e}"))?;
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(format!(
+            "--telemetry-key {name}: mode {mode:04o} lets others read or write the key; allowed: 0600 or 0400 (chmod 600 {name})"
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("--telemetry-key {name}: {e}"))?;
+    TelemetryKey::new(&bytes).ok_or_else(|| {
+        format!(
+            "--telemetry-key {name}: {} bytes; allowed: at least {MIN_KEY_BYTES} bytes of key (e.g. head -c 32 /dev/urandom > {name})",
+            bytes.len()
+        )
+    })
 }
 
 impl Drop for TelemetrySocket {
@@ -248,5 +294,50 @@ mod tests {
         assert_eq!(e, "--telemetry-replay r.csv: line 1: 'time,ue': allowed: the header t_s,ue,rlc_bytes,rate_bps,sinr_db,outage");
         let e = load_replay(Path::new("/nonexistent/r.csv")).unwrap_err().to_string();
         assert!(e.contains("/nonexistent/r.csv") && e.contains("allowed: a readable UTF-8 file"), "{e}");
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("millinet-telemetry-source-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn the_unix_socket_is_for_its_owner_only() {
+        let dir = scratch("socket");
+        let path = dir.join("t.sock");
+        let socket = TelemetrySocket::bind(&path).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        drop(socket);
+        assert!(!path.exists(), "removed with the socket");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_key_file_must_be_long_enough_and_its_owners_alone() {
+        let dir = scratch("key");
+        let path = dir.join("k");
+        let write = |bytes: &[u8], mode: u32| {
+            std::fs::write(&path, bytes).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        write(&[7; 32], 0o600);
+        assert!(load_telemetry_key(&path).is_ok());
+        write(&[7; 32], 0o400);
+        assert!(load_telemetry_key(&path).is_ok());
+        let name = path.display().to_string();
+        write(&[7; 32], 0o644);
+        assert_eq!(
+            load_telemetry_key(&path).unwrap_err(),
+            format!("--telemetry-key {name}: mode 0644 lets others read or write the key; allowed: 0600 or 0400 (chmod 600 {name})")
+        );
+        write(&[7; 31], 0o600);
+        assert!(load_telemetry_key(&path)
+            .unwrap_err()
+            .starts_with(&format!("--telemetry-key {name}: 31 bytes; allowed: at least 32 bytes")));
+        let e = load_telemetry_key(&dir.join("missing")).unwrap_err();
+        assert!(e.starts_with("--telemetry-key ") && e.contains("missing"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

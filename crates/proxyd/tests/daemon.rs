@@ -42,6 +42,14 @@ fn bad_flags_and_configuration_exit_2_with_one_line_naming_the_flag_and_value() 
     let bad_csv = dir.join("bad.csv");
     std::fs::write(&bad_csv, "t_s,ue,rlc_bytes,rate_bps,sinr_db,outage\n0,10.88.2.2,0,fast,0,0\n").unwrap();
     let (toml, csv) = (bad_toml.to_str().unwrap(), bad_csv.to_str().unwrap());
+    let key_file = |name: &str, bytes: usize, mode: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(name);
+        std::fs::write(&path, vec![7u8; bytes]).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let (short_key, open_key) = (key_file("short.key", 16, 0o600), key_file("open.key", 32, 0o644));
     let cases: &[(&[&str], &[&str])] = &[
         (&["--ue-net", "10.0.0.0/40"], &["--ue-net", "10.0.0.0/40", "0..=32"]),
         (&["--ue-net", "10.0.0.0/8", "--queue", "65536"], &["--queue", "65536"]),
@@ -57,6 +65,17 @@ fn bad_flags_and_configuration_exit_2_with_one_line_naming_the_flag_and_value() 
             &["--split-port 9470: cannot listen", "congestion control `highspeed`", "proxy.split_cc = \"highspeed\"; this kernel has:"],
         ),
         (&["--ue-net", "10.0.0.0/8", "--telemetry-replay", csv], &[csv, "line 2, column 4 (rate_bps): 'fast'", "allowed"]),
+        (&["--ue-net", "10.0.0.0/8", "--telemetry-udp", "127.0.0.1:9470"], &["--telemetry-key"]),
+        (&["--ue-net", "10.0.0.0/8", "--telemetry-key", &short_key], &["--telemetry-udp"]),
+        (
+            &["--ue-net", "10.0.0.0/8", "--telemetry-udp", "127.0.0.1:9470", "--telemetry-key", &short_key],
+            &[&short_key, "16 bytes", "at least 32 bytes"],
+        ),
+        (
+            &["--ue-net", "10.0.0.0/8", "--telemetry-udp", "127.0.0.1:9470", "--telemetry-key", &open_key],
+            &[&open_key, "mode 0644", "allowed: 0600 or 0400"],
+        ),
+        (&["--ue-net", "10.0.0.0/8", "--telemetry-udp", "localhost", "--telemetry-key", &short_key], &["--telemetry-udp", "localhost"]),
     ];
     for (args, expected) in cases {
         let (code, stderr) = daemon_exit(&[], args);

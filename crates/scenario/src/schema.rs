@@ -83,6 +83,9 @@ pub struct ProxySpec {
     pub segments_per_relayed_ack: u32,
     pub flow_buffer_bytes: u64,
     pub max_flows: u32,
+    /// Most UEs whose telemetry is held; left out of the resolved scenario at its default.
+    #[serde(skip_serializing_if = "is_default_max_ues")]
+    pub max_ues: u32,
     /// Server ports of the flows it handles; empty: all TCP flows.
     pub server_ports: Vec<u16>,
     /// Telemetry delay D_info and period T_info.
@@ -114,6 +117,7 @@ impl Default for ProxySpec {
             segments_per_relayed_ack: 1,
             flow_buffer_bytes: DEFAULT_FLOW_BUFFER_BYTES,
             max_flows: 65_536,
+            max_ues: DEFAULT_MAX_UES,
             server_ports: Vec::new(),
             d_info_s: 0.0,
             t_info_s: 0.001,
@@ -268,6 +272,10 @@ const DEFAULT_TARGET_QUEUE_GAIN: f64 = millinet_proxy::DEFAULT_GAIN;
 const DEFAULT_FLOW_BUFFER_BYTES: u64 = millinet_proxy::DEFAULT_FLOW_BUFFER_BYTES;
 fn is_default_target_queue_delay_s(x: &f64) -> bool {
     *x == DEFAULT_TARGET_QUEUE_DELAY_S
+}
+const DEFAULT_MAX_UES: u32 = 65_536;
+fn is_default_max_ues(x: &u32) -> bool {
+    *x == DEFAULT_MAX_UES
 }
 fn is_default_target_queue_rtt_fraction(x: &f64) -> bool {
     *x == DEFAULT_TARGET_QUEUE_RTT_FRACTION

@@ -187,6 +187,7 @@ pub fn validate_proxy_settings(p: &ProxySpec) -> Result<(), Issue> {
     whole("proxy.segments_per_relayed_ack".into(), p.segments_per_relayed_ack as u64, 1, most)?;
     whole("proxy.flow_buffer_bytes".into(), p.flow_buffer_bytes, 1500, 1 << 40)?;
     whole("proxy.max_flows".into(), p.max_flows as u64, 1, 1 << 24)?;
+    whole("proxy.max_ues".into(), p.max_ues as u64, 1, 1 << 24)?;
     range("proxy.d_info_s".into(), p.d_info_s, 0.0, 10.0, "0 to 10 seconds")?;
     range("proxy.t_info_s".into(), p.t_info_s, 1e-6, 10.0, "1 µs to 10 seconds")?;
     // A record is d_info_s old when it arrives and is replaced t_info_s later: a shorter

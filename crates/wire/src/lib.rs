@@ -12,12 +12,14 @@ pub mod gso;
 pub mod mptcp;
 mod packet;
 pub mod parse;
+mod sealed_telemetry;
 mod tcp;
 pub mod telemetry;
 
 pub use emit::{emit, emit_headers, header_bytes, rewrite_tcp_window, EmitError, MAX_HEADER_BYTES};
 pub use packet::{Meta, OtherHeader, Packet, PayloadId, Tag, Transport, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 pub use parse::{parse, ParseError};
+pub use sealed_telemetry::{OpenError, ReplayGuard, Sealed, TelemetryKey, MIN_KEY_BYTES, SEALED_TELEMETRY_BYTES};
 pub use tcp::{
     OptionArea, RawOptionError, RawOptions, SackBlock, TcpFlags, TcpHeader, TcpOptions, Timestamps, MAX_SACK_BLOCKS, MAX_TCP_OPTION_BYTES,
     OPTION_AREA_BYTES, TCP_HEADER_BYTES,

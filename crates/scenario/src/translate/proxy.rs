@@ -32,6 +32,7 @@ pub fn milliproxy_config(p: &ProxySpec) -> ProxyConfig {
     ProxyConfig {
         rule: rule(p),
         max_flows: p.max_flows as usize,
+        max_ues: p.max_ues as usize,
         flow_buffer_bytes: p.flow_buffer_bytes,
         mss2_bytes: p.mss2_bytes,
         segments_per_relayed_ack: p.segments_per_relayed_ack,
