@@ -39,7 +39,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-spep-emulation study-web studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd bench-proxyd-churn parity crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-multiflow study-spep-emulation study-web studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd bench-proxyd-churn parity crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -140,6 +140,10 @@ study-lower-layer: build
 study-urban: build
 	$(BIN)/millinet study urban --out runs/study-urban
 
+# Several flows per UE against RAPID (docs/studies.md, 320 runs of 10 s, 20 seeds; about 40 s).
+study-multiflow: build
+	$(BIN)/millinet study multiflow --out runs/study-multiflow
+
 # The full split-proxy study (scenarios.md §7, 1280 one-file downloads in runs of up to 60 s:
 # LTE and three mmWave λ x proxy or none x near/far server x 4 file sizes, 20 seeds): 40 s
 # on 2 cores with the analysis (measured 2026-11-24). Not in CI; `millinet study spep-emulation --quick` (80 runs,
@@ -155,7 +159,7 @@ study-web: build
 
 # Every full study of the simulator, then one page linking them all (runs/index.html); the web
 # study runs the emulator (root): `make study-web` on its own.
-studies: study study-train study-mptcp study-e2e study-lower-layer study-urban study-spep-emulation
+studies: study study-train study-mptcp study-e2e study-lower-layer study-urban study-multiflow study-spep-emulation
 	$(BIN)/millinet studies --index runs
 
 # Issue 7's figures in one run (BENCHMARKS.md): speed against ns-3 on the dumbbell, real time

@@ -517,6 +517,7 @@ STUDY_DESCRIPTIONS = {
     "lower-layer": "Link-level retransmissions (§6): RLC AM/UM x HARQ on/off x remote/edge server, long flows and downloads",
     "milliproxy": "The milliProxy evaluation (§1): TCP with and without a proxy at the gNB or the edge, and split-TCP",
     "mptcp": "Multipath TCP over mmWave and LTE (§5): 28 GHz + LTE and 28 + 73 GHz, coupled and uncoupled CC",
+    "multiflow": "Several flows per UE, RAPID's setting: CUBIC and BBR on one UE, no proxy, milliProxy (calibrated, bdp) and RAPID",
     "spep-emulation": "Operator split proxies under mmWave-like dynamics (§7): downloads of 1 kB-1 MB with and without a split proxy",
     "train": "The high-speed train (§2): mmWave with an LTE anchor and LTE only, buffers, CCs and MSS 1400/14000",
     "urban": "Dense urban, multi-user (§3): ten UEs on one gNB in LOS, NLOS and indoors, edge and remote servers, four CCs",
@@ -532,7 +533,7 @@ EMULATED_STUDIES = ("milliproxy", "mptcp", "spep-emulation")
 
 @cli.command(name="study")
 @click.argument("name", type=click.Choice(STUDY_NAMES))
-@click.option("--runs", type=click.IntRange(min=1), help="Paired seeds per point [default: milliproxy 50, spep-emulation 20, others 10; --quick: milliproxy 3, spep-emulation 5, others 1].")
+@click.option("--runs", type=click.IntRange(min=1), help="Paired seeds per point [default: milliproxy 50, spep-emulation and multiflow 20, others 10; --quick: milliproxy 30, spep-emulation 5, multiflow 2, others 1].")
 @click.option("--quick", is_flag=True, help="The short variant, under a minute on 2 cores (milliproxy: 4 s runs, under two minutes).")
 @click.option("--cwnd-growth", type=click.Choice(["cwnd-limited", "always"]), help="How the servers' cwnd grows [default: the scenario's, cwnd-limited].")
 @click.option("--tcp-profile", type=click.Choice(["modern", "ns3-2017"]), help="The servers' TCP as a whole (docs/scenario-reference.md, TCP profiles) [default: the scenario's, modern].")

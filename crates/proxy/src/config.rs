@@ -148,7 +148,7 @@ mod tests {
         assert_eq!(cfg(|c| c.telemetry_max_age_ns = 0).to_string(), "telemetry_max_age_ns = 0: must be > 0");
         let e = cfg(|c| c.policy_by_server_port = vec![(443, PolicySpec::new("nope"))]);
         assert_eq!(e, ProxyConfigError::Policy(PolicyError::UnknownPolicy { policy: "nope".into() }));
-        assert_eq!(e.to_string(), "flow-window policy 'nope': unknown; allowed: bdp, static, passthrough, target-queue, calibrated");
+        assert_eq!(e.to_string(), "flow-window policy 'nope': unknown; allowed: bdp, static, passthrough, target-queue, calibrated, rapid");
         assert!(ProxyConfig::default().validate().is_ok());
     }
 }

@@ -9,7 +9,7 @@ use crate::config::ProxyConfig;
 use crate::handshake::{clamp_mss_toward_server, Handshake, SynOptions};
 use crate::offsets::SeqSpace;
 use crate::payload::{PayloadPool, PayloadStore};
-use crate::policy::{FlowWindowPolicy, PolicyInput};
+use crate::policy::{FlowWindowPolicy, PolicyInput, Siblings};
 use crate::rtt::{RttEstimates, RttEstimator};
 use crate::sent::SentLog;
 use crate::stats::ProxyStats;
@@ -25,6 +25,8 @@ pub struct Ctx<'a> {
     pub telemetry: Option<&'a Telemetry>,
     /// The driver's packet buffers (used only if the payload store holds bytes).
     pub pool: &'a mut dyn PayloadPool,
+    /// The UE's other flows.
+    pub siblings: Siblings,
 }
 
 /// Observables of one flow (milliproxy.md §6).
@@ -114,6 +116,18 @@ impl<S: PayloadStore> Instance<S> {
 
     pub fn buffered_bytes(&self) -> u64 {
         self.buffer.payload_bytes()
+    }
+
+    /// This flow as one of its UE's flows: to its siblings' `Siblings`.
+    pub fn as_sibling(&self) -> Siblings {
+        let surplus = self.policy.surplus_bytes();
+        Siblings {
+            flows: 1,
+            outstanding_bytes: self.buffer.payload_bytes(),
+            acked_bytes: self.una,
+            yielding: surplus.is_some() as u32,
+            surplus_bytes: surplus.unwrap_or(0),
+        }
     }
 
     /// FIN/RST completion: both FINs acknowledged, or a reset.
@@ -515,6 +529,8 @@ impl<S: PayloadStore> Instance<S> {
             in_flight_bytes: self.sent.in_flight_bytes(),
             ue_window_bytes: self.ue_window_bytes,
             ue_acked_bytes: self.una,
+            server_bytes: self.server_end,
+            siblings: ctx.siblings,
         };
         self.fw_bytes = self.policy.flow_window_bytes(&input);
     }

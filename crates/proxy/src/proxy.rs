@@ -14,6 +14,7 @@ use crate::flow_table::{Direction, FlowKey};
 use crate::instance::{Ctx, FlowStats, Instance};
 use crate::middlebox::{FlowSample, Middlebox, Summary};
 use crate::payload::{LengthOnly, PayloadPool, PayloadStore};
+use crate::policy::Siblings;
 use crate::stats::ProxyStats;
 
 /// Idle flows are looked for at most this often (removal happens within this of the timeout).
@@ -46,6 +47,11 @@ fn fresh<'a>(
         stats.telemetry_expired += 1;
     }
     None
+}
+
+/// Every flow of `ue` added up: a flow's `Siblings` is this less its own part.
+fn ue_flows<S: PayloadStore>(flows: &BTreeMap<FlowKey, Slot<S>>, ue: Ipv4Addr) -> Siblings {
+    flows.range(FlowKey::range_of_ue(ue)).fold(Siblings::default(), |sum, (_, slot)| sum.plus(&slot.instance.as_sibling()))
 }
 
 struct Slot<S: PayloadStore> {
@@ -205,9 +211,11 @@ impl<S: PayloadStore> Middlebox for Proxy<S> {
             self.pass(packet, out);
             return;
         }
+        let ue_total = ue_flows(&self.flows, *key.ue.ip());
         let Some(slot) = self.flows.get_mut(&key) else { return };
         let telemetry = fresh(&mut self.telemetry, &mut self.stats, &self.cfg, now_ns, key.ue.ip());
-        let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry, pool };
+        let siblings = ue_total.minus(&slot.instance.as_sibling());
+        let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry, pool, siblings };
         match direction {
             Direction::FromServer => slot.instance.on_server_packet(now_ns, packet, &hdr, &mut ctx, out),
             Direction::FromUe => slot.instance.on_ue_packet(now_ns, packet, &hdr, &mut ctx, out),
@@ -228,8 +236,10 @@ impl<S: PayloadStore> Middlebox for Proxy<S> {
         }
         self.stats.telemetry_applied += 1;
         let telemetry = self.telemetry.get(&ue).map(|t| &t.record);
+        let ue_total = ue_flows(&self.flows, ue);
         for (&key, slot) in self.flows.range_mut(FlowKey::range_of_ue(ue)) {
-            let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry, pool: &mut *pool };
+            let siblings = ue_total.minus(&slot.instance.as_sibling());
+            let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry, pool: &mut *pool, siblings };
             slot.instance.on_tick(now_ns, &mut ctx, out);
             Self::arm_rto(&self.cfg, &mut self.rto_deadlines, key, slot);
         }
@@ -237,10 +247,12 @@ impl<S: PayloadStore> Middlebox for Proxy<S> {
 
     fn on_timeout(&mut self, now_ns: u64, pool: &mut dyn PayloadPool, out: &mut Vec<Packet>) {
         while let Some(key) = self.rto_deadlines.pop_due(now_ns) {
+            let ue_total = ue_flows(&self.flows, *key.ue.ip());
             if let Some(slot) = self.flows.get_mut(&key) {
                 slot.armed_rto_ns = None;
                 let telemetry = fresh(&mut self.telemetry, &mut self.stats, &self.cfg, now_ns, key.ue.ip());
-                let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry, pool: &mut *pool };
+                let siblings = ue_total.minus(&slot.instance.as_sibling());
+                let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry, pool: &mut *pool, siblings };
                 slot.instance.on_tick(now_ns, &mut ctx, out);
                 Self::arm_rto(&self.cfg, &mut self.rto_deadlines, key, slot);
             }

@@ -1,9 +1,10 @@
 //! `bdp`, the published milliProxy policy (milliproxy.md §4): FW = start value until the
 //! first RTT estimate, then floor(RTT_min · R_e / 8), minus 2·B when the RLC buffer B
-//! exceeds a threshold, never below 0. Without fresh telemetry (none yet, or the latest has
-//! expired) there is no R_e to trust: FW is then the UE's own window (passthrough).
+//! exceeds a threshold, never below 0: the UE's window, shared among its flows
+//! (`flow_share`). Without fresh telemetry (none yet, or the latest has expired) there is no
+//! R_e to trust: FW is then the UE's own window (passthrough).
 
-use super::{FlowWindowPolicy, Params, PolicyInput};
+use super::{flow_share, FlowWindowPolicy, Params, PolicyInput};
 use crate::error::PolicyError;
 
 pub(super) const DEFAULT_START_BYTES: u64 = 400_000_000;
@@ -35,11 +36,8 @@ impl FlowWindowPolicy for Bdp {
         // Whole bits per second (saturating): the rate the policy was specified and tested with.
         let rate_bps = telemetry.rate_bps as u64;
         let bdp = (rtt_min_ns as u128 * rate_bps as u128 / (8 * NS_PER_S)).min(u64::MAX as u128) as u64;
-        if telemetry.rlc_bytes > self.threshold_bytes {
-            bdp.saturating_sub(2 * telemetry.rlc_bytes)
-        } else {
-            bdp
-        }
+        let ue_window = if telemetry.rlc_bytes > self.threshold_bytes { bdp.saturating_sub(2 * telemetry.rlc_bytes) } else { bdp };
+        flow_share(ue_window, &input.siblings)
     }
 }
 

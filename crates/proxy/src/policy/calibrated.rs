@@ -26,12 +26,14 @@
 //! keeps the buffer below Q*/2 once the channel is back, and no interval is busy enough to
 //! raise it (docs/proxy.md: BBR seed 24 at D_RS 20 ms held FW at half the BDP for 5 s). With
 //! it, each interval delivers what FW allows, about η·R_e·(1 + d*/RTT_min), and η climbs until
-//! the queue builds and busy intervals calibrate it again. The UE's acknowledged bytes are this
-//! flow's: with several flows on one UE, B counts them all and η would be underestimated.
+//! the queue builds and busy intervals calibrate it again. The acknowledged bytes are the
+//! UE's, every flow of it (this one's and its siblings'), as R_e and B are; the window is
+//! the UE's, shared among its flows (`flow_share`). A sibling that closes takes its bytes out
+//! of the sum: the interval it closes in reads low once.
 
 use super::bdp::DEFAULT_START_BYTES;
 use super::target_queue::{queue_steering_window, TargetDelay, DEFAULT_GAIN};
-use super::{FlowWindowPolicy, Params, PolicyInput};
+use super::{flow_share, FlowWindowPolicy, Params, PolicyInput};
 use crate::error::PolicyError;
 
 const DEFAULT_INTERVAL_S: f64 = 0.010;
@@ -130,11 +132,16 @@ impl FlowWindowPolicy for Calibrated {
         let target_delay_s = self.target.seconds(input.rtt.min_ns);
         let target_bytes = self.efficiency * rate_bps / 8.0 * target_delay_s;
         let in_reach = !telemetry.outage && rate_bps > 0.0;
-        self.measure(input.now_ns, input.ue_acked_bytes, rate_bps, in_reach, in_reach && telemetry.rlc_bytes as f64 >= target_bytes / 2.0);
+        // The UE's delivery: every flow of it counts, as R_e and B are the UE's.
+        let ue_acked_bytes = input.ue_acked_bytes + input.siblings.acked_bytes;
+        self.measure(input.now_ns, ue_acked_bytes, rate_bps, in_reach, in_reach && telemetry.rlc_bytes as f64 >= target_bytes / 2.0);
         let Some(rtt_min_ns) = input.rtt.min_ns else {
             return self.start_bytes;
         };
-        queue_steering_window(rtt_min_ns, self.efficiency * rate_bps, telemetry.rlc_bytes, target_delay_s, self.gain)
+        flow_share(
+            queue_steering_window(rtt_min_ns, self.efficiency * rate_bps, telemetry.rlc_bytes, target_delay_s, self.gain),
+            &input.siblings,
+        )
     }
 }
 

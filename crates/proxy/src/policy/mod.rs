@@ -4,6 +4,7 @@
 mod bdp;
 mod calibrated;
 mod passthrough;
+mod rapid;
 mod static_fw;
 mod target_queue;
 
@@ -28,11 +29,72 @@ pub struct PolicyInput<'a> {
     pub ue_window_bytes: u64,
     /// Bytes of the flow the UE has acknowledged so far (a stream offset).
     pub ue_acked_bytes: u64,
+    /// Bytes of the flow received from the server so far (the offset past the highest).
+    pub server_bytes: u64,
+    /// The UE's other flows.
+    pub siblings: Siblings,
+}
+
+/// What a flow's policy sees of the other flows of its UE, which share its RLC buffer, its
+/// rate and its telemetry record (docs/proxy.md, "Several flows per UE").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Siblings {
+    /// The UE's other flows with a proxy instance.
+    pub flows: u32,
+    /// Their server bytes held by the proxy, not yet acknowledged by the UE.
+    pub outstanding_bytes: u64,
+    /// Bytes the UE has acknowledged on them.
+    pub acked_bytes: u64,
+    /// Of them, the flows whose policy yields part of its share
+    /// (`FlowWindowPolicy::surplus_bytes`), and the bytes they yield together.
+    pub yielding: u32,
+    pub surplus_bytes: u64,
+}
+
+impl Siblings {
+    pub fn plus(&self, other: &Siblings) -> Siblings {
+        Siblings {
+            flows: self.flows + other.flows,
+            outstanding_bytes: self.outstanding_bytes + other.outstanding_bytes,
+            acked_bytes: self.acked_bytes + other.acked_bytes,
+            yielding: self.yielding + other.yielding,
+            surplus_bytes: self.surplus_bytes + other.surplus_bytes,
+        }
+    }
+
+    /// The sum less one of its terms.
+    pub fn minus(&self, part: &Siblings) -> Siblings {
+        Siblings {
+            flows: self.flows - part.flows,
+            outstanding_bytes: self.outstanding_bytes - part.outstanding_bytes,
+            acked_bytes: self.acked_bytes - part.acked_bytes,
+            yielding: self.yielding - part.yielding,
+            surplus_bytes: self.surplus_bytes - part.surplus_bytes,
+        }
+    }
+}
+
+/// A UE's window (what all its flows together may have outstanding: the policies compute it
+/// from the UE's rate, RTT and RLC queue, which the flows share) as one flow's: an equal share
+/// at least, and whatever the other flows leave unused, max(W / n, W − their outstanding
+/// bytes). Backlogged flows get equal windows whatever their congestion controls, so no flow
+/// takes another's room in the shared RLC queue (CUBIC would, over BBR); a flow that cannot
+/// use its share (application-limited, in slow start) leaves it to the others. With one flow
+/// it is W.
+pub fn flow_share(ue_window_bytes: u64, siblings: &Siblings) -> u64 {
+    let equal = ue_window_bytes / (u64::from(siblings.flows) + 1);
+    equal.max(ue_window_bytes.saturating_sub(siblings.outstanding_bytes))
 }
 
 /// Computes the flow window FW in bytes; 0 is legal (the server then probes a zero window).
 pub trait FlowWindowPolicy: Send {
     fn flow_window_bytes(&mut self, input: &PolicyInput) -> u64;
+
+    /// Bytes of its share this flow leaves to the UE's other flows, if it yields any
+    /// (`rapid`'s slow flows); `Siblings::surplus_bytes` adds them up.
+    fn surplus_bytes(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A policy selected by name with numeric parameters, e.g. `bdp` with
@@ -108,6 +170,7 @@ pub const REGISTRY: &[(&str, Constructor)] = &[
     ("passthrough", passthrough::build),
     ("target-queue", target_queue::build),
     ("calibrated", calibrated::build),
+    ("rapid", rapid::build),
 ];
 
 /// What the policies' unit tests feed them.
@@ -127,6 +190,8 @@ mod testing {
             in_flight_bytes: 0,
             ue_window_bytes: 1 << 30,
             ue_acked_bytes: 0,
+            server_bytes: 0,
+            siblings: super::Siblings::default(),
         }
     }
 }
@@ -136,10 +201,36 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_ues_window_is_shared_equally_or_left_to_whoever_can_use_it() {
+        let w = 1_000_000;
+        let others = |flows, outstanding_bytes| Siblings { flows, outstanding_bytes, ..Siblings::default() };
+        // Alone: the whole window.
+        assert_eq!(flow_share(w, &Siblings::default()), w);
+        // One other flow using none of it: all of it; using 300 000: the remaining 700 000;
+        // using 900 000: still the equal half.
+        assert_eq!(flow_share(w, &others(1, 0)), w);
+        assert_eq!(flow_share(w, &others(1, 300_000)), 700_000);
+        assert_eq!(flow_share(w, &others(1, 900_000)), 500_000);
+        // Three others holding 2 MB between them: a quarter.
+        assert_eq!(flow_share(w, &others(3, 2_000_000)), 250_000);
+        // Two backlogged flows that each hold what they are given settle at equal halves:
+        // from any split, each update moves the window toward W / 2.
+        let (mut a, mut b) = (900_000u64, 100_000u64);
+        for _ in 0..4 {
+            (a, b) = (flow_share(w, &others(1, b)), flow_share(w, &others(1, a)));
+        }
+        assert!(a.abs_diff(500_000) <= 1 && b.abs_diff(500_000) <= 1, "{a} {b}");
+        // A sum and its parts.
+        let x = Siblings { flows: 1, outstanding_bytes: 5, acked_bytes: 7, yielding: 1, surplus_bytes: 3 };
+        let y = Siblings { flows: 1, outstanding_bytes: 2, acked_bytes: 1, yielding: 0, surplus_bytes: 0 };
+        assert_eq!(x.plus(&y).minus(&y), x);
+    }
+
+    #[test]
     fn unknown_names_and_parameters_are_clear_errors() {
         let e = PolicySpec::new("bbr").build().err().unwrap();
         assert_eq!(e, PolicyError::UnknownPolicy { policy: "bbr".into() });
-        assert_eq!(e.to_string(), "flow-window policy 'bbr': unknown; allowed: bdp, static, passthrough, target-queue, calibrated");
+        assert_eq!(e.to_string(), "flow-window policy 'bbr': unknown; allowed: bdp, static, passthrough, target-queue, calibrated, rapid");
         let e = PolicySpec::new("bdp").with("thresh", 1.0).build().err().unwrap();
         assert!(matches!(&e, PolicyError::UnknownParameter { parameter, .. } if parameter == "thresh"), "{e:?}");
         assert_eq!(e.to_string(), "flow-window policy 'bdp': unknown parameter 'thresh'; allowed: start_bytes, threshold_bytes");

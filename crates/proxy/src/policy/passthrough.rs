@@ -19,22 +19,14 @@ impl FlowWindowPolicy for Passthrough {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::input;
     use super::super::PolicySpec;
-    use super::*;
-    use crate::rtt::RttEstimates;
 
     #[test]
     fn follows_the_ue_window() {
         let mut p = PolicySpec::new("passthrough").build().unwrap();
-        let input = PolicyInput {
-            now_ns: 0,
-            telemetry: None,
-            rtt: RttEstimates { min_ns: Some(1), ..RttEstimates::default() },
-            buffered_bytes: 0,
-            in_flight_bytes: 0,
-            ue_window_bytes: 77_000,
-            ue_acked_bytes: 0,
-        };
-        assert_eq!(p.flow_window_bytes(&input), 77_000);
+        let mut i = input(Some(1), None);
+        i.ue_window_bytes = 77_000;
+        assert_eq!(p.flow_window_bytes(&i), 77_000);
     }
 }

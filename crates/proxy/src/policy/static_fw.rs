@@ -20,22 +20,17 @@ impl FlowWindowPolicy for StaticFw {
 
 #[cfg(test)]
 mod tests {
-    use super::super::PolicySpec;
-    use super::*;
-    use crate::rtt::RttEstimates;
+    use super::super::testing::input;
+    use super::super::{PolicySpec, Siblings};
 
     #[test]
     fn fixed() {
         let mut p = PolicySpec::new("static").with("fw_bytes", 123_456.0).build().unwrap();
-        let input = PolicyInput {
-            now_ns: 5,
-            telemetry: None,
-            rtt: RttEstimates::default(),
-            buffered_bytes: 9,
-            in_flight_bytes: 9,
-            ue_window_bytes: 9,
-            ue_acked_bytes: 0,
-        };
-        assert_eq!(p.flow_window_bytes(&input), 123_456);
+        let mut i = input(None, None);
+        (i.buffered_bytes, i.in_flight_bytes, i.ue_window_bytes) = (9, 9, 9);
+        assert_eq!(p.flow_window_bytes(&i), 123_456);
+        // Fixed for each flow, however many the UE has.
+        i.siblings = Siblings { flows: 3, outstanding_bytes: 1_000_000, ..Siblings::default() };
+        assert_eq!(p.flow_window_bytes(&i), 123_456);
     }
 }

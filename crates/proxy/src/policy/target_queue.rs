@@ -14,11 +14,12 @@
 //! byte of queue above Q* takes g bytes off the window, so the queue settles where the surplus
 //! of the estimate is absorbed, B = Q* + (BDP − true BDP) / (1 + g), and Q* keeps the radio fed
 //! when the rate rises. A gain below 1 keeps the loop, which sees B one RTT late, from
-//! overcorrecting. Without an RTT estimate FW is the start value; without fresh telemetry the
+//! overcorrecting. The window is the UE's, shared among its flows (`flow_share`): R_e, B and
+//! Q* are the UE's. Without an RTT estimate FW is the start value; without fresh telemetry the
 //! UE's own window (as `bdp`). In outage R_e = 0: FW = 0, the server probes the zero window.
 
 use super::bdp::DEFAULT_START_BYTES;
-use super::{FlowWindowPolicy, Params, PolicyInput};
+use super::{flow_share, FlowWindowPolicy, Params, PolicyInput};
 use crate::error::PolicyError;
 
 /// d_min, f and g as the milliproxy study validated them for `calibrated` over its full grid
@@ -74,7 +75,7 @@ impl FlowWindowPolicy for TargetQueue {
             return input.ue_window_bytes;
         };
         let target_delay_s = self.target.seconds(Some(rtt_min_ns));
-        queue_steering_window(rtt_min_ns, telemetry.rate_bps, telemetry.rlc_bytes, target_delay_s, self.gain)
+        flow_share(queue_steering_window(rtt_min_ns, telemetry.rate_bps, telemetry.rlc_bytes, target_delay_s, self.gain), &input.siblings)
     }
 }
 
