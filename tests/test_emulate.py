@@ -159,6 +159,23 @@ def test_milliproxy_in_the_link_reports_what_the_simulator_reports(tmp_path):
     assert (proxy["fw_bytes"] > 0).any()
 
 
+def test_milliproxy_at_the_full_rate_cell_agrees_with_the_simulator_and_says_how_late_its_link_was(tmp_path):
+    """The study's 1 GHz cell (3.2 Gbit/s peak) with kernel CUBIC through milliProxy at the gNB
+    under the default policy, one relayed ACK per four segments as `millinet study milliproxy
+    --emulate` runs it (docs/validation.md): goodput and RAN latency as the simulator's on the
+    same seed, and the summary says how late the link ran."""
+    overrides = {"duration_s": 6.0, "proxy.node": "gnb", "proxy.segments_per_relayed_ack": 4, "flows.0.cc": "cubic", "links.0.delay_s": 0.005}
+    emulated = millinet.emulate("milliproxy", overrides=overrides, out=tmp_path / "emulated")
+    simulated = millinet.run("milliproxy", overrides=overrides, out=tmp_path / "simulated")
+    link = emulated.summary["emulator"]
+    assert link["max_lateness_ms"] >= 0 and link["frames_over_1ms_late"] >= 0
+    e, s = emulated.summary["flows"][0], simulated.summary["flows"][0]
+    assert e["payload_intact"] is True and e["goodput_bps"] > 1.5e9, e["goodput_bps"]
+    assert abs(e["goodput_bps"] / s["goodput_bps"] - 1) < 0.10, (e["goodput_bps"], s["goodput_bps"], link)
+    e_ran, s_ran = emulated.summary["ues"][0]["ran_latency_ms"]["mean"], simulated.summary["ues"][0]["ran_latency_ms"]["mean"]
+    assert abs(e_ran / s_ran - 1) < 0.30, (e_ran, s_ran, link)
+
+
 def test_milliproxy_carries_both_subflows_of_a_kernel_mptcp_connection():
     """milliProxy at the PGW on a kernel MP-TCP download: it takes both subflows (one flow
     each), and both carry data to the end: its merged segments never reach past the DSS
