@@ -1,11 +1,13 @@
 //! The daemon's packet path (`millinet_proxyd::Datapath`) fed raw IPv4 datagrams as NFQUEUE
 //! hands them over — well-formed segments of a few flows both ways, damaged ones (truncated,
 //! a flipped byte), arbitrary bytes, GSO packets, unverifiable (partial) checksums — with
-//! telemetry datagrams (well-formed, stale or arbitrary) and time, under a small flow limit.
+//! telemetry datagrams (well-formed, stale or arbitrary), sealed ones (authentic, replayed,
+//! altered or arbitrary) and time, under small flow and UE limits.
 
 use arbitrary::{Arbitrary, Unstructured};
 use millinet_proxyd::{ChecksumState, DaemonConfig, Datapath, Emitted, Input, Ipv4Network, Toward};
 use millinet_scenario::ProxySpec;
+use millinet_wire::{Sealed, TelemetryKey};
 
 use crate::proxy::{flow_key, segment, Segment, TelemetryOp, FLOWS};
 
@@ -18,6 +20,7 @@ const MAX_PAYLOAD_BYTES: u16 = 9000;
 struct DatapathInput {
     isns: [(u32, u32); FLOWS],
     max_flows: u8,
+    max_ues: u8,
     policy: u8,
     mss2_bytes: u16,
     ops: Vec<Op>,
@@ -42,6 +45,16 @@ enum Op {
         age_ms: u16,
     },
     TelemetryRaw(Vec<u8>),
+    /// A record sealed under the datapath's key by one of a few publishers, sampled `age_ms`
+    /// ago, with one byte flipped if `flip` is given.
+    Sealed {
+        report: TelemetryOp,
+        age_ms: u16,
+        publisher: u8,
+        sequence: u8,
+        flip: Option<(u8, u8)>,
+    },
+    SealedRaw(Vec<u8>),
     /// Time passes (µs); due timers fire.
     Wait(u16),
 }
@@ -62,19 +75,25 @@ enum Damage {
 
 /// No panic; every datagram made is well-formed with correct checksums (millinet_wire::parse
 /// verifies them) and goes toward the side its destination is on; an input is either let go
-/// unchanged or replaced, never both; flows ≤ `max_flows`; nothing fails to serialise.
+/// unchanged or replaced, never both; flows ≤ `max_flows`, UEs with telemetry ≤ `max_ues`;
+/// nothing fails to serialise; a sealed record with a wrong tag or a sequence number its
+/// publisher has passed is counted and never reaches the core.
 pub fn proxyd_datapath(data: &[u8]) {
     let Ok(input) = DatapathInput::arbitrary_take_rest(Unstructured::new(data)) else { return };
-    let policy = ["bdp", "static", "passthrough", "target-queue", "calibrated"][usize::from(input.policy % 5)];
+    let policy = ["bdp", "static", "passthrough", "target-queue", "calibrated", "rapid"][usize::from(input.policy % 6)];
     let spec = ProxySpec {
         policy: policy.to_string(),
         max_flows: u32::from(input.max_flows % 4) + 1,
+        max_ues: u32::from(input.max_ues % 2) + 1,
         mss2_bytes: u32::from(input.mss2_bytes).clamp(1400, 65_000),
         ..ProxySpec::default()
     };
-    let max_flows = spec.max_flows as usize;
+    let (max_flows, max_ues) = (spec.max_flows as usize, u64::from(spec.max_ues));
     let proxy = DaemonConfig::from_spec(spec).build(None).expect("a valid configuration");
-    let mut datapath = Datapath::new(proxy, vec![UE_NET]);
+    let key = TelemetryKey::new(&[0x5a; 32]).expect("32 bytes");
+    let mut datapath = Datapath::new(proxy, vec![UE_NET]).with_telemetry_key(key.clone());
+    // The highest sequence number accepted per publisher (the guard remembers all four).
+    let mut highest: [Option<u64>; 4] = [None; 4];
     let mut now_ns = 1_000_000_000u64;
     let mut wire = vec![0u8; 1 << 16];
     for op in &input.ops {
@@ -113,6 +132,29 @@ pub fn proxyd_datapath(data: &[u8]) {
                 datapath.on_telemetry(now_ns, &record.encode(ue), &mut check);
             }
             Op::TelemetryRaw(bytes) => datapath.on_telemetry(now_ns, bytes, &mut check),
+            Op::Sealed { report, age_ms, publisher, sequence, flip } => {
+                let (ue, record) = report.record(now_ns.saturating_sub(u64::from(*age_ms) * 1_000_000));
+                let (publisher, sequence) = (u32::from(publisher % 4), u64::from(*sequence));
+                let mut datagram = Sealed { publisher, sequence, ue, record }.seal(&key);
+                if let Some((at, xor)) = flip.filter(|(_, xor)| *xor != 0) {
+                    datagram[usize::from(at) % datagram.len()] ^= xor;
+                }
+                let before = datapath.stats;
+                // The clocks agree: CLOCK_REALTIME is the datapath's clock here.
+                datapath.on_sealed_telemetry(now_ns, 0, &datagram, &mut check);
+                let after = datapath.stats;
+                let last = &mut highest[publisher as usize];
+                if flip.is_some_and(|(_, xor)| xor != 0) {
+                    assert_eq!(after.telemetry_received, before.telemetry_received, "an altered sealed record was applied");
+                } else if last.is_some_and(|h| sequence <= h) {
+                    assert_eq!(after.telemetry_replayed, before.telemetry_replayed + 1, "a replay was not counted");
+                    assert_eq!(after.telemetry_received, before.telemetry_received, "a replayed record was applied");
+                } else {
+                    assert_eq!(after.telemetry_received, before.telemetry_received + 1, "an authentic new record was refused");
+                    *last = Some(sequence);
+                }
+            }
+            Op::SealedRaw(bytes) => datapath.on_sealed_telemetry(now_ns, 0, bytes, &mut check),
             &Op::Wait(us) => {
                 now_ns += u64::from(us) * 1_000;
                 datapath.on_timeout(now_ns, &mut check);
@@ -120,6 +162,8 @@ pub fn proxyd_datapath(data: &[u8]) {
         }
         assert!(originals == 0 || (originals == 1 && made == 0), "{originals} originals and {made} datagrams made for one input");
         assert!(datapath.proxy().flow_samples(now_ns).len() <= max_flows, "more flows than max_flows = {max_flows}");
+        let ues = datapath.proxy().summary().gauges.iter().find(|(name, _)| *name == "telemetry_ues").map_or(0, |g| g.1);
+        assert!(ues <= max_ues, "{ues} UEs' telemetry held, more than max_ues = {max_ues}");
         assert_eq!(datapath.stats.emit_failures, 0, "a datagram of the core could not be serialised");
     }
 }
