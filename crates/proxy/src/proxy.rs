@@ -58,6 +58,9 @@ struct Slot<S: PayloadStore> {
     instance: Instance<S>,
     /// The local-RTO deadline registered in `Proxy::rto_deadlines`.
     armed_rto_ns: Option<u64>,
+    /// The other flows of its UE, recounted when a flow of the UE comes or goes: a flow alone
+    /// on its UE (the common case) skips summing its siblings on every packet.
+    sibling_flows: usize,
 }
 
 pub struct Proxy<S: PayloadStore = LengthOnly> {
@@ -132,7 +135,8 @@ impl<S: PayloadStore> Proxy<S> {
         }
         // Validated in `new`: a failure here cannot happen, and would only mean no instance.
         let Ok(policy) = self.cfg.policy_for(key.server.port()).build() else { return false };
-        self.flows.insert(key, Slot { instance: Instance::new(policy, &self.cfg, now_ns), armed_rto_ns: None });
+        self.flows.insert(key, Slot { instance: Instance::new(policy, &self.cfg, now_ns), armed_rto_ns: None, sibling_flows: 0 });
+        self.recount_siblings(*key.ue.ip());
         self.stats.flows_created += 1;
         self.next_idle_sweep_ns.get_or_insert(now_ns + self.cfg.idle_timeout_ns);
         true
@@ -142,9 +146,26 @@ impl<S: PayloadStore> Proxy<S> {
         if let Some(mut slot) = self.flows.remove(&key) {
             self.stats.buffer_bytes -= slot.instance.buffered_bytes();
             self.rto_deadlines.rearm(key, &mut slot.armed_rto_ns, None);
+            self.recount_siblings(*key.ue.ip());
         }
         if self.flows.is_empty() {
             self.next_idle_sweep_ns = None;
+        }
+    }
+
+    fn recount_siblings(&mut self, ue: Ipv4Addr) {
+        let flows = self.flows.range(FlowKey::range_of_ue(ue)).count();
+        for (_, slot) in self.flows.range_mut(FlowKey::range_of_ue(ue)) {
+            slot.sibling_flows = flows - 1;
+        }
+    }
+
+    /// The `Siblings` of `key`'s flow: its UE's flows summed, less its own; none (and no scan
+    /// of the UE's range of the table) while it is alone on its UE.
+    fn siblings_of(&self, key: &FlowKey) -> Siblings {
+        match self.flows.get(key) {
+            Some(slot) if slot.sibling_flows > 0 => ue_flows(&self.flows, *key.ue.ip()).minus(&slot.instance.as_sibling()),
+            _ => Siblings::default(),
         }
     }
 
@@ -207,14 +228,19 @@ impl<S: PayloadStore> Middlebox for Proxy<S> {
             return;
         };
         let key = FlowKey::of(&packet, direction);
-        if !self.flows.contains_key(&key) && !self.try_create(now_ns, key, &hdr.flags) {
-            self.pass(packet, out);
-            return;
-        }
-        let ue_total = ue_flows(&self.flows, *key.ue.ip());
+        // One lookup tells whether the flow is known and alone on its UE, as the packet path
+        // looked it up before siblings existed.
+        let alone = match self.flows.get(&key).map(|slot| slot.sibling_flows == 0) {
+            Some(alone) => alone,
+            None if self.try_create(now_ns, key, &hdr.flags) => false,
+            None => {
+                self.pass(packet, out);
+                return;
+            }
+        };
+        let siblings = if alone { Siblings::default() } else { self.siblings_of(&key) };
         let Some(slot) = self.flows.get_mut(&key) else { return };
         let telemetry = fresh(&mut self.telemetry, &mut self.stats, &self.cfg, now_ns, key.ue.ip());
-        let siblings = ue_total.minus(&slot.instance.as_sibling());
         let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry, pool, siblings };
         match direction {
             Direction::FromServer => slot.instance.on_server_packet(now_ns, packet, &hdr, &mut ctx, out),
@@ -247,11 +273,10 @@ impl<S: PayloadStore> Middlebox for Proxy<S> {
 
     fn on_timeout(&mut self, now_ns: u64, pool: &mut dyn PayloadPool, out: &mut Vec<Packet>) {
         while let Some(key) = self.rto_deadlines.pop_due(now_ns) {
-            let ue_total = ue_flows(&self.flows, *key.ue.ip());
+            let siblings = self.siblings_of(&key);
             if let Some(slot) = self.flows.get_mut(&key) {
                 slot.armed_rto_ns = None;
                 let telemetry = fresh(&mut self.telemetry, &mut self.stats, &self.cfg, now_ns, key.ue.ip());
-                let siblings = ue_total.minus(&slot.instance.as_sibling());
                 let mut ctx = Ctx { cfg: &self.cfg, stats: &mut self.stats, telemetry, pool: &mut *pool, siblings };
                 slot.instance.on_tick(now_ns, &mut ctx, out);
                 Self::arm_rto(&self.cfg, &mut self.rto_deadlines, key, slot);
