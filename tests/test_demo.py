@@ -76,3 +76,6 @@ def test_the_verdict_words_latency_that_rises_and_falls():
     assert lines[2] == "At least 0.98 of the goodput at every point: b; below it somewhere: a."
     assert lines[3] == "95% intervals over 5 paired seeds: every goodput ratio within ±1.0% of itself, every RAN latency ratio within ±20.0%."
     assert verdict([]) == ["No paired runs: no verdict."]
+    # One seed per point: no interval to report, said so rather than as "±nan%".
+    single = {**point("a", 0.9, 2.0), "pairs": 1, "goodput_ratio_ci": [float("nan")] * 2, "latency_ratio_ci": [float("nan")] * 2}
+    assert verdict([single])[-1] == "No 95% intervals: 1 paired seed(s) per point."

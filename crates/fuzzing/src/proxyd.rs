@@ -136,7 +136,8 @@ pub fn proxyd_datapath(data: &[u8]) {
                 let (ue, record) = report.record(now_ns.saturating_sub(u64::from(*age_ms) * 1_000_000));
                 let (publisher, sequence) = (u32::from(publisher % 4), u64::from(*sequence));
                 let mut datagram = Sealed { publisher, sequence, ue, record }.seal(&key);
-                if let Some((at, xor)) = flip.filter(|(_, xor)| *xor != 0) {
+                let altered = flip.filter(|(_, xor)| *xor != 0);
+                if let Some((at, xor)) = altered {
                     datagram[usize::from(at) % datagram.len()] ^= xor;
                 }
                 let before = datapath.stats;
@@ -144,7 +145,7 @@ pub fn proxyd_datapath(data: &[u8]) {
                 datapath.on_sealed_telemetry(now_ns, 0, &datagram, &mut check);
                 let after = datapath.stats;
                 let last = &mut highest[publisher as usize];
-                if flip.is_some_and(|(_, xor)| xor != 0) {
+                if altered.is_some() {
                     assert_eq!(after.telemetry_received, before.telemetry_received, "an altered sealed record was applied");
                 } else if last.is_some_and(|h| sequence <= h) {
                     assert_eq!(after.telemetry_replayed, before.telemetry_replayed + 1, "a replay was not counted");

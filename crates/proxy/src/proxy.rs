@@ -200,11 +200,6 @@ impl<S: PayloadStore> Proxy<S> {
         true
     }
 
-    /// UEs whose telemetry record is held (at most `max_ues`).
-    pub fn telemetry_ues(&self) -> usize {
-        self.telemetry.len()
-    }
-
     /// Removes flows idle for `idle_timeout_ns` (O(flows), at most once per second).
     fn sweep_idle(&mut self, now_ns: u64) {
         let idle = self.cfg.idle_timeout_ns;

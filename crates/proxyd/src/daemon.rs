@@ -147,9 +147,12 @@ impl Daemon {
         let mut fds =
             vec![poll_fd(self.control.signals.as_raw_fd()), poll_fd(self.queue.fd()), poll_fd(self.control.metrics_wake.as_raw_fd())];
         // The telemetry sockets' places in `fds`, where there are any.
-        let mut at = |fd: Option<i32>| fd.map(|fd| (fds.push(poll_fd(fd)), fds.len() - 1).1);
-        let unix_at = at(self.telemetry.as_ref().map(|t| t.socket.as_raw_fd()));
-        let sealed_at = at(self.sealed.as_ref().map(|t| t.socket.as_raw_fd()));
+        let mut push = |fd: i32| {
+            fds.push(poll_fd(fd));
+            fds.len() - 1
+        };
+        let unix_at = self.telemetry.as_ref().map(|t| push(t.socket.as_raw_fd()));
+        let sealed_at = self.sealed.as_ref().map(|t| push(t.socket.as_raw_fd()));
         loop {
             let now = monotonic_ns();
             self.on_time(now);

@@ -44,7 +44,7 @@ GOODPUT_GOAL = 0.98
 
 def run(out: Path, options: Options) -> StudyResult:
     """Runs the study (what the store lacks) and writes its results into `out`;
-    `options.runs` paired seeds per point, default 50 (quick 3)."""
+    `options.runs` paired seeds per point, default 50 (quick 30)."""
     out = Path(out)
     policies = list(options.policies or DEFAULT_POLICIES)
     sweep_file = out / f"{options.sweep}-policies.toml"
@@ -116,10 +116,12 @@ def verdict(points: list[dict]) -> list[str]:
     )
     paired = [p for group in arms.values() for p in group]
     pairs = sorted({p["pairs"] for p in paired})
-    lines.append(
-        f"95% intervals over {pairs[0] if len(pairs) == 1 else f'{pairs[0]}–{pairs[-1]}'} paired seeds: every goodput ratio within "
-        f"±{_widest(paired, 'goodput_ratio'):.1f}% of itself, every RAN latency ratio within ±{_widest(paired, 'latency_ratio'):.1f}%."
-    )
+    seeds = pairs[0] if len(pairs) == 1 else f"{pairs[0]}–{pairs[-1]}"
+    goodput, latency = _widest(paired, "goodput_ratio"), _widest(paired, "latency_ratio")
+    if math.isnan(goodput) or math.isnan(latency):
+        lines.append(f"No 95% intervals: {seeds} paired seed(s) per point.")
+    else:
+        lines.append(f"95% intervals over {seeds} paired seeds: every goodput ratio within ±{goodput:.1f}% of itself, every RAN latency ratio within ±{latency:.1f}%.")
     return lines
 
 
@@ -281,6 +283,8 @@ def _example_runs(frame: pd.DataFrame) -> dict[str, str]:
     lowest seed) without a proxy and with milliProxy at the gNB under each policy: the
     time-series panels compare them."""
     ok = frame[(frame["status"] == "ok") & (frame["seed"] == frame["seed"].min())]
+    if ok.empty:
+        return {}
     ok = ok[ok[CC] == min(ok[CC])]
     ok = ok[(ok[D_RS] == ok[D_RS].max()) & (ok[B_RLC] == ok[B_RLC].max())]
     arms = [BASELINE_ARM, *sorted(arm for arm in ok["arm"].unique() if arm == "gnb" or arm.startswith("gnb-"))]
