@@ -39,7 +39,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build bpf test demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-multiflow study-spep-emulation study-web studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd bench-proxyd-churn parity crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build bpf test docs demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-multiflow study-spep-emulation study-web studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd bench-proxyd-churn parity crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -98,6 +98,14 @@ test: deps build bpf
 	if [ $$status -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$status
 
+# The documentation site (docsite/mkdocs.yml): docs/, the README as its home page, BENCHMARKS.md
+# and a CLI reference generated from the CLI (hence `build`), into target/site. DOCS_BUILD is
+# also what tests/test_docs_site.py runs.
+DOCS_BUILD := $(BIN)/mkdocs build --strict -f docsite/mkdocs.yml
+docs: build
+	$(DOCS_BUILD)
+	@echo "docs: open target/site/index.html, or for the search serve it: python3 -m http.server -d target/site"
+
 # The flagship experiment: the milliProxy study, quick variant (about two minutes on 2 cores):
 # CUBIC over the mmWave route without a proxy and with milliProxy at the gNB under its default
 # policy (calibrated) and the published one (bdp), paired on 30 seeds; a verdict and the table
@@ -110,30 +118,30 @@ demo: build
 study: build
 	$(BIN)/millinet study milliproxy --out runs/study-milliproxy
 
-# The full high-speed train study (scenarios.md §2, 800 runs of 60 s, 10 paired seeds per point;
+# The full high-speed train study (docs/studies.md#train, 800 runs of 60 s, 10 paired seeds per point;
 # about 50 minutes on 2 cores: one seed's 80 runs took 5 min 8 s, 596 s of run time on 2 workers).
 # Not in CI; `millinet study train --quick` (24 runs of 20 s, about 30 s) is, in `make test`.
 study-train: build
 	$(BIN)/millinet study train --out runs/study-train
 
-# The full MP-TCP study (scenarios.md §5, 600 runs of 10 s, 10 paired seeds per point).
+# The full MP-TCP study (docs/studies.md#mptcp, 600 runs of 10 s, 10 paired seeds per point).
 # Not in CI; `millinet study mptcp --quick` (15 runs of 3 s, under a minute) is, in `make test`.
 study-mptcp: build
 	$(BIN)/millinet study mptcp --out runs/study-mptcp
 
-# The full end-to-end study (scenarios.md §4, 190 runs: blockers, buildings, outages, drive and
+# The full end-to-end study (docs/studies.md#e2e, 190 runs: blockers, buildings, outages, drive and
 # pedestrian traces, 10 seeds): 204 s on 2 cores (measured, beside two fuzzers at nice 19).
 # Not in CI; `millinet study e2e --quick` (11 runs, about 15 s) is, in `make test`.
 study-e2e: build
 	$(BIN)/millinet study e2e --out runs/study-e2e
 
-# The full link-level retransmission study (scenarios.md §6, 640 runs of 10 s, 10 seeds):
+# The full link-level retransmission study (docs/studies.md#lower-layer, 640 runs of 10 s, 10 seeds):
 # 149 s on 2 cores with the analysis (measured 2026-11-24, beside a cargo build). Not in CI;
 # `millinet study lower-layer --quick` (32 runs of 5 s, about 10 s) is, in `make test`.
 study-lower-layer: build
 	$(BIN)/millinet study lower-layer --out runs/study-lower-layer
 
-# The full dense-urban study (scenarios.md §3, 40 runs of 10 s: ten UEs on one cell, four CCs,
+# The full dense-urban study (docs/studies.md#urban, 40 runs of 10 s: ten UEs on one cell, four CCs,
 # 10 seeds): 164 s on 2 cores with the analysis (measured 2026-11-24, beside a cargo build; a
 # run takes 2.2-3.5 s on one core, BBR the slowest). Not in CI; `millinet study urban --quick`
 # (4 runs of 5 s, about 20 s) is, in `make test`.
@@ -144,7 +152,7 @@ study-urban: build
 study-multiflow: build
 	$(BIN)/millinet study multiflow --out runs/study-multiflow
 
-# The full split-proxy study (scenarios.md §7, 1280 one-file downloads in runs of up to 60 s:
+# The full split-proxy study (docs/studies.md#spep-emulation, 1280 one-file downloads in runs of up to 60 s:
 # LTE and three mmWave λ x proxy or none x near/far server x 4 file sizes, 20 seeds): 40 s
 # on 2 cores with the analysis (measured 2026-11-24). Not in CI; `millinet study spep-emulation --quick` (80 runs,
 # about 10 s) is, in `make test`.

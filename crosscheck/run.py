@@ -1,4 +1,4 @@
-"""Cross-check millinet against ns-3 on the dumbbell (scenarios.md §8, issue 4).
+"""Cross-check millinet against ns-3 on the dumbbell (docs/validation.md#dumbbell, issue 4).
 
     .venv/bin/python crosscheck/run.py                 # the full case table
     .venv/bin/python crosscheck/run.py --rate 1e8 --cc newreno cubic --out runs/crosscheck
@@ -42,7 +42,7 @@ COMPARE_FROM_S = 0.1
 
 NS3_CC = {"newreno": "TcpNewReno", "cubic": "TcpCubic", "highspeed": "TcpHighSpeed", "bbr": "TcpBbr"}
 
-# TCP settings shared by both sides (the dumbbell's flow, transport.md §1 defaults).
+# TCP settings shared by both sides (the dumbbell's flow, docs/models/transport.md §7 defaults).
 TCP = {
     "initial_window_segments": 10,
     "min_rto_s": 0.2,
@@ -101,7 +101,7 @@ def millinet_overrides(case: Case) -> dict[str, object]:
         "links.1.queue_bytes": case.queue_bytes,
         "flows.0.cc": case.cc,
         "flows.0.mss_bytes": case.mss,
-        # ns-3 grows cwnd on every ACK, cwnd-limited or not (scenario-reference.md).
+        # ns-3 grows cwnd on every ACK, cwnd-limited or not (docs/scenario-reference.md).
         "flows.0.cwnd_growth": "always",
         # ns-3 has no undo of a spurious timeout (the drop-tail losses here are real anyway).
         "flows.0.undo_spurious_rto": False,
@@ -145,7 +145,7 @@ def ns3_args(case: Case) -> list[str]:
 
 # (parameter, millinet, ns-3, why they are the same thing)
 MAPPING = [
-    ("topology", "dumbbell scenario: 10 Gbit/s 10 ms, R 1 ms", "3 nodes, 2 PointToPoint links, same rates/delays", "scenarios.md §8"),
+    ("topology", "dumbbell scenario: 10 Gbit/s 10 ms, R 1 ms", "3 nodes, 2 PointToPoint links, same rates/delays", "docs/validation.md#dumbbell"),
     ("bottleneck rate R", "links.1.rate_bps", "--rate (DataRate of both devices)", "ns-3 also counts the 2-byte PPP header: 0.14% less IP rate"),
     ("switching", "links.1.switch_period_s=1, switch_rate_bps=R/10", "--switchRate=R/10 --switchPeriod=1 (SetDataRate both ways)", "starts at R, switches at t=1,2,..."),
     ("queue Q (bytes)", "links.1.queue_bytes (waiting packets)", "--queueBytes: DropTailQueue<Packet> MaxSize in BYTES", "ns-3 stops the device queue when < 1 MTU is free"),
@@ -164,7 +164,7 @@ MAPPING = [
     ("window scaling", "window_scaling=true", "TcpSocketBase::WindowScaling=true", "RFC 7323"),
     ("receive buffer", "rcv_buf_bytes=1073725440", "TcpSocket::RcvBufSize=1073725440", "= 65535 << 14, never limits"),
     ("send buffer", "bulk app: unlimited", f"TcpSocket::SndBufSize={NS3_SND_BUF_BYTES}, BulkSend SendSize 64 KiB", "never limits"),
-    ("cwnd growth", "cwnd_growth=always", "(ns-3 grows on every ACK)", "transport.md §1"),
+    ("cwnd growth", "cwnd_growth=always", "(ns-3 grows on every ACK)", "docs/models/transport.md §3"),
     ("spurious RTO", "undo_spurious_rto=false", "(ns-3 has no undo)", "Linux undoes on the Eifel test"),
     ("connection start", "receiver connects at t=0", "BulkSend connects at t=11 ms", "first data at t=33 ms in both"),
     ("RTT metric", "mean of per-ACK samples (new data ACKed)", "same, from the Rx trace: now - TSecr", "now in ns, TSecr in ms"),

@@ -109,12 +109,13 @@ def chromium() -> str:
     return path
 
 
-def in_browser(page: Path, *flags: str) -> subprocess.CompletedProcess:
-    """Opens `page` in headless Chromium with `flags` and a fresh profile directory, removed
-    afterwards; the browser's whole process group is killed if it takes longer than
-    BROWSER_TIMEOUT_S, which fails the test."""
+def in_browser(page: Path | str, *flags: str) -> subprocess.CompletedProcess:
+    """Opens `page` (a file, or a URL given as a string) in headless Chromium with `flags` and
+    a fresh profile directory, removed afterwards; the browser's whole process group is killed
+    if it takes longer than BROWSER_TIMEOUT_S, which fails the test."""
+    url = page if isinstance(page, str) else page.resolve().as_uri()
     with tempfile.TemporaryDirectory(prefix="millinet-chromium-") as profile:
-        args = [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *flags, page.resolve().as_uri()]
+        args = [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *flags, url]
         browser = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True)
         try:
             stdout, stderr = browser.communicate(timeout=BROWSER_TIMEOUT_S)

@@ -85,3 +85,18 @@ def test_run_summarizes_udp_flows(tmp_path):
     result = ok(millinet("run", "dumbbell", "--set", "duration_s=0.1", "--set", "flows.0.kind=udp", "--out", tmp_path))
     assert "0 udp" in result.stdout
     ok(millinet("plot", tmp_path))
+
+
+def test_a_reused_run_directory_holds_only_the_new_runs_files(tmp_path):
+    """A directory that held a run with UEs, a capture and a plot, reused for a dumbbell run:
+    nothing of the first run is left for `millinet plot` or the result store to read."""
+    out = tmp_path / "run"
+    ok(millinet("run", "handover", "--set", "duration_s=0.2", "--pcap", "gnb1", "--out", str(out), "--quiet"))
+    ok(millinet("plot", str(out)))
+    assert {"ues.parquet", "gnb1.pcap", "plot.png"} <= {p.name for p in out.iterdir()}
+    ok(millinet("run", "dumbbell", "--set", "duration_s=0.2", "--out", str(out), "--quiet"))
+    names = {p.name for p in out.iterdir()}
+    assert not {"ues.parquet", "mobility.parquet", "gnb1.pcap", "plot.png"} & names, names
+    run_id = hashlib.sha256((out / "scenario.toml").read_bytes()).hexdigest()[:16]
+    for table in out.glob("*.parquet"):
+        assert set(pq.read_table(table).column("run").to_pylist()) == {run_id}, table.name

@@ -1,4 +1,4 @@
-// The millinet `dumbbell` scenario (scenarios.md §8) in ns-3 (3.37, Debian's libns3-dev):
+// The millinet `dumbbell` scenario (docs/validation.md#dumbbell) in ns-3 (3.37, Debian's libns3-dev):
 //
 //   server --10 Gbit/s, 10 ms-- router --R, 1 ms, drop-tail Q bytes-- client
 //
@@ -277,9 +277,9 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(timestamps));
     Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(windowScaling));
-    // CUBIC as transport.md §2 specifies it: HyStart off.
+    // CUBIC as millinet runs it (docs/models/transport.md §6): HyStart off.
     Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
-    // BBR needs pacing (transport.md §1).
+    // BBR needs pacing (docs/models/transport.md §3).
     Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(cc == "TcpBbr"));
     g_stats.timestamps = timestamps;
 

@@ -322,7 +322,7 @@ def plot_command(run_dir: Path, out: Path | None) -> None:
 
 @cli.group()
 def trace() -> None:
-    """Converts link traces (channel.md §6) between formats, and records them from runs."""
+    """Converts link traces (docs/models/channel.md §10) between formats, and records them from runs."""
 
 
 trace_in = click.argument("trace_in", metavar="IN", type=click.Path(path_type=Path))
@@ -513,7 +513,7 @@ def report_command(store: Path, out: Path | None, run_key: str | None) -> None:
 # The studies `millinet study` runs (millinet.studies.STUDIES; named and described here so
 # that --help and `millinet studies` do not import pandas and matplotlib).
 STUDY_DESCRIPTIONS = {
-    "e2e": "End-to-end TCP over 28 GHz (scenarios.md §4): human blockers, buildings, forced outages, a drive trace",
+    "e2e": "End-to-end TCP over 28 GHz (docs/studies.md#e2e): human blockers, buildings, forced outages, a drive trace",
     "lower-layer": "Link-level retransmissions (§6): RLC AM/UM x HARQ on/off x remote/edge server, long flows and downloads",
     "milliproxy": "The milliProxy evaluation (§1): TCP with and without a proxy at the gNB or the edge, and split-TCP",
     "mptcp": "Multipath TCP over mmWave and LTE (§5): 28 GHz + LTE and 28 + 73 GHz, coupled and uncoupled CC",
@@ -558,7 +558,7 @@ def study_command(
     workers: int | None,
     quiet: bool,
 ) -> None:
-    """Runs the study NAME (scenarios.md, docs/studies.md): its sweep into OUT/store, then
+    """Runs the study NAME (docs/studies.md): its sweep into OUT/store, then
     the tables, plots, summary.json and a self-contained index.html in OUT. Runs already in
     the store are reused."""
     from millinet.studies import STUDIES  # pandas, matplotlib and the engines

@@ -1,4 +1,4 @@
-"""A run's handovers and bearer switches (outputs.md: summary.json `mobility` and the
+"""A run's handovers and bearer switches (docs/outputs.md: summary.json `mobility` and the
 `mobility` table) as events on its time axis, for plots and studies."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The run directory (outputs.md §1): scenario.toml, Parquet time series, pcap files from
+"""The run directory (docs/outputs.md §1): scenario.toml, Parquet time series, pcap files from
 the engine, and summary.json, written last so that its presence marks a complete run."""
 
 from __future__ import annotations
@@ -54,10 +54,15 @@ def repeated_string(text: str, rows: int) -> pa.Array:
 
 
 def start_run_dir(out: Path) -> None:
-    """Creates `out`; a summary.json left there by an earlier run goes first, so the
-    directory does not look complete until this run has written everything."""
+    """Creates `out` and removes what an earlier run left there: its summary.json first, so
+    the directory does not look complete until this run has written everything, then its
+    tables, captures and plot, which readers of a run directory (`read_run`, the result store,
+    `millinet plot`) would otherwise take for this run's."""
     out.mkdir(parents=True, exist_ok=True)
     (out / SUMMARY).unlink(missing_ok=True)
+    for pattern in ("*.parquet", "*.pcap", "plot.png"):
+        for stale in out.glob(pattern):
+            stale.unlink()
 
 
 class SeriesWriter:
@@ -138,7 +143,7 @@ def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:
 
 
 def sinr_trace_csv(run_dir: Path, ue: int) -> str:
-    """UE `ue`'s SINR in the run saved in `run_dir` as an SINR trace (channel.md §6,
+    """UE `ue`'s SINR in the run saved in `run_dir` as an SINR trace (docs/models/channel.md §10,
     `time_s,sinr_db`, one row per sample, `-inf` in outage), headed by a comment naming the
     run: a route's channel recorded once and replayed (`blockage = "sinr-trace"`) under any
     transport. Raises ValueError when the run has no such UE series."""

@@ -51,7 +51,7 @@ def run(
     """Runs `scenario` (a shipped name or a path to a TOML file).
 
     `overrides` is a dict {"flows.0.cc": "newreno"} or a list of "key=value" strings.
-    With `out`, the run directory is written (outputs.md §1); `pcap` names the nodes to
+    With `out`, the run directory is written (docs/outputs.md §1); `pcap` names the nodes to
     capture there. `progress(sim_time_s, duration_s)` is called now and then.
     """
     pcap_nodes = list(pcap or [])

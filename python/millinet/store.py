@@ -1,7 +1,7 @@
-"""The result store of a sweep (docs/sweeps.md, outputs.md §2).
+"""The result store of a sweep (docs/sweeps.md §3).
 
     STORE/sweep.toml            the sweep file the store was last run with
-    STORE/runs/<run_key>/       one run directory each (outputs.md §1)
+    STORE/runs/<run_key>/       one run directory each (docs/outputs.md §1)
     STORE/records/<run_key>.json  status, error, attempts and wall time of the last try
     STORE/results.parquet       one row per run: parameters, arm, seed, record, summary scalars
 

@@ -1,9 +1,9 @@
 //! Per-user capacity of a cell under LTE or mmWave-like dynamics, for the
-//! `spep-emulation` study (scenarios.md §7).
+//! `spep-emulation` study (docs/studies.md#spep-emulation).
 //!
 //! C_user = share · B · SE(SINR*), SE the truncated Shannon fit of
-//! channel.md §5 ([`LinkAbstraction::se`]). The spec writes the cap as
-//! K/ln2 · min(T, ln(1 + γ·SINR)); with T = c_max·ln2/K that is exactly
+//! docs/models/channel.md §8 ([`LinkAbstraction::se`]). The study's truncated Shannon
+//! form K/ln2 · min(T, ln(1 + γ·SINR)), with T = c_max·ln2/K that is exactly
 //! min(c_max, K·log2(1 + γ·SINR)), so the link abstraction is reused as is
 //! (η_oh = 1: the study's C has no overhead factor).
 //!
@@ -11,7 +11,7 @@
 //! - SF ~ N(0, σ_LOS-SF), σ = 4 dB (TR 38.901 Table 7.4.1-1, UMi LOS),
 //!   redrawn at every SINR sample;
 //! - X_state ~ N(PL_state, σ_state), the mmWave excess loss of the current
-//!   state of the two-state Markov chain of channel.md §3.2
+//!   state of the two-state Markov chain of docs/models/channel.md §5
 //!   ([`MarkovBlockage`]): PL_LOS = 0, σ_LOS = 4 dB; PL_NLOS = the UMi
 //!   street-canyon NLOS − LOS path-loss difference at d2D = d3D = `distance_m`,
 //!   28 GHz (≈ 13.0 dB at 30 m), σ_NLOS = 7.82 dB (Table 7.4.1-1). The loss is
@@ -34,7 +34,7 @@ use crate::rng::LinkRngs;
 use crate::traces::SinrSeries;
 use crate::units::ns_to_s;
 
-/// The mmWave carrier of the excess-loss model (channel.md §2: 28 GHz).
+/// The mmWave carrier of the excess-loss model (docs/models/channel.md §12: 28 GHz).
 const MMWAVE_FC_GHZ: f64 = 28.0;
 /// Antenna height of both ends, so that d2D = d3D as the study asks.
 const ANTENNA_HEIGHT_M: f64 = 1.5;

@@ -1,5 +1,5 @@
 //! The SINR of one (UE, cell) link over time: mobility → geometry →
-//! blockage → path loss, shadowing, fading → link budget (channel.md §1–4),
+//! blockage → path loss, shadowing, fading → link budget (docs/models/channel.md §1–7),
 //! or a trace in place of the propagation models.
 
 use std::sync::Arc;
@@ -18,10 +18,10 @@ use crate::sinr::{beamforming_gain_db, LinkBudget};
 use crate::traces::{CapacitySeries, SinrSeries};
 use crate::units::ns_to_s;
 
-/// Default indoor distance of an indoor UE (channel.md §1).
+/// Default indoor distance of an indoor UE (docs/models/channel.md §2).
 pub const DEFAULT_INDOOR_DISTANCE_M: f64 = 5.0;
 
-/// What a blocked path does to this carrier (channel.md §7).
+/// What a blocked path does to this carrier (docs/models/channel.md §5).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub enum BlockedEffect {
     /// mmWave: blockage switches the link to the NLOS path loss, shadowing and
@@ -33,8 +33,8 @@ pub enum BlockedEffect {
     PenetrationLoss { loss_db: f64 },
 }
 
-/// Everything that defines one (UE, cell) link. `Default` is the spec's
-/// 28 GHz UMi small cell: 1 GHz, 30 dBm, 64 × 16 antennas, NF 7 dB,
+/// Everything that defines one (UE, cell) link. `Default` is the
+/// 28 GHz UMi small cell of the shipped scenarios: 1 GHz, 30 dBm, 64 × 16 antennas, NF 7 dB,
 /// h_BS 10 m, h_UT 1.5 m, no obstacles, shadowing on, fading off.
 #[derive(Clone, Debug)]
 pub struct LinkConfig {
@@ -71,7 +71,7 @@ pub struct LinkConfig {
     /// SINR below this is an outage (−∞ disables the threshold).
     pub outage_threshold_db: f64,
     /// How often position, LOS state, path loss and shadowing are
-    /// re-evaluated (≤ 10 ms, channel.md §1).
+    /// re-evaluated (≤ 10 ms, docs/models/channel.md §1).
     pub geometry_step_ns: u64,
     /// How often fading is re-evaluated (once per slot, default 125 µs).
     pub fading_step_ns: u64,
@@ -109,7 +109,7 @@ impl Default for LinkConfig {
 }
 
 impl LinkConfig {
-    /// An LTE macro cell (channel.md §7): 2.1 GHz, 20 MHz, 46 dBm, 2×2 MIMO
+    /// An LTE macro cell (docs/models/channel.md §8): 2.1 GHz, 20 MHz, 46 dBm, 2×2 MIMO
     /// gain 3 dB, UMa at 25 m, obstacles as 0 dB penetration loss, η_oh set
     /// for a 150 Mbit/s peak.
     pub fn lte() -> Self {
@@ -128,7 +128,7 @@ impl LinkConfig {
         }
     }
 
-    /// A 73 GHz mmWave cell with 2 GHz of bandwidth (channel.md §7).
+    /// A 73 GHz mmWave cell with 2 GHz of bandwidth (docs/models/channel.md §8).
     pub fn mmwave_73ghz() -> Self {
         LinkConfig { fc_ghz: 73.0, bandwidth_hz: 2e9, ..LinkConfig::default() }
     }

@@ -1,4 +1,4 @@
-//! CQI reporting (channel.md §5): the SINR adaptive modulation and coding
+//! CQI reporting (docs/models/channel.md §9): the SINR adaptive modulation and coding
 //! must use is the one the UE measured at its last report instant, delivered
 //! after a delay. Measurements happen at k·period; the report measured at
 //! k·period is usable from k·period + delay until the next one arrives.

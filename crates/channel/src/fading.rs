@@ -1,4 +1,4 @@
-//! Small-scale fading (channel.md §4, optional): Rayleigh in NLOS, Rician
+//! Small-scale fading (docs/models/channel.md §7, optional): Rayleigh in NLOS, Rician
 //! with K = 9 dB in LOS, time-correlated with Clarke's autocorrelation
 //! J0(2π f_d Δt), f_d = v·f_c/c (Clarke, "A statistical theory of
 //! mobile-radio reception", Bell Syst. Tech. J. 47(6), 1968).
@@ -35,7 +35,7 @@ use crate::units::{lin_to_db, SPEED_OF_LIGHT_MPS};
 /// Fading parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FadingConfig {
-    /// Rician K-factor in LOS, dB (channel.md: 9 dB).
+    /// Rician K-factor in LOS, dB (docs/models/channel.md §7: 9 dB).
     pub k_factor_db: f64,
     /// Number M of sinusoids in the diffuse sum: cost per sample is M
     /// sin/cos pairs; 16 gives a near-Gaussian field and an autocorrelation

@@ -1,4 +1,4 @@
-//! millinet channel models (spec: channel.md): mobility, obstacles, LOS,
+//! millinet channel models (docs/models/channel.md): mobility, obstacles, LOS,
 //! 3GPP TR 38.901 path loss and LOS probability, shadowing, blockage,
 //! fading, link budget, link abstraction, CQI and trace files.
 //!

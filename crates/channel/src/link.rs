@@ -1,4 +1,4 @@
-//! Link abstraction: SINR → spectral efficiency → PHY rate (channel.md §5).
+//! Link abstraction: SINR → spectral efficiency → PHY rate (docs/models/channel.md §8).
 
 use crate::units::{db_to_lin, lin_to_db};
 
@@ -70,7 +70,7 @@ impl LinkAbstraction {
 
 /// The SINR at which the (unquantized) fit reaches `se`:
 /// sinr = (2^(se/K) − 1)/γ. −∞ for se ≤ 0; +∞ above c_max, which no SINR
-/// reaches. HARQ uses it as SINR_req of a transport block (ran.md §3).
+/// reaches. HARQ uses it as SINR_req of a transport block (docs/models/ran.md#harq).
 pub fn sinr_required_db(se: f64) -> f64 {
     if se <= 0.0 {
         f64::NEG_INFINITY

@@ -1,4 +1,4 @@
-//! Geometric line-of-sight test (channel.md §1).
+//! Geometric line-of-sight test (docs/models/channel.md §1).
 
 use crate::geometry::{Point2, Rect};
 

@@ -4,7 +4,7 @@ use crate::error::{check_at_least, ConfigError};
 use crate::geometry::Point2;
 use crate::units::ns_to_s;
 
-/// How a UE moves (channel.md §1).
+/// How a UE moves (docs/models/channel.md §1).
 #[derive(Clone, Debug, PartialEq)]
 pub enum MobilityConfig {
     /// The UE stays at one point.

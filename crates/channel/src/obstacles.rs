@@ -6,7 +6,7 @@ use crate::error::{check_at_least, ConfigError};
 use crate::geometry::{Point2, Rect};
 use crate::rng::uniform_in;
 
-/// Side of a human blocker seen from above (channel.md §1: 0.5 m × 0.5 m).
+/// Side of a human blocker seen from above (docs/models/channel.md §1: 0.5 m × 0.5 m).
 pub const HUMAN_BLOCKER_SIDE_M: f64 = 0.5;
 
 /// A human blocker centred at `center`, `height_m` tall.

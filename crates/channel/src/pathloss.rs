@@ -128,7 +128,7 @@ pub fn breakpoint_distance_m(fc_ghz: f64, h_bs_m: f64, h_ut_m: f64) -> f64 {
 /// Outdoor-to-indoor penetration loss, low-loss model (TR 38.901 §7.4.3.1,
 /// Tables 7.4.3-1 and 7.4.3-2): through-wall loss of a 30 % glass / 70 %
 /// concrete façade plus 0.5 dB per metre indoors. The model's log-normal
-/// spread σ_P = 4.4 dB is not applied (channel.md §1 specifies the mean).
+/// spread σ_P = 4.4 dB is not applied (docs/models/channel.md §2 uses the mean).
 pub fn o2i_low_loss_db(fc_ghz: f64, d_in_m: f64) -> f64 {
     let l_glass = 2.0 + 0.2 * fc_ghz;
     let l_concrete = 5.0 + 4.0 * fc_ghz;

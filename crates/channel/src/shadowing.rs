@@ -1,4 +1,4 @@
-//! Spatially correlated log-normal shadow fading (channel.md §2).
+//! Spatially correlated log-normal shadow fading (docs/models/channel.md §4).
 //!
 //! Each (UE, cell, LOS state) has its own Gauss–Markov process in distance:
 //! SF(d + Δd) = ρ·SF(d) + √(1 − ρ²)·σ·n, ρ = exp(−Δd / d_corr), n ~ N(0, 1)

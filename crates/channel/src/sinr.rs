@@ -1,4 +1,4 @@
-//! The link budget (channel.md §4):
+//! The link budget (docs/models/channel.md §6):
 //! SINR = P_tx + G_bf − PL − SF + F − N − L_indoor − I, all in dB.
 
 use crate::units::{db_to_lin, lin_to_db};

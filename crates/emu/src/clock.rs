@@ -53,7 +53,7 @@ impl RunClock {
 
 /// Real-time scheduling for the calling thread (the link's timing), when the host allows it:
 /// SCHED_FIFO wakes within tens of µs where a normal thread has multi-ms tails
-/// (emulation.md §1), and no timer slack. Returns whether SCHED_FIFO was granted.
+/// (docs/emulator.md#the-link), and no timer slack. Returns whether SCHED_FIFO was granted.
 pub fn make_realtime() -> bool {
     // SAFETY: both calls only change the calling thread's scheduling attributes.
     unsafe {

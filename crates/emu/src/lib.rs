@@ -1,4 +1,4 @@
-//! The emulator (emulation.md §1): real Linux TCP endpoints in network namespaces, joined
+//! The emulator (docs/emulator.md): real Linux TCP endpoints in network namespaces, joined
 //! through a userspace link that drives the very network layer the simulator drives (its
 //! links, cells, UE radios, handovers and routes) on a real clock. `emulate_file` runs a
 //! scenario file and returns what it measured.

@@ -1,5 +1,5 @@
 //! summary.json of an emulation: the simulator's fields where the emulator measures the same
-//! thing (docs/cli.md, `millinet run`) — the network's sections (queues, UEs, handovers) written by the
+//! thing (docs/outputs.md) — the network's sections (queues, UEs, handovers) written by the
 //! network layer as for the simulator, the flows' from the real sockets (TCP_INFO) — plus an
 //! `emulator` section saying how faithfully the link kept real time.
 

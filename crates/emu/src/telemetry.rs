@@ -1,4 +1,4 @@
-//! The link's telemetry for a proxy (milliproxy.md §3, emulation.md §1): every T_info the
+//! The link's telemetry for a proxy (docs/telemetry.md): every T_info the
 //! RAN's record of each UE, due D_info later as one datagram (docs/telemetry.md), handed to the
 //! milliProxy in the link and sent to a local Unix datagram socket when one is named. `t_ns`
 //! is the host's CLOCK_MONOTONIC at sampling, so a consumer in any namespace of the host can

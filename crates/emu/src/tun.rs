@@ -1,7 +1,8 @@
 //! A TUN device with the virtio-net header: the kernel hands over and takes back whole GSO
 //! packets (up to 64 KB, one system call each) with a header saying how to segment them and
 //! where the checksum goes, which is what lets a userspace link keep up with multi-Gbit/s
-//! TCP (emulation.md §1: one 1500-byte packet per system call tops out near 1–1.5 Gbit/s).
+//! TCP (one 1500-byte packet per system call tops out near 1–1.5 Gbit/s on this kind of machine;
+//! docs/emulator.md#the-link).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};

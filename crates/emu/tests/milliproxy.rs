@@ -105,7 +105,7 @@ fn milliproxy_keeps_end_to_end_semantics_and_the_rlc_buffer_small() {
     assert!(proxy["acks_relayed"].as_u64().unwrap() > 1000 && proxy["telemetry_received"].as_u64().unwrap() > 1000, "{proxy}");
     assert_eq!((proxy["emit_failures"].as_u64(), proxy["malformed"].as_u64()), (Some(0), Some(0)));
 
-    // milliproxy.md §2: the proxy acknowledges nothing the UE has not. Every ACK the server
+    // docs/proxy.md#how-a-flow-is-handled: the proxy acknowledges nothing the UE has not. Every ACK the server
     // receives covers at most what the UE had acknowledged when it arrived (both captures
     // use the host's clock).
     let server_side = captured(&dir.path().join("server.pcap"));
@@ -136,7 +136,7 @@ fn milliproxy_keeps_end_to_end_semantics_and_the_rlc_buffer_small() {
     assert!(checked > 1000, "{checked} ACKs checked");
 
     // The capacity drop piles the window up in the RLC buffer without the proxy; with it the
-    // flow window follows the rate and the queue stays short (milliproxy.md §4).
+    // flow window follows the rate and the queue stays short (docs/proxy.md#flow-window-policies).
     let p95 = |s: &Value| s["ues"][0]["ran_latency_ms"]["p95"].as_f64().unwrap();
     assert!(p95(&proxied) * 3.0 < p95(&plain), "RAN latency p95: {} ms with the proxy, {} ms without", p95(&proxied), p95(&plain));
     let goodput = |s: &Value| s["flows"][0]["goodput_bps"].as_f64().unwrap();

@@ -63,7 +63,7 @@ pub struct RunOptions {
 }
 
 pub struct RunOutput {
-    /// summary.json content (outputs.md §1).
+    /// summary.json content (docs/outputs.md §2).
     pub summary: serde_json::Value,
     /// The fully resolved scenario, every default filled in.
     pub resolved_toml: String,

@@ -2,7 +2,7 @@
 //! scenario's `[proxy]` (milliProxy or the split-TCP baseline), and any others a caller adds
 //! (`Simulation::add_middlebox`). Each is fed every TCP packet crossing its node that is not
 //! addressed to the node and, when it uses them, the gNBs' telemetry records, each D_info
-//! after the gNB sampled it (milliproxy.md §1, §3).
+//! after the gNB sampled it (docs/proxy.md#what-milliproxy-is).
 
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;

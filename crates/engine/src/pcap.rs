@@ -1,4 +1,4 @@
-//! Per-packet capture in libpcap format (outputs.md §1), readable by
+//! Per-packet capture in libpcap format (docs/outputs.md §4), readable by
 //! Wireshark/tshark.
 //!
 //! Link type RAW (each record is an IPv4 datagram, no link header) with

@@ -1,5 +1,5 @@
 //! A wired link whose downlink follows the spep study's per-user capacity process
-//! (scenarios.md §7, channel.md §12) behind a packet-limited queue: the physics the study's
+//! (docs/studies.md#spep-emulation, docs/models/channel.md §12) behind a packet-limited queue: the physics the study's
 //! download times and efficiencies rest on, and the refusals of bad capacity keys.
 
 mod common;
@@ -17,7 +17,7 @@ fn queue_column(out: &RunOutput, q: u32, name: &str) -> Vec<(f64, u64)> {
 
 #[test]
 fn lte_capacity_at_a_constant_sinr_is_the_truncated_shannon_rate_by_hand() {
-    // 10 dB, 10 MHz, no shadowing: 0.9449·log2(1 + 0.4852·10) = 2.408484 bit/s/Hz (channel.md
+    // 10 dB, 10 MHz, no shadowing: 0.9449·log2(1 + 0.4852·10) = 2.408484 bit/s/Hz (docs/models/channel.md
     // §8's fit), a tenth of 24.08484 Mbit/s per user; the uplink keeps rate_bps.
     let out = run(
         "spep-emulation",

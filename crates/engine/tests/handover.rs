@@ -1,4 +1,4 @@
-//! Several cells (ran.md §7, issue 13): handover by the A3 rule along a road of evenly spaced
+//! Several cells (docs/models/ran.md#handover-and-dual-connectivity, issue 13): handover by the A3 rule along a road of evenly spaced
 //! gNBs, lossless forwarding at the handover and at dual-connectivity bearer switches, the
 //! LTE cell against its link abstraction, UDP as the upper bound of TCP, determinism.
 

@@ -53,7 +53,7 @@ fn with_harq_the_shortfall_matches_the_bler() {
     let ue = &out.summary["ues"][0];
     let dl = &ue["downlink"];
     let failed_share = num(&dl["harq_failures"]) / num(&dl["harq_tx"]);
-    // First transmissions fail with BLER 10% when the CQI is accurate (ran.md §3).
+    // First transmissions fail with BLER 10% when the CQI is accurate (docs/models/ran.md#harq).
     assert!((0.05..0.15).contains(&failed_share), "failed share {failed_share}");
     let expected = 1400.0 / 1428.0 * (1.0 - failed_share);
     let utilization = num(&ue["utilization"]);
@@ -62,7 +62,7 @@ fn with_harq_the_shortfall_matches_the_bler() {
 
 #[test]
 fn an_outage_longer_than_the_rto_causes_a_timeout_and_a_shorter_one_does_not() {
-    // min RTO 1 s (scenarios.md §4, e2e-outage). A 500 Mbit/s source and a large RLC
+    // min RTO 1 s (docs/studies.md#e2e, e2e-outage). A 500 Mbit/s source and a large RLC
     // buffer keep losses away, so the outage is the only thing that can time out.
     let quiet = ["duration_s=6", "cells.0.harq=ideal", "flows.0.app=rate", "flows.0.app_rate_bps=5e8", "ues.0.rlc_buffer_bytes=200000000"];
     for (duration_s, expect_rto) in [(0.4, false), (1.2, true)] {

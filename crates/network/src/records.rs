@@ -1,5 +1,5 @@
 //! summary.json's sections about the network — its queues, its UE radios and its handovers —
-//! written once for both drivers (docs/cli.md, `millinet run`).
+//! written once for both drivers (docs/outputs.md).
 
 use millinet_proxy::Summary;
 use millinet_ran::{SwitchKind, UeId};
@@ -54,7 +54,7 @@ pub enum Carried<'a> {
     Datagrams { sent_packets: u64, received_packets: u64 },
 }
 
-/// summary.json's `flows` entry of what both drivers measure (docs/cli.md, `millinet run`).
+/// summary.json's `flows` entry of what both drivers measure (docs/outputs.md §2).
 pub fn flow_summary(r: &FlowRecord) -> Map<String, Value> {
     let measured_s = r.measured_ns as f64 / 1e9;
     let seconds = |ns: u64| ns as f64 / 1e9;

@@ -1,5 +1,5 @@
 //! The network's rows of the time series: every queue and every UE radio at each sample
-//! step, and the handovers at the end (docs/cli.md, `millinet run`).
+//! step, and the handovers at the end (docs/outputs.md).
 
 use millinet_ran::UeId;
 

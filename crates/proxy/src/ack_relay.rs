@@ -1,4 +1,4 @@
-//! ACK relay toward the server (milliproxy.md §2 "ACK path"): one ACK per original server
+//! ACK relay toward the server (docs/proxy.md#how-a-flow-is-handled, "ACK path"): one ACK per original server
 //! segment boundary the UE's cumulative ACK covers, never beyond it, with the advertised
 //! window overwritten by FW.
 

@@ -1,4 +1,4 @@
-//! The instance's buffer (milliproxy.md §2): server payload not yet acknowledged by the UE,
+//! The instance's buffer (docs/proxy.md#how-a-flow-is-handled): server payload not yet acknowledged by the UE,
 //! indexed by stream offset, keeping the server's original segment boundaries. Payload bytes,
 //! when there are any, are kept beside it in a `PayloadStore` (payload.rs).
 

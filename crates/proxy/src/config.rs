@@ -1,9 +1,9 @@
-//! Proxy configuration (milliproxy.md §1–§4) with its defaults and validation.
+//! Proxy configuration (docs/proxy.md#what-milliproxy-is) with its defaults and validation.
 
 use crate::error::ProxyConfigError;
 use crate::policy::PolicySpec;
 
-/// Which flows get an instance (milliproxy.md §2).
+/// Which flows get an instance (docs/proxy.md#how-a-flow-is-handled).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HandlingRule {
     All,
@@ -42,7 +42,7 @@ pub struct ProxyConfig {
     pub mss1_bytes: u32,
     /// Largest coalesced segment toward the UE.
     pub mss2_bytes: u32,
-    /// Server segments per relayed ACK within a series (milliproxy.md §2 "ACK path": 1, one
+    /// Server segments per relayed ACK within a series (docs/proxy.md#how-a-flow-is-handled, "ACK path": 1, one
     /// ACK per original boundary). 2 relays every second boundary, as a receiver with delayed
     /// ACKs would (RFC 5681 §4.2): half the datagrams toward the server for a daemon whose
     /// core goes to sending them, and no loss of growth for a server counting bytes with
@@ -60,8 +60,8 @@ pub struct ProxyConfig {
     /// Do not relay duplicate ACKs while a local repair is under way (off by default).
     pub suppress_dup_acks_while_repairing: bool,
     /// A UE's telemetry record older than this (now − its sampling time `t_ns`) is no longer
-    /// used: its flows fall back to passthrough until a fresh one arrives (milliproxy.md §3
-    /// says nothing of a record that stops coming; a stale R_e or B would steer FW forever).
+    /// used: its flows fall back to passthrough until a fresh one arrives (a stale R_e or B would
+    /// otherwise steer FW forever; docs/proxy.md#driving-it).
     pub telemetry_max_age_ns: u64,
 }
 

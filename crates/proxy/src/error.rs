@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-/// A flow-window policy could not be built from its `PolicySpec` (milliproxy.md §4).
+/// A flow-window policy could not be built from its `PolicySpec` (docs/proxy.md#flow-window-policies).
 #[derive(Clone, Debug, PartialEq)]
 pub enum PolicyError {
     UnknownPolicy {

@@ -1,4 +1,4 @@
-//! Flow identity (milliproxy.md §2): both directions of a TCP connection map to one key.
+//! Flow identity (docs/proxy.md#how-a-flow-is-handled): both directions of a TCP connection map to one key.
 
 use std::cmp::Ordering;
 use std::net::{Ipv4Addr, SocketAddrV4};

@@ -1,4 +1,4 @@
-//! What the proxy learns from the two SYNs (milliproxy.md §2 "Data path", RFC 7323 §2–3,
+//! What the proxy learns from the two SYNs (docs/proxy.md#how-a-flow-is-handled, "Data path", RFC 7323 §2–3,
 //! RFC 2018 §2, RFC 9293 §3.7.1) and the MSS clamp toward the server.
 
 use millinet_wire::TcpOptions;

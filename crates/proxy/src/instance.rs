@@ -1,4 +1,4 @@
-//! One per-flow instance (milliproxy.md §2): buffer, coalescing toward the UE, ACK relay
+//! One per-flow instance (docs/proxy.md#how-a-flow-is-handled): buffer, coalescing toward the UE, ACK relay
 //! toward the server, local repair, RTT estimator and the flow window.
 
 use millinet_wire::{seq, Packet, PayloadId, TcpFlags, TcpHeader, TcpOptions, Telemetry};
@@ -29,7 +29,7 @@ pub struct Ctx<'a> {
     pub siblings: Siblings,
 }
 
-/// Observables of one flow (milliproxy.md §6).
+/// Observables of one flow (docs/outputs.md §3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FlowStats {
     pub fw_bytes: u64,
@@ -254,7 +254,7 @@ impl<S: PayloadStore> Instance<S> {
         self.forward(now_ns, ctx, out);
     }
 
-    /// Forwards buffered data toward the UE while the windows allow (milliproxy.md §2):
+    /// Forwards buffered data toward the UE while the windows allow (docs/proxy.md#how-a-flow-is-handled):
     /// in flight ≤ FW and within the UE's own window; coalescing never waits.
     fn forward(&mut self, now_ns: u64, ctx: &mut Ctx, out: &mut Vec<Packet>) {
         let mss = self.handshake.mss_toward_ue(ctx.cfg.mss2_bytes);
@@ -343,7 +343,7 @@ impl<S: PayloadStore> Instance<S> {
         true
     }
 
-    /// Resends an outstanding segment toward the UE from the buffer (milliproxy.md §2).
+    /// Resends an outstanding segment toward the UE from the buffer (docs/proxy.md#how-a-flow-is-handled).
     fn retransmit(&mut self, now_ns: u64, start: u64, ctx: &mut Ctx, out: &mut Vec<Packet>) {
         let Some(seg) = self.sent.get(start).copied() else { return };
         if self.send_segment(now_ns, start, seg.end, u32::MAX, true, ctx, out) {
@@ -432,7 +432,7 @@ impl<S: PayloadStore> Instance<S> {
         }
     }
 
-    /// Local repair toward the UE (milliproxy.md §2): on the third duplicate ACK resend the
+    /// Local repair toward the UE (docs/proxy.md#how-a-flow-is-handled): on the third duplicate ACK resend the
     /// segment at the UE's cumulative ACK and every SACK hole; while repairing, resend holes
     /// that new SACK information reveals (RFC 6675 §5 in spirit, from the proxy's buffer).
     fn local_repair(&mut self, now_ns: u64, duplicate: bool, ctx: &mut Ctx, out: &mut Vec<Packet>) {

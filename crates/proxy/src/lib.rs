@@ -1,4 +1,4 @@
-//! milliProxy core (milliproxy.md §1–4), sans-IO: the caller feeds every packet crossing the
+//! milliProxy core (docs/proxy.md#what-milliproxy-is), sans-IO: the caller feeds every packet crossing the
 //! proxy's node, the UE telemetry and the time; the proxy returns packets to send on and the
 //! next deadline. It never reads a clock, does I/O or prints, so the simulator and the real
 //! daemon drive the same code, through one interface (`Middlebox`). See docs/proxy.md.
@@ -8,7 +8,7 @@
 //! original boundaries), `sent` (in flight toward the UE, SACK scoreboard), `ack_relay`
 //! (per-boundary ACKs, window rewrite), `rtt` (RTT_down + RTT_up, windowed minimum),
 //! `policy` (flow-window policies by name), `payload` (where payload bytes enter, leave and
-//! are kept). `split` is the split-TCP baseline (milliproxy.md §5), a different proxy behind
+//! are kept). `split` is the split-TCP baseline (docs/proxy.md#split-tcp), a different proxy behind
 //! the same `Middlebox` interface, built from two `millinet_transport` connections.
 //! Telemetry arrives as `millinet_wire::Telemetry`; its delay (D_info) is the driver's.
 

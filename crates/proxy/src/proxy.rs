@@ -1,4 +1,4 @@
-//! The proxy at one node (milliproxy.md §1–2): the flow table with its limits, the telemetry
+//! The proxy at one node (docs/proxy.md#what-milliproxy-is): the flow table with its limits, the telemetry
 //! in force per UE and timers. Sans-IO, driven through `Middlebox`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,7 +29,7 @@ struct InForce {
     update: u64,
 }
 
-/// The UE's record if it is fresh (milliproxy.md §3 records are at most
+/// The UE's record if it is fresh (telemetry records, docs/telemetry.md, are at most
 /// `telemetry_max_age_ns` old when used); counts the moment one turns stale.
 fn fresh<'a>(
     table: &'a mut BTreeMap<Ipv4Addr, InForce>,
@@ -123,7 +123,7 @@ impl<S: PayloadStore> Proxy<S> {
         out.push(packet);
     }
 
-    /// An instance for a handled flow's SYN, if the limit allows (milliproxy.md §2).
+    /// An instance for a handled flow's SYN, if the limit allows (docs/proxy.md#how-a-flow-is-handled).
     fn try_create(&mut self, now_ns: u64, key: FlowKey, flags: &TcpFlags) -> bool {
         let syn = flags.contains(TcpFlags::SYN) && !flags.contains(TcpFlags::ACK);
         if !syn || !self.cfg.rule.handles(key.server.port()) {

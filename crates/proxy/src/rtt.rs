@@ -1,4 +1,4 @@
-//! RTT estimator of milliproxy.md §2 "RTT estimation": RTT_e = RTT_down + RTT_up, each
+//! RTT estimator (docs/proxy.md#how-a-flow-is-handled, "RTT"): RTT_e = RTT_down + RTT_up, each
 //! measured with the proxy's own clock, and RTT_min = min of RTT_e over a sliding window.
 
 use std::collections::VecDeque;

@@ -1,4 +1,4 @@
-//! The split-TCP baseline (milliproxy.md §5): an operator-style performance-enhancing proxy
+//! The split-TCP baseline (docs/proxy.md#split-tcp): an operator-style performance-enhancing proxy
 //! that terminates the UE's connection and opens its own to the server. It acknowledges
 //! server data as soon as it has it (early ACKs: end-to-end semantics are broken on
 //! purpose), holds at most `buffer_bytes` not yet acknowledged by the UE — advertising the

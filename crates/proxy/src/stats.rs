@@ -1,4 +1,4 @@
-//! Proxy-wide counters (milliproxy.md §2 limits, §6 measurements).
+//! Proxy-wide counters (docs/proxy.md#how-a-flow-is-handled and docs/outputs.md §2).
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ProxyStats {

@@ -1,5 +1,5 @@
 //! The daemon's proxy configuration: the keys of a scenario's `[proxy]` table (docs/
-//! scenario-reference.md), from a TOML file and `--set proxy.KEY=VALUE` flags, read and checked
+//! docs/scenario-reference.md), from a TOML file and `--set proxy.KEY=VALUE` flags, read and checked
 //! by the scenario crate so that a key means the same in a simulation and on a router.
 
 use std::fmt;

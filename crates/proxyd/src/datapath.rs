@@ -175,7 +175,7 @@ impl Datapath {
             Direction::FromUe => (self.stats.datagrams_from_ue += 1, self.stats.bytes_from_ue += bytes),
         };
         // The core gets the segments the sender made (a GSO/GRO datagram holds several): its
-        // ACK relay works per original segment boundary (milliproxy.md §2).
+        // ACK relay works per original segment boundary (docs/proxy.md#how-a-flow-is-handled).
         let segment = input.segment_bytes.map_or(payload.len(), |s| s.max(1) as usize);
         let segments = payload.len().div_ceil(segment.max(1)).max(1);
         let mut untouched = true;

@@ -1,4 +1,4 @@
-//! The real milliProxy (emulation.md §2, milliproxy.md): the proxy crate's sans-IO core,
+//! The real milliProxy (docs/proxyd.md, docs/proxy.md): the proxy crate's sans-IO core,
 //! unchanged, on real packets. `Datapath` takes raw IPv4 datagrams and telemetry datagrams
 //! (docs/telemetry.md) with the time, and hands back what to forward; it owns no socket and no
 //! clock, so the emulator's link (in its gNB namespace) and the `millinet-proxyd` daemon

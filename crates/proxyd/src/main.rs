@@ -1,4 +1,4 @@
-//! `millinet-proxyd`: milliProxy on a Linux router (issue 16, docs/proxyd.md), or the split-TCP
+//! `millinet-proxyd`: milliProxy on a Linux router (docs/proxyd.md), or the split-TCP
 //! baseline behind a TPROXY rule (`proxy.kind = "split"`, split_daemon.rs). Packets come
 //! from NFQUEUE, go through the proxy core (`Datapath`) and leave as verdicts or through a raw
 //! socket (or a packet socket, as GSO packets toward the UE); telemetry comes from a Unix datagram socket or a replayed CSV file; counters are

@@ -1,4 +1,4 @@
-//! The split-TCP baseline (milliproxy.md §5) on real packets: every flow is two kernel TCP
+//! The split-TCP baseline (docs/proxy.md#split-tcp) on real packets: every flow is two kernel TCP
 //! connections, the one the UE opened (accepted here) and one opened here to the server, with
 //! the bytes copied between them. Each side is the kernel's TCP, so the server's data is
 //! acknowledged by this host's stack as it arrives (early ACKs) and sent on toward the UE with

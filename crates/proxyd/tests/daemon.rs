@@ -293,7 +293,7 @@ fn killing_the_daemon_mid_transfer_fails_open_and_a_restarted_daemon_proxies_new
     assert_eq!(got, 60 * MB);
     let m = second.metrics();
     // The new connection began with a SYN the new daemon saw; the old one did not: it is
-    // passed through (milliproxy.md: a flow is taken over at its handshake only).
+    // passed through (docs/proxy.md: a flow is taken over at its handshake only).
     assert_eq!(m["flows_created_total"], 1.0, "{m:?}");
     assert!(m["forwarded_unchanged_total"] > 0.0, "the old flow's packets pass the new daemon: {m:?}");
 }
@@ -470,7 +470,7 @@ fn replayed_telemetry_is_delivered_and_once_stale_is_counted_and_flows_still_com
     std::fs::write(&replay, format!("t_s,ue,rlc_bytes,rate_bps,sinr_db,outage\n0,{UE},20000,2e9,25,0\n")).unwrap();
     let daemon = topo.start_daemon(&["--telemetry-replay", replay.to_str().unwrap(), "--set", "proxy.telemetry_max_age_s=0.1"]);
     // The record is delivered at start and is stale (> 0.1 s) by the time the flow uses it:
-    // the flow falls back to passthrough (milliproxy.md §3), and the transfer is still whole.
+    // the flow falls back to passthrough (docs/telemetry.md), and the transfer is still whole.
     std::thread::sleep(Duration::from_millis(300));
     Transfer::run(&topo, 5001, 5 * MB);
     let m = daemon.metrics();

@@ -113,7 +113,7 @@ fn a_proxied_flow_gets_the_clamp_the_sender_segments_and_the_flow_window_with_co
         delivered.extend_from_slice(payload);
     }
     assert_eq!(delivered, bytes);
-    // The UE acknowledges all of it: one relayed ACK per server segment (milliproxy.md §2),
+    // The UE acknowledges all of it: one relayed ACK per server segment (docs/proxy.md#how-a-flow-is-handled),
     // each with the flow window in the window field: 64 000 bytes >> 7 (below the UE's own
     // 1000 << 7, which it never exceeds).
     let out = feed(&mut dp, 10 * MS, &tcp(true, 101, 8001, TcpFlags::ACK, ts(3, 51), &[]), ChecksumState::Complete, None);

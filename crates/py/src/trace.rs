@@ -1,4 +1,4 @@
-//! Trace conversions for `millinet trace` (channel.md §6): the channel crate reads and
+//! Trace conversions for `millinet trace` (docs/models/channel.md §10): the channel crate reads and
 //! checks every file; these functions return the converted text for the caller to write.
 
 use std::num::NonZeroU32;

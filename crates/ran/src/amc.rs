@@ -1,6 +1,6 @@
 //! Adaptive modulation and coding: from the SINR in the last CQI report to the
-//! rate a full slot carries and the SINR that rate needs (channel.md §5,
-//! ran.md §3). The formulas are the channel crate's; this module only applies
+//! rate a full slot carries and the SINR that rate needs (docs/models/channel.md §8,
+//! docs/models/ran.md#harq). The formulas are the channel crate's; this module only applies
 //! them to a report and decides what counts as outage for the scheduler.
 
 use millinet_channel::{sinr_required_db, LinkAbstraction};
@@ -13,7 +13,7 @@ pub(crate) struct AmcChoice {
     /// R(reported SINR): bits per second over a full slot.
     pub rate_bps: f64,
     /// SINR at which the chosen spectral efficiency is reached; the HARQ BLER
-    /// curve is centred on it (ran.md §3).
+    /// curve is centred on it (docs/models/ran.md#harq).
     pub sinr_req_db: f64,
 }
 

@@ -1,4 +1,4 @@
-//! A UE's data radio bearer (ran.md §5/§7): the PDCP entities of both
+//! A UE's data radio bearer (docs/models/ran.md#pdcp-and-ran-latency): the PDCP entities of both
 //! directions. It belongs to the UE, not to a cell: the legs that carry it
 //! (RLC + HARQ on a cell) come and go with attach and detach, while COUNTs,
 //! in-order delivery and duplicate discard continue across them.

@@ -1,5 +1,5 @@
 //! One gNB cell: MAC scheduler, HARQ and RLC of the legs of the UEs attached
-//! to it, both directions (ran.md §2–6). The UEs' bearers (PDCP) are not the
+//! to it, both directions (docs/models/ran.md). The UEs' bearers (PDCP) are not the
 //! cell's: the caller passes them in, indexed by `UeId`. [`crate::Ran`] calls
 //! [`Cell::on_slot`] once per slot.
 
@@ -194,7 +194,7 @@ impl Ue {
     }
 }
 
-/// What a detach hands back (ran.md §7).
+/// What a detach hands back (docs/models/ran.md#attach-detach-and-forwarding).
 #[derive(Debug, Default)]
 pub struct Detached {
     /// Downlink SDUs not delivered to the UE, in order, with their COUNT: for
@@ -531,7 +531,7 @@ impl Cell {
         sched.end_slot(now_ns, slot_ns, &self.served);
     }
 
-    /// The milliProxy telemetry record of `ue` (milliproxy.md §3).
+    /// The milliProxy telemetry record of `ue` (docs/telemetry.md).
     pub fn telemetry(&self, now_ns: u64, ue: UeId) -> Telemetry {
         let u = self.ue(ue);
         Telemetry {

@@ -1,6 +1,6 @@
-//! Cell and UE parameters (ran.md §2–4). Every field is a scenario field; the
-//! defaults are the ones ran.md gives. Validation names the field, the bad value
-//! and what is allowed (README principle 5).
+//! Cell and UE parameters (docs/models/ran.md). Every field is a scenario field, with the
+//! default docs/scenario-reference.md gives. Validation names the field, the bad value
+//! and what is allowed.
 
 use std::fmt;
 
@@ -20,16 +20,16 @@ pub enum RlcMode {
     Um,
 }
 
-/// HARQ error model (ran.md §3).
+/// HARQ error model (docs/models/ran.md#harq).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HarqMode {
-    /// TBs fail with the BLER curve of ran.md §3 and are retransmitted.
+    /// TBs fail with the BLER curve of docs/models/ran.md#harq and are retransmitted.
     Errors,
     /// No TB ever fails (cross-checks against wired models).
     Ideal,
 }
 
-/// MAC HARQ parameters (ran.md §3, TS 38.321 §5.3.2).
+/// MAC HARQ parameters (docs/models/ran.md#harq, TS 38.321 §5.3.2).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HarqConfig {
     pub mode: HarqMode,
@@ -57,14 +57,14 @@ pub struct CellConfig {
     pub scheduler: String,
     pub tdd: TddConfig,
     pub harq: HarqConfig,
-    /// SINR → rate mapping of the carrier (channel.md §5).
+    /// SINR → rate mapping of the carrier (docs/models/channel.md §8).
     pub link: LinkAbstraction,
     /// Below this SINR a UE is in outage and nothing is scheduled for it
-    /// (channel.md §4). Set it to the channel's `outage_threshold_db`; −∞
+    /// (docs/models/channel.md §6). Set it to the channel's `outage_threshold_db`; −∞
     /// leaves only −∞ (forced outage, zero-rate trace) as outage, which is
     /// what capacity-trace links need.
     pub outage_sinr_db: f64,
-    /// R_ul / R (ran.md §2).
+    /// R_ul / R (docs/models/ran.md#tdd-and-uplink).
     pub ul_fraction: f64,
     /// Scheduling-request delay paid when a UE's uplink buffer was empty.
     pub sr_delay_ns: u64,
@@ -85,7 +85,7 @@ impl Default for CellConfig {
     }
 }
 
-/// Per-UE RLC parameters (ran.md §4), used for both directions of its bearer.
+/// Per-UE RLC parameters (docs/models/ran.md#rlc), used for both directions of its bearer.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct UeConfig {
     pub rlc_mode: RlcMode,

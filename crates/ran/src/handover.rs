@@ -1,4 +1,4 @@
-//! When to hand a UE over (ran.md §7): to a neighbour cell whose measured SINR exceeds the
+//! When to hand a UE over (docs/models/ran.md#handover-and-dual-connectivity): to a neighbour cell whose measured SINR exceeds the
 //! serving cell's by the hysteresis for the whole time-to-trigger.
 //!
 //! This is 3GPP's event A3 ("neighbour becomes offset better than SpCell", TS 38.331

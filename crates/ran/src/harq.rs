@@ -1,4 +1,4 @@
-//! MAC HARQ (TS 38.321 §5.3.2, §5.4.2; ran.md §3): a pool of stop-and-wait
+//! MAC HARQ (TS 38.321 §5.3.2, §5.4.2; docs/models/ran.md#harq): a pool of stop-and-wait
 //! processes per UE and direction, the BLER curve, and chase combining.
 //!
 //! Timing model: a TB sent in the slot starting at `t` is decoded at the end
@@ -15,7 +15,7 @@ use crate::rlc::segment::Segment;
 use crate::stats::DirStats;
 
 /// Block error rate of one decoding attempt at effective SINR `sinr_eff_db`
-/// for a TB whose MCS needs `sinr_req_db` (ran.md §3): 10 % when they are
+/// for a TB whose MCS needs `sinr_req_db` (docs/models/ran.md#harq): 10 % when they are
 /// equal, falling steeply above.
 #[inline]
 pub fn bler(sinr_eff_db: f64, sinr_req_db: f64) -> f64 {

@@ -1,4 +1,4 @@
-//! gNB/UE radio access stack abstraction (ran.md §1–7): slot scheduler, HARQ,
+//! gNB/UE radio access stack abstraction (docs/models/ran.md): slot scheduler, HARQ,
 //! RLC AM/UM with segmentation, UE-owned bearers (PDCP) over legs on cells that
 //! can attach and detach, TDD and uplink, per-UE telemetry, and the drive call
 //! [`Ran::advance_to`].

@@ -1,7 +1,7 @@
 //! PDCP (TS 38.323) as far as the transport sees it: the COUNT and entry stamp
-//! at the sender (the stamp defines RAN latency, ran.md §5) and, at the
+//! at the sender (the stamp defines RAN latency, docs/models/ran.md#pdcp-and-ran-latency) and, at the
 //! receiver, in-order delivery with duplicate discard across the legs and cells
-//! a bearer uses (ran.md §5/§7).
+//! a bearer uses (docs/models/ran.md#pdcp-and-ran-latency).
 
 use std::collections::VecDeque;
 
@@ -43,7 +43,7 @@ enum Ahead {
 
 /// Receiving PDCP entity (TS 38.323 §5.2.2): delivers SDUs in COUNT order,
 /// holding those that arrive ahead of a missing COUNT, and discards an SDU
-/// whose COUNT it already has (a copy forwarded at handover, ran.md §7).
+/// whose COUNT it already has (a copy forwarded at handover, docs/models/ran.md#attach-detach-and-forwarding).
 ///
 /// Every COUNT resolves: a leg hands each SDU it accepted either up (here) or
 /// reports it gone ([`PdcpRx::skip`]), or the detach that ends the leg returns

@@ -1,4 +1,4 @@
-//! The radio access network as one driven state machine (ran.md §2–7): cells,
+//! The radio access network as one driven state machine (docs/models/ran.md): cells,
 //! the UEs' bearers, the radio link of every leg, and the drive call
 //! [`Ran::advance_to`] that runs every slot that is due.
 //!
@@ -31,7 +31,7 @@ pub struct LegRadio {
     pub cqi: CqiReporter,
 }
 
-/// Per-UE radio counters over every slot of its serving cell (outputs.md).
+/// Per-UE radio counters over every slot of its serving cell (docs/outputs.md §2).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RadioStats {
     pub slots: u64,
@@ -67,7 +67,7 @@ struct UeContext {
     /// Cells with a leg of this UE, in attach order; the first carries the
     /// bearer's new data in both directions.
     cells: Vec<CellId>,
-    /// Radio links to cells the UE measures without a leg there (ran.md §7).
+    /// Radio links to cells the UE measures without a leg there (docs/models/ran.md#handover-and-dual-connectivity).
     neighbours: Vec<(CellId, LegRadio)>,
     /// The configuration of its first leg; a handover gives the target leg the same.
     cfg: Option<UeConfig>,
@@ -144,7 +144,7 @@ impl<R: RngCore> Ran<R> {
     }
 
     /// A radio link over which `ue` measures `cell` without a leg there (a
-    /// handover candidate, ran.md §7).
+    /// handover candidate, docs/models/ran.md#handover-and-dual-connectivity).
     pub fn add_neighbour(&mut self, ue: UeId, cell: CellId, radio: LegRadio) -> Result<(), RanError> {
         self.check_ue(ue)?;
         if cell.0 as usize >= self.sites.len() {
@@ -173,7 +173,7 @@ impl<R: RngCore> Ran<R> {
     }
 
     /// Move `ue`'s bearer from its leg to the neighbour `to` at `now_ns` (a
-    /// handover or a bearer switch, ran.md §7): the old leg is detached (its
+    /// handover or a bearer switch, docs/models/ran.md#attach-detach-and-forwarding): the old leg is detached (its
     /// radio link stays, as a neighbour) and a new leg on `to` starts, which
     /// schedules nothing before `now_ns + interruption_ns`. Returns what the old
     /// leg had not delivered, for the caller to forward (see [`Ran::detach`]).
@@ -199,7 +199,7 @@ impl<R: RngCore> Ran<R> {
         Ok(detached)
     }
 
-    /// End `ue`'s leg on `cell` at `now_ns` (handover, ran.md §7); the UE keeps
+    /// End `ue`'s leg on `cell` at `now_ns` (handover, docs/models/ran.md#attach-detach-and-forwarding); the UE keeps
     /// measuring the cell over the leg's radio link. Returns the
     /// SDUs that leg had not delivered, in order, with their COUNT: the caller
     /// forwards them to the UE's next leg with [`Ran::adopt`] (after the X2

@@ -1,4 +1,4 @@
-//! Which cell carries a UE's bearer (ran.md §7): handover between cells by the A3 rule, and,
+//! Which cell carries a UE's bearer (docs/models/ran.md#handover-and-dual-connectivity): handover between cells by the A3 rule, and,
 //! with dual connectivity, the fast switch of the bearer to the LTE anchor while the mmWave
 //! cell is in outage and back once a mmWave cell has recovered.
 //!

@@ -1,4 +1,4 @@
-//! Counters per UE and direction, summed into cell totals (ran.md §6). They make
+//! Counters per UE and direction, summed into cell totals (docs/models/ran.md#statistics). They make
 //! conservation checkable: offered = delivered + dropped + forwarded + held.
 
 use std::ops::AddAssign;
@@ -28,7 +28,7 @@ pub struct DirStats {
     pub drops_aqm: u64,
     pub um_losses: u64,
     pub duplicates_discarded: u64,
-    /// SDUs a detach returned for another leg (ran.md §7), not counting those
+    /// SDUs a detach returned for another leg (docs/models/ran.md#attach-detach-and-forwarding), not counting those
     /// also handed up to PDCP at the detach (their copies end as duplicates).
     /// The other leg counts them as offered again.
     pub sdus_forwarded: u64,

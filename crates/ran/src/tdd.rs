@@ -1,4 +1,4 @@
-//! Which direction each slot serves (ran.md §2, TDD).
+//! Which direction each slot serves (docs/models/ran.md#tdd-and-uplink).
 //!
 //! - Dynamic (default): a slot goes to the uplink when uplink data waits and
 //!   either the downlink has nothing to send or `ul_every − 1` downlink slots

@@ -1,4 +1,4 @@
-//! What differs on the uplink (ran.md §2): the UE must ask for resources
+//! What differs on the uplink (docs/models/ran.md#tdd-and-uplink): the UE must ask for resources
 //! before the gNB knows it has data, and it transmits at a fraction of the
 //! downlink rate (lower transmit power and fewer antennas at the UE).
 

@@ -1,5 +1,5 @@
 //! The multi-cell drive: `Ran::advance_to` over channels, and bearers that move
-//! between cells by detach and attach (ran.md §7) without losing, duplicating
+//! between cells by detach and attach (docs/models/ran.md#attach-detach-and-forwarding) without losing, duplicating
 //! or reordering an SDU.
 
 mod common;
@@ -15,7 +15,7 @@ const MS: u64 = 1_000_000;
 
 /// The link from a UE at (60, 0) m to a cell at (`cell_x_m`, 0), at 0 dBm so
 /// that its SINR (7.5 dB) is below the top of the rate curve: AMC then picks a
-/// rate that fails one first attempt in ten (ran.md §3).
+/// rate that fails one first attempt in ten (docs/models/ran.md#harq).
 fn leg(cell_x_m: f64, seed: u64) -> LegRadio {
     let cfg = LinkConfig {
         cell_position: Point2::new(cell_x_m, 0.0),
@@ -27,7 +27,7 @@ fn leg(cell_x_m: f64, seed: u64) -> LegRadio {
     LegRadio { channel: LinkChannel::new(&cfg, rngs).unwrap(), cqi: CqiReporter::new(CqiConfig::default()).unwrap() }
 }
 
-/// Default cell with HARQ errors (ran.md §3).
+/// Default cell with HARQ errors (docs/models/ran.md#harq).
 fn cell_config() -> CellConfig {
     CellConfig { harq: HarqConfig { mode: HarqMode::Errors, ..HarqConfig::default() }, ..CellConfig::default() }
 }

@@ -1,5 +1,5 @@
 //! The per-slot path allocates nothing once buffers have grown to their
-//! working size (architecture.md: no allocation per packet in steady state).
+//! working size (docs/architecture.md: no allocation per packet in steady state).
 //! A queue may still grow when it meets a new peak (e.g. a longer burst of
 //! SDUs released at once after a hole is filled), so the check allows a
 //! handful of growths where a per-packet or per-slot allocation would show

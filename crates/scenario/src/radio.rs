@@ -1,5 +1,5 @@
 //! Scenario schema of the radio access network: cells (gNBs), UEs and obstacles
-//! (channel.md, ran.md). Defaults are the spec's.
+//! (docs/models/channel.md, docs/models/ran.md), with the defaults of docs/scenario-reference.md.
 
 use serde::{Deserialize, Serialize};
 
@@ -28,7 +28,7 @@ pub enum RlcModeSpec {
     Um,
 }
 
-/// What kind of cell: its defaults and how obstacles affect it (channel.md §7).
+/// What kind of cell: its defaults and how obstacles affect it (docs/models/channel.md §8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CellKind {
@@ -47,8 +47,8 @@ impl CellKind {
     }
 }
 
-/// The defaults of an LTE cell's fields that differ from a mmWave cell's (channel.md §7:
-/// 2.1 GHz, 20 MHz, 46 dBm, 2×2 MIMO gain 3 dB, UMa, peak 150 Mbit/s; ran.md: a 1 ms TTI, the
+/// The defaults of an LTE cell's fields that differ from a mmWave cell's (docs/models/channel.md §8:
+/// 2.1 GHz, 20 MHz, 46 dBm, 2×2 MIMO gain 3 dB, UMa, peak 150 Mbit/s; docs/models/ran.md: a 1 ms TTI, the
 /// LTE FDD HARQ of 8 processes with an 8 ms round trip, 5 ms CQI and SR periods).
 pub const LTE_CELL_DEFAULTS: &[(&str, FileDefault)] = &[
     ("height_m", FileDefault::Number(25.0)),
@@ -140,7 +140,7 @@ pub struct CellSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BlockageSpec {
-    /// LOS from the obstacles (channel.md §3.1).
+    /// LOS from the obstacles (docs/models/channel.md §5).
     Geometric,
     /// Two-state Markov with rate `markov_lambda_per_s` (§3.2).
     Markov,
@@ -195,7 +195,7 @@ pub struct UeSpec {
     #[serde(default)]
     pub forced_events: Vec<ForcedEventSpec>,
     /// The LTE cell (its node) anchoring dual connectivity: while the serving mmWave cell
-    /// is in outage the bearer moves there (ran.md §7). "" (default): no anchor.
+    /// is in outage the bearer moves there (docs/models/ran.md#handover-and-dual-connectivity). "" (default): no anchor.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub anchor: String,
     /// Trace file for the trace blockage models, relative to the scenario file.
@@ -347,7 +347,7 @@ fn d_status_prohibit() -> f64 {
     0.002
 }
 
-/// Handover and dual connectivity (ran.md §7); applies to every UE of a scenario with more
+/// Handover and dual connectivity (docs/models/ran.md#handover-and-dual-connectivity); applies to every UE of a scenario with more
 /// than one cell it can measure.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -22,13 +22,13 @@ pub struct Scenario {
     pub links: Vec<LinkSpec>,
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
-    /// gNBs (radio access, ran.md); each sits on a node.
+    /// gNBs (radio access, docs/models/ran.md); each sits on a node.
     #[serde(default)]
     pub cells: Vec<super::radio::CellSpec>,
     /// UEs, each attached to a cell and sitting on a node.
     #[serde(default)]
     pub ues: Vec<super::radio::UeSpec>,
-    /// Fixed obstacles (channel.md §1).
+    /// Fixed obstacles (docs/models/channel.md §1).
     #[serde(default)]
     pub obstacles: Vec<super::radio::ObstacleSpec>,
     #[serde(default)]
@@ -36,7 +36,7 @@ pub struct Scenario {
     /// Left out of the resolved scenario while it has the defaults (run ids unchanged).
     #[serde(default, skip_serializing_if = "super::radio::HandoverSpec::is_default")]
     pub handover: super::radio::HandoverSpec,
-    /// milliProxy (milliproxy.md); off while `proxy.node` is empty.
+    /// milliProxy (docs/proxy.md); off while `proxy.node` is empty.
     #[serde(default)]
     pub proxy: ProxySpec,
 }
@@ -45,9 +45,9 @@ pub struct Scenario {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProxyKind {
-    /// milliProxy (milliproxy.md §1–4): end-to-end semantics, flow window from telemetry.
+    /// milliProxy (docs/proxy.md#what-milliproxy-is): end-to-end semantics, flow window from telemetry.
     Milliproxy,
-    /// The split-TCP baseline (milliproxy.md §5): terminates the connection, early ACKs.
+    /// The split-TCP baseline (docs/proxy.md#split-tcp): terminates the connection, early ACKs.
     Split,
 }
 
@@ -184,7 +184,7 @@ pub struct LinkSpec {
     /// `limit`); 0: no packet limit. Left out of the resolved scenario while 0.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub queue_packets: u64,
-    /// The a→b direction's rate follows a cell's per-user capacity (scenarios.md §7); b→a
+    /// The a→b direction's rate follows a cell's per-user capacity (docs/studies.md#spep-emulation); b→a
     /// keeps `rate_bps`. Left out of the resolved scenario when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<CapacitySpec>,
@@ -198,8 +198,8 @@ pub struct LinkSpec {
     pub trace_b_to_a: String,
 }
 
-/// The per-user capacity process of the spep-emulation study (scenarios.md §7,
-/// channel.md §12): C_user = B · SE(SINR*) / `users`, updated every `update_s`.
+/// The per-user capacity process of the spep-emulation study (docs/studies.md#spep-emulation,
+/// docs/models/channel.md §12): C_user = B · SE(SINR*) / `users`, updated every `update_s`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CapacitySpec {
@@ -310,11 +310,11 @@ pub enum FlowKind {
     Tcp,
     Udp,
     /// MP-TCP (RFC 8684): one subflow per radio of the receiving device, opened over its
-    /// first radio and joined over the others (transport.md §3); `cc` may be coupled.
+    /// first radio and joined over the others (docs/models/mptcp.md); `cc` may be coupled.
     Mptcp,
 }
 
-/// How an MP-TCP sender picks the subflow for its next bytes (transport.md §3).
+/// How an MP-TCP sender picks the subflow for its next bytes (docs/models/mptcp.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MptcpSchedulerSpec {

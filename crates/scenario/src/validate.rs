@@ -339,7 +339,7 @@ fn validate_radio(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
     Ok(())
 }
 
-/// A link's capacity process (scenarios.md §7); `p` names a key of the link.
+/// A link's capacity process (docs/studies.md#spep-emulation); `p` names a key of the link.
 fn capacity(p: &dyn Fn(&str) -> String, c: &CapacitySpec, switch_period_s: f64) -> Result<(), Issue> {
     let q = |f: &str| p(&format!("capacity.{f}"));
     if switch_period_s > 0.0 {

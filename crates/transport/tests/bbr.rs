@@ -1,4 +1,4 @@
-//! BBR v1 (transport.md §2): the model's invariants checked on the algorithm itself over a
+//! BBR v1 (docs/models/transport.md §6): the model's invariants checked on the algorithm itself over a
 //! fluid bottleneck (pacing = gain × BtlBw × 0.99, cwnd = 2·BDP + 3 segments, PROBE_RTT),
 //! then the behaviour of a full connection over the harness's bottleneck: utilisation,
 //! standing queue with a small and a deep buffer, PROBE_RTT period, isolated loss.

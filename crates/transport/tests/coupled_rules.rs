@@ -1,4 +1,4 @@
-//! The coupled congestion controls of MP-TCP (transport.md §3): LIA (RFC 6356), OLIA
+//! The coupled congestion controls of MP-TCP (docs/models/coupled-cc.md): LIA (RFC 6356), OLIA
 //! (Khalili et al., ToN 2013) and BALIA (Peng et al., ToN 2016). Their increase and decrease
 //! rules against values worked out by hand from the RFC's and the papers' formulas, first
 //! as functions of the subflows' published views, then through subflows built by one

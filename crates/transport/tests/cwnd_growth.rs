@@ -1,4 +1,4 @@
-//! Cwnd growth while not cwnd-limited (transport.md §1): by default cwnd grows only while
+//! Cwnd growth while not cwnd-limited (docs/models/transport.md §3): by default cwnd grows only while
 //! the sender fills it (Linux `tcp_is_cwnd_limited`); `CwndGrowth::Always` grows on every
 //! ACK. Also checks the time-weighted `limited_ns` accounting.
 

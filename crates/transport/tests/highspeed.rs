@@ -1,4 +1,4 @@
-//! HighSpeed TCP (RFC 3649, transport.md §2): per-RTT increase a(w) and decrease b(w)
+//! HighSpeed TCP (RFC 3649, docs/models/transport.md §6): per-RTT increase a(w) and decrease b(w)
 //! measured on the algorithm against the RFC's Appendix B table, and standard TCP (Reno)
 //! behaviour up to Low_Window = 38 segments.
 

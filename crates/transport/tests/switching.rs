@@ -1,4 +1,4 @@
-//! Every registered congestion control (transport.md §2) delivers the byte stream intact
+//! Every registered congestion control (docs/models/transport.md §6) delivers the byte stream intact
 //! over a bottleneck whose rate switches between R and R/10 every second: the harness
 //! checks that each range the application receives continues the stream and arrived in
 //! data segments; here the total must equal what was written.

@@ -1,4 +1,4 @@
-//! The one interface of active queue management (transport.md §5), shared by
+//! The one interface of active queue management (docs/models/transport.md §10), shared by
 //! every queue that may have one: wired links in the engine and RLC
 //! transmission buffers in ran. It lives here because both the transport crate
 //! (which implements CoDel) and ran (which may not depend on transport) depend

@@ -50,8 +50,8 @@ pub struct Timestamps {
 
 /// Options the models do not interpret (MPTCP kind 30, RFC 8684; experimental kinds 253/254,
 /// RFC 6994; any other), kept as their wire bytes — kind, length, data — in the order they
-/// arrived, so whatever forwards the packet forwards them unchanged (architecture.md: "TCP
-/// with options — unknown ones kept as bytes"). A packet holds them in its `TcpOptions`
+/// arrived, so whatever forwards the packet forwards them unchanged (docs/architecture.md §1,
+/// wire). A packet holds them in its `TcpOptions`
 /// (`raw`, `push_raw`); this is their owned, Copy form. MP-TCP options are read and written
 /// through the typed values of `mptcp` (`TcpOptions::push_mptcp`, `mptcp_options`).
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-"""The report's plots (outputs.md §3), each returned as PNG bytes for inlining in HTML."""
+"""The report's plots (docs/sweeps.md §5), each returned as PNG bytes for inlining in HTML."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The end-to-end studies (scenarios.md §4): the shipped sweep `e2e` (or `e2e-quick`) run
+"""The end-to-end studies (docs/studies.md#e2e): the shipped sweep `e2e` (or `e2e-quick`) run
 into a result store, then, every metric computed from each run's saved time series:
 
 - blockers (UDP, NewReno, CUBIC with a 1 Gbit/s source past human blockers): the time to
@@ -37,7 +37,7 @@ B_RLC, VARIANT = "ues.0.rlc_buffer_bytes", "flows.0.newreno_variant"
 OUTAGE_START, OUTAGE_LENGTH = "ues.0.forced_events.0.start_s", "ues.0.forced_events.0.duration_s"
 RTOS, RETRANSMITS, OVERFLOW = "flows.0.rtos", "flows.0.retransmits", "ues.0.downlink.drops_overflow"
 BLOCKERS, BUILDINGS, OUTAGE = "e2e-blockers", "e2e-buildings", "e2e-outage"
-# The replayed routes (scenarios.md §4, e2e-trace): scenario -> the route's name in the tables.
+# The replayed routes (docs/studies.md#e2e, e2e-trace): scenario -> the route's name in the tables.
 ROUTES = {"e2e-trace": "vehicular (5Gophers drive)", "e2e-trace-pedestrian": "pedestrian, 3 m/s"}
 
 # A rate counts as reached when the median goodput bin over the next RATE_WINDOW_S is at

@@ -1,4 +1,4 @@
-"""Link-level retransmissions (scenarios.md §6): the shipped sweep `lower-layer` (or
+"""Link-level retransmissions (docs/studies.md#lower-layer): the shipped sweep `lower-layer` (or
 `lower-layer-quick`) run into a result store, then per configuration (RLC AM or UM, HARQ on
 or off, remote or edge server, CUBIC or NewReno) the long flow's goodput and RAN latency,
 and the download time of 100 kB, 1 MB and 10 MB files, each computed from the run's saved

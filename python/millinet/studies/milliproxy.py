@@ -1,4 +1,4 @@
-"""The milliProxy evaluation (scenarios.md §1, milliproxy.md §6): the shipped `milliproxy`
+"""The milliProxy evaluation (docs/studies.md#milliproxy): the shipped `milliproxy`
 sweep (or `milliproxy-quick`) run into a result store, then per parameter point the goodput
 and RAN latency with 95% intervals and the paired ratios against the runs without a proxy
 on the same seeds: latency(no proxy) / latency(proxy) and goodput(proxy) / goodput(no proxy).
@@ -38,7 +38,7 @@ POINT = [CC, D_RS, B_RLC, D_INFO, T_INFO, KIND, NODE, POLICY]
 # the policies the study runs unless told others: the default against the published rule.
 SHIPPED_POLICY = "calibrated"
 DEFAULT_POLICIES = (SHIPPED_POLICY, "bdp")
-# Issue 19's goal for a flow-window policy: goodput at least 0.98 of no proxy's everywhere.
+# The goal for a default flow-window policy (docs/studies.md#policy-goal): goodput at least 0.98 of no proxy's everywhere.
 GOODPUT_GOAL = 0.98
 
 

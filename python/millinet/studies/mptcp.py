@@ -1,4 +1,4 @@
-"""MP-TCP over mmWave and LTE (scenarios.md §5): the shipped sweep `mptcp` (or `mptcp-quick`)
+"""MP-TCP over mmWave and LTE (docs/studies.md#mptcp): the shipped sweep `mptcp` (or `mptcp-quick`)
 run into a result store, then per paths, congestion control and distance the total goodput,
 each path's share and the RTT with 95% intervals, the goodput over single-path CUBIC on the
 same seeds, and the shared-LTE-bearer case: what MP-TCP's LTE subflow and a single-path

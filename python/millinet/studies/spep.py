@@ -1,4 +1,4 @@
-"""Operator split proxies under mmWave-like dynamics (scenarios.md §7): the shipped sweep
+"""Operator split proxies under mmWave-like dynamics (docs/studies.md#spep-emulation): the shipped sweep
 `spep` (or `spep-quick`) run into a result store; each run downloads one file (a fresh
 connection, so no cached window or data) over a per-user capacity that follows an LTE
 cell (shadow fading) or an mmWave cell (plus Markov LOS/NLOS excess loss at rate λ),
@@ -41,7 +41,7 @@ from millinet.studies.common import (
 )
 
 PROXY, SERVER_DELAY, FILE_BYTES = "proxy.node", "links.0.delay_s", "flows.0.file_bytes"
-EPSILON = 1.2  # the study's overhead allowance in η (scenarios.md §7)
+EPSILON = 1.2  # the study's overhead allowance in η (docs/studies.md#spep-emulation)
 BOTTLENECK_QUEUE = 2  # link 1 (edge -> client), its a->b direction: the capacity process
 CHANNELS = {"lte": "LTE", "mmwave-0-25": "mmWave λ 0.25/s", "mmwave-0-5": "mmWave λ 0.5/s", "mmwave-1": "mmWave λ 1/s"}
 SERVERS = {0.005: "near", 0.05: "far"}  # one-way delay server -> edge (s)
@@ -76,7 +76,7 @@ def download_metrics(row: pd.Series, store: Path) -> dict:
 
 
 def efficiency(file_bytes: float, time_s: float, capacity_bps: float) -> float:
-    """η = (F / D) / (ε · C̄_user) (scenarios.md §7)."""
+    """η = (F / D) / (ε · C̄_user) (docs/studies.md#spep-emulation)."""
     return (8 * file_bytes / time_s) / (EPSILON * capacity_bps)
 
 

@@ -1,4 +1,4 @@
-"""The high-speed train (scenarios.md §2): the shipped sweep `train` (or `train-quick`) run
+"""The high-speed train (docs/studies.md#train): the shipped sweep `train` (or `train-quick`) run
 into a result store, then per configuration (radio: mmWave with its LTE anchor or LTE
 only; server remote or edge; RLC buffer; congestion control or the saturating UDP
 reference; MSS) the goodput and RTT with 95% intervals, and the goodput ratio
@@ -33,11 +33,11 @@ SMALL_MSS_ARM, LARGE_MSS_ARM = "mss1400", "mss14000"
 
 RADIOS = {"train": "mmwave", "train-lte": "lte"}
 SERVERS = {0.019: "remote", 0.001: "edge"}  # one-way delay server -> PGW (s)
-# The bandwidth-delay products the buffers are sized against (scenarios.md §2): 3 Gbit/s at
+# The bandwidth-delay products the buffers are sized against (docs/studies.md#train): 3 Gbit/s at
 # the minimum RTT, 40 ms remote and 4 ms edge, on mmWave; on LTE those its 50% buffers
 # (0.2 and 0.08 MB) stand for.
 BDP_BYTES = {("mmwave", "remote"): 15e6, ("mmwave", "edge"): 1.5e6, ("lte", "remote"): 0.4e6, ("lte", "edge"): 0.16e6}
-# Table order: radios, servers and congestion controls as scenarios.md lists them.
+# Table order: radios, servers and congestion controls as docs/studies.md#train lists them.
 ORDER = {"mmwave": 0, "lte": 1, "remote": 0, "edge": 1, "newreno": 0, "cubic": 1, "highspeed": 2, "bbr": 3, "udp": 4}
 
 
@@ -107,7 +107,7 @@ def _reference_key(point: dict) -> tuple:
 
 
 def _order(point: dict) -> tuple:
-    """Radio, server, buffer (drop-tail before CoDel), CC as scenarios.md lists them."""
+    """Radio, server, buffer (drop-tail before CoDel), CC as docs/studies.md#train lists them."""
     return ORDER.get(point["radio"], 9), ORDER.get(point["server"], 9), point["b_rlc_bytes"], point["aqm"] == "codel", ORDER.get(point["cc"], 9)
 
 

@@ -1,4 +1,4 @@
-"""Dense urban, multi-user (scenarios.md §3): the shipped sweep `urban` (or `urban-quick`) run
+"""Dense urban, multi-user (docs/studies.md#urban): the shipped sweep `urban` (or `urban-quick`) run
 into a result store, then per congestion control (the same on all ten flows) and UE the
 goodput and mean RTT, the UE's SINR, and whether it meets the 5G target (goodput above
 100 Mbit/s with an RTT under 10 ms); per congestion control the cell goodput, Jain's fairness
@@ -24,7 +24,7 @@ from millinet.report import figures
 from millinet.studies.common import CWND_GROWTH, Options, StudyResult, drawn, interval, interval_cells, jain_index, number, point_stats, reproduce_note, run_runs, run_tables, timed_head, with_base_values, write_outputs
 
 CC = "flows.0.cc"
-# The 5G target of scenarios.md §3: a UE meets it with more goodput and less RTT than these.
+# The 5G target of docs/studies.md#urban: a UE meets it with more goodput and less RTT than these.
 TARGET_GOODPUT_BPS, TARGET_RTT_MS = 100e6, 10.0
 CONDITIONS = ("LOS", "NLOS", "indoor")
 ORDER = {"newreno": 0, "cubic": 1, "highspeed": 2, "bbr": 3}

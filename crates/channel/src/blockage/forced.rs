@@ -1,4 +1,4 @@
-//! Forced events (channel.md §3.3): scripted NLOS periods or outages laid on
+//! Forced events (docs/models/channel.md §5): scripted NLOS periods or outages laid on
 //! top of any blockage model, e.g. the 0.4 s and 1 s outages of `e2e-outage`.
 
 /// What a forced event does while it lasts.

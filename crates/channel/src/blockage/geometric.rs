@@ -1,4 +1,4 @@
-//! Geometric blockage: LOS from the obstacle test of channel.md §1.
+//! Geometric blockage: LOS from the obstacle test of docs/models/channel.md §1.
 
 use super::{BlockageModel, LinkGeometry};
 use crate::geometry::Rect;

@@ -1,4 +1,4 @@
-//! Two-state Markov (LOS/NLOS) blockage (channel.md §3.2).
+//! Two-state Markov (LOS/NLOS) blockage (docs/models/channel.md §5).
 //!
 //! Continuous-time chain with exponential sojourns: LOS→NLOS at rate λ,
 //! NLOS→LOS at rate μ = λ·P_LOS/(1 − P_LOS), whose stationary LOS probability

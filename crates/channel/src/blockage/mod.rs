@@ -1,4 +1,4 @@
-//! Blockage: which LOS state a link is in (channel.md §3).
+//! Blockage: which LOS state a link is in (docs/models/channel.md §5).
 //!
 //! A LOS-state model implements [`BlockageModel`]; [`BlockageConfig`] is the
 //! registry that names every model a scenario can choose and builds it.

@@ -1,4 +1,4 @@
-//! Trace files (channel.md §6): SINR and capacity CSVs, Mahimahi link
+//! Trace files (docs/models/channel.md §10): SINR and capacity CSVs, Mahimahi link
 //! traces, and the 5Gophers measurement CSVs.
 //!
 //! Each parser takes the text and a file name for its messages (the caller

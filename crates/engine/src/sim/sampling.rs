@@ -1,5 +1,5 @@
 //! The time series: the network's rows (queues, UEs) and the hosts' (flows, MP-TCP, the
-//! proxy's flows) every sample step, handed out in chunks so memory stays flat (docs/cli.md, `millinet run`).
+//! proxy's flows) every sample step, handed out in chunks so memory stays flat (docs/outputs.md).
 
 use millinet_network::series::FlowRow;
 

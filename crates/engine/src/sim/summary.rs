@@ -1,5 +1,5 @@
 //! summary.json: what a run measured, per flow and middlebox, with the network's sections
-//! (queues, UEs, handovers) (docs/cli.md, `millinet run`).
+//! (queues, UEs, handovers) (docs/outputs.md).
 
 use millinet_network::records::{flow_summary, latency_summary, Carried, FlowRecord};
 use serde_json::{json, Map, Value};

@@ -1,4 +1,4 @@
-//! `bdp`, the published milliProxy policy (milliproxy.md §4): FW = start value until the
+//! `bdp`, the published milliProxy policy (docs/proxy.md#flow-window-policies): FW = start value until the
 //! first RTT estimate, then floor(RTT_min · R_e / 8), minus 2·B when the RLC buffer B
 //! exceeds a threshold, never below 0: the UE's window, shared among its flows
 //! (`flow_share`). Without fresh telemetry (none yet, or the latest has expired) there is no

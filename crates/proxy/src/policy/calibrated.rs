@@ -1,5 +1,5 @@
 //! `calibrated`: `target-queue`'s window on a rate that is calibrated against what the UE
-//! actually receives (issue 19).
+//! actually receives (docs/proxy.md, "calibrated").
 //!
 //!   FW = BDP + Q* − g · (B − Q*), never below 0,
 //!   BDP = RTT_min · η·R_e / 8, Q* = η·R_e · d* / 8, d* = max(d_min, f · RTT_min) as in

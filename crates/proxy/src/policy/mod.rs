@@ -1,4 +1,4 @@
-//! Flow-window policies (milliproxy.md §4): one trait, a registry by name. Adding a policy is
+//! Flow-window policies (docs/proxy.md#flow-window-policies): one trait, a registry by name. Adding a policy is
 //! a file in this folder plus one line in `REGISTRY`.
 
 mod bdp;
@@ -14,7 +14,7 @@ pub use target_queue::{DEFAULT_GAIN, DEFAULT_RTT_FRACTION, DEFAULT_TARGET_DELAY_
 use crate::error::PolicyError;
 use crate::rtt::RttEstimates;
 
-/// What a policy may look at (milliproxy.md §4 "Interface").
+/// What a policy may look at (docs/proxy.md#writing-a-flow-window-policy).
 #[derive(Clone, Copy, Debug)]
 pub struct PolicyInput<'a> {
     pub now_ns: u64,

@@ -1,5 +1,5 @@
 //! `passthrough`: FW = the UE's own advertised window; the proxy only coalesces segments
-//! (milliproxy.md §4).
+//! (docs/proxy.md#flow-window-policies).
 
 use super::{FlowWindowPolicy, Params, PolicyInput};
 use crate::error::PolicyError;

@@ -1,4 +1,4 @@
-//! `static`: a fixed flow window, for experiments (milliproxy.md §4).
+//! `static`: a fixed flow window, for experiments (docs/proxy.md#flow-window-policies).
 
 use super::{FlowWindowPolicy, Params, PolicyInput};
 use crate::error::PolicyError;

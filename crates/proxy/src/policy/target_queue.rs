@@ -1,5 +1,5 @@
 //! `target-queue`: a flow window that steers the UE's RLC buffer toward a small standing queue
-//! instead of switching at a threshold (issue 19; milliproxy.md §4 leaves new policies open).
+//! instead of switching at a threshold (docs/proxy.md#flow-window-policies).
 //!
 //!   FW = BDP + Q* − g · (B − Q*), never below 0,
 //!   BDP = RTT_min · R_e / 8 (as `bdp`), Q* = R_e · d* / 8,

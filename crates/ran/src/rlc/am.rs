@@ -1,7 +1,7 @@
 //! Acknowledged-mode ARQ (TS 38.322 §5.3): which segments the transmitter
 //! must send again and when it learns about them.
 //!
-//! Model: a segment is lost only when HARQ gave up on its TB (ran.md §3); the
+//! Model: a segment is lost only when HARQ gave up on its TB (docs/models/ran.md#harq); the
 //! UE's MAC knows that moment (the process is flushed, TS 38.321 §5.3.2.2), so
 //! it starts t-Reassembly then. When t-Reassembly has run, a STATUS PDU NACKs
 //! the segment, unless t-StatusProhibit is still running since the previous

@@ -1,6 +1,6 @@
 //! The part of an RLC transmission buffer that has not been transmitted yet:
 //! whole SDUs in arrival order with a running byte count, so the occupancy
-//! B that milliProxy reads (ran.md §4) costs nothing to observe.
+//! B that milliProxy reads (docs/models/ran.md#rlc) costs nothing to observe.
 
 use std::collections::VecDeque;
 
@@ -8,7 +8,7 @@ use millinet_wire::Packet;
 
 /// An SDU as RLC holds it: the IP packet, its PDCP COUNT and its size. Detach
 /// hands undelivered ones back as they are, so that another leg can carry them
-/// with their COUNT (ran.md §7).
+/// with their COUNT (docs/models/ran.md#attach-detach-and-forwarding).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sdu {
     pub(crate) packet: Packet,

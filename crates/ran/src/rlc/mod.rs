@@ -72,7 +72,7 @@ impl RlcEntity {
     }
 
     /// Occupancy B: bytes waiting for a first transmission plus the
-    /// retransmission queue (ran.md §4). Bytes inside HARQ are not counted.
+    /// retransmission queue (docs/models/ran.md#rlc). Bytes inside HARQ are not counted.
     #[inline]
     pub fn queued_bytes(&self) -> u64 {
         let tail = self.window.back().map_or(0, |w| u64::from(w.sdu.bytes - w.sent));
@@ -101,7 +101,7 @@ impl RlcEntity {
     }
 
     /// Tail drop: the SDU is refused when it does not fit under the limit
-    /// (ran.md §4). Returns whether it was accepted.
+    /// (docs/models/ran.md#rlc). Returns whether it was accepted.
     pub fn enqueue(&mut self, sdu: Sdu) -> bool {
         if self.queued_bytes() + u64::from(sdu.bytes) > self.limit_bytes {
             return false;
@@ -156,7 +156,7 @@ impl RlcEntity {
         budget - left
     }
 
-    /// SDUs forwarded from another leg (ran.md §7) go ahead of everything not
+    /// SDUs forwarded from another leg (docs/models/ran.md#attach-detach-and-forwarding) go ahead of everything not
     /// yet transmitted, in order; they were accepted once, so the limit does not
     /// apply to them again.
     pub fn adopt(&mut self, sdus: &[Sdu]) {

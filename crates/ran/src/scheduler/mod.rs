@@ -1,4 +1,4 @@
-//! gNB MAC schedulers (ran.md §2): which UEs get how much of a slot. One trait,
+//! gNB MAC schedulers (docs/models/ran.md#scheduler): which UEs get how much of a slot. One trait,
 //! one file per scheduler, one line per scheduler in [`REGISTRY`].
 //!
 //! UEs are named by their position in the cell (attach order), which changes

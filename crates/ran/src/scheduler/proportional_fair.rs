@@ -1,4 +1,4 @@
-//! Proportional fair (ran.md §2): rank UEs by instantaneous achievable rate
+//! Proportional fair (docs/models/ran.md#scheduler): rank UEs by instantaneous achievable rate
 //! over their exponentially averaged served rate and give the slot to the
 //! best, what it cannot use to the next, and so on. With one wideband SINR per
 //! UE there is no frequency selectivity to exploit, so the best UE normally
@@ -6,7 +6,7 @@
 
 use super::{Candidate, Grant, Scheduler, Served};
 
-/// Averaging time constant of the served rate (ran.md §2).
+/// Averaging time constant of the served rate (docs/models/ran.md#scheduler).
 pub const DEFAULT_TIME_CONSTANT_NS: u64 = 100_000_000;
 
 /// Served-rate floor (bit/s) so a UE never served has a finite, large metric.

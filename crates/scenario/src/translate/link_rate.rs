@@ -1,6 +1,6 @@
 //! What changes a wired link direction's rate over time: a switch between two rates every
-//! period (scenarios.md §8) or the per-user capacity process of the spep-emulation study
-//! (scenarios.md §7). The one driver both the simulator (from its event queue) and the
+//! period (docs/validation.md#dumbbell) or the per-user capacity process of the spep-emulation study
+//! (docs/studies.md#spep-emulation). The one driver both the simulator (from its event queue) and the
 //! emulator's hops (from their clock) run.
 
 use std::path::Path;

@@ -20,7 +20,7 @@ use crate::rng::{self, Stream};
 use crate::schema::Aqm;
 use crate::{ConfigError, Scenario};
 
-/// Spectral efficiency at the top of the 64QAM CQI table (channel.md §5).
+/// Spectral efficiency at the top of the 64QAM CQI table (docs/models/channel.md §8).
 const SE_MAX: f64 = millinet_channel::link::SE_MAX;
 
 fn config_error(path: String) -> impl Fn(&dyn std::fmt::Display) -> ConfigError {
@@ -109,7 +109,7 @@ pub fn obstacles(s: &Scenario, rng: &mut impl RngCore) -> Result<Arc<[Rect]>, Co
 }
 
 /// The radio link between UE `u` (scenario UE `i`) and cell `c`: each link its own LOS
-/// test, path loss, shadowing and fading (channel.md §1–4).
+/// test, path loss, shadowing and fading (docs/models/channel.md §1–7).
 pub fn link_config(
     i: usize,
     u: &UeSpec,
@@ -184,7 +184,7 @@ pub fn link_config(
     })
 }
 
-/// The CQI reports of a UE served by cell `c` (period and delay, channel.md §5).
+/// The CQI reports of a UE served by cell `c` (period and delay, docs/models/channel.md §9).
 pub fn cqi_config(c: &CellSpec) -> CqiConfig {
     CqiConfig { period_ns: seconds_to_ns(c.cqi_period_s), delay_ns: seconds_to_ns(c.cqi_delay_s) }
 }
@@ -203,7 +203,7 @@ pub fn measured_cells(s: &Scenario, u: &UeSpec) -> Vec<usize> {
     cells
 }
 
-/// The A3 parameters (ran.md §7).
+/// The A3 parameters (docs/models/ran.md#handover-and-dual-connectivity).
 pub fn handover_config(h: &HandoverSpec) -> HandoverConfig {
     HandoverConfig { hysteresis_db: h.hysteresis_db, time_to_trigger_ns: seconds_to_ns(h.time_to_trigger_s) }
 }

@@ -96,7 +96,7 @@ pub fn link_params(spec: &LinkSpec, name: String, to_node: u32) -> LinkParams {
     }
 }
 
-/// The capacity process of link `i`'s a→b direction, if it has one (scenarios.md §7), drawing
+/// The capacity process of link `i`'s a→b direction, if it has one (docs/studies.md#spep-emulation), drawing
 /// from the run's stream `links/i/capacity`; a `sinr_trace` is read relative to `base_dir`.
 pub(super) fn capacity_process(i: usize, spec: &LinkSpec, seed: u64, base_dir: &Path) -> Result<Option<CapacityProcess>, ConfigError> {
     let Some(c) = &spec.capacity else { return Ok(None) };
@@ -132,7 +132,7 @@ pub fn link_codel(spec: &LinkSpec) -> Codel {
     Codel::new(seconds_to_ns(spec.codel_target_s), seconds_to_ns(spec.codel_interval_s), CODEL_MAX_PACKET_BYTES)
 }
 
-/// CoDel on an RLC buffer: RFC 8289's defaults, target 5 ms and interval 100 ms (transport.md §5).
+/// CoDel on an RLC buffer: RFC 8289's defaults, target 5 ms and interval 100 ms (docs/models/transport.md §10).
 pub fn rlc_codel() -> Codel {
     Codel::new(5_000_000, 100_000_000, CODEL_MAX_PACKET_BYTES)
 }

@@ -1,7 +1,7 @@
 //! Finite downloads: one file, or a list of sizes fetched one after the other on the same
 //! connection. Download k + 1 is requested when the last byte of download k reaches the
 //! receiving application (the request's own transit is not modelled); the first starts
-//! with the connection (the client's SYN), so a single file's time is transport.md §4's D,
+//! with the connection (the client's SYN), so a single file's time is the download time D of docs/models/transport.md §9,
 //! connection start to last byte delivered. The connection closes after the last size is
 //! written.
 

@@ -1,4 +1,4 @@
-//! Applications on top of a TCP connection (transport.md §4): bulk, finite file, repeated
+//! Applications on top of a TCP connection (docs/models/transport.md §9): bulk, finite file, repeated
 //! downloads of a list of sizes, rate-limited source. Sans-IO like the connection: the
 //! driver tells an application the time and what happened to its flow (connection
 //! established, bytes delivered to the receiving application, its own deadline reached);

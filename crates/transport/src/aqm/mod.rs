@@ -1,4 +1,4 @@
-//! Active queue management (transport.md §5). Drop-tail is the queue's own
+//! Active queue management (docs/models/transport.md §10). Drop-tail is the queue's own
 //! capacity limit; an AQM only decides, packet by packet at dequeue, whether the
 //! packet leaving the queue is delivered or dropped. The interface is wire's
 //! (shared with ran's RLC buffers); the implementations live here.

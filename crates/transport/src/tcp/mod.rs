@@ -129,7 +129,7 @@ pub enum TcpState {
     TimeWait,
 }
 
-/// What stopped the sender from sending more (transport.md outputs: `limited_by`).
+/// What stopped the sender from sending more (`limited_by` in docs/outputs.md §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LimitedBy {
     Cwnd = 0,
