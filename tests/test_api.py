@@ -1,10 +1,8 @@
 """The Python API: millinet.run, resolve and scenarios."""
 
 import gc
-import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pandas as pd
 
@@ -62,18 +60,3 @@ def test_a_run_does_not_import_pandas():
     code = "import sys, millinet; millinet.run('dumbbell', overrides={'duration_s': 0.1}); print('pandas' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
-
-
-def test_every_series_table_and_column_is_documented():
-    """docs/cli.md lists each time-series table with its columns: a run with UEs, a proxy
-    and an MP-TCP flow has every table, and each of its columns must be listed."""
-    docs = (Path(__file__).parent.parent / "docs" / "cli.md").read_text()
-    documented = {m[0]: m[1] for m in re.findall(r"^\| `(\w+)` \| [^|]+ \| (.+) \|$", docs, flags=re.M)}
-    seen = {}
-    for scenario, extra in (("mptcp", {}), ("milliproxy", {"proxy.node": "gnb"})):
-        seen.update(millinet.run(scenario, overrides={"duration_s": 0.05, **extra}).series)
-    assert set(seen) == {"flows", "goodput", "queues", "ues", "mobility", "proxy", "mptcp"}
-    for table, frame in seen.items():
-        assert table in documented, f"table {table} is not in docs/cli.md"
-        for column in set(frame.columns) - {"run", "t"}:
-            assert f"`{column}`" in documented[table], f"{table}.{column} is not in docs/cli.md"
