@@ -75,7 +75,8 @@ $(BPF_OUT)/vmlinux.h: /sys/kernel/btf/vmlinux | deps
 	bpftool btf dump file $< format c > $@.tmp
 	mv $@.tmp $@
 
-$(BPF_OUT)/highspeed_table.h: bpf/highspeed_table.py
+# RFC 3649's Appendix B table, from the rows in bpf/rfc3649_appendix_b.csv.
+$(BPF_OUT)/highspeed_table.h: bpf/highspeed_table.py bpf/rfc3649_appendix_b.csv
 	mkdir -p $(BPF_OUT)
 	$(PYTHON) $< > $@.tmp
 	mv $@.tmp $@

@@ -5,9 +5,10 @@
  * RFC 3649 §5: with w the window in segments, congestion avoidance adds a(w) segments per
  * round trip (w += a(w)/w per ACKed segment) and a congestion event keeps (1 - b(w))·w. Up to
  * Low_Window = 38 segments a = 1 and b = 0.5, standard TCP. a(w) and b(w) come from
- * highspeed_table.h, the §5 formulas sampled at build time as the RFC's Appendix B does (one
- * row per integer a); a window uses the row of the largest table window not above it. Slow
- * start is standard TCP's: RFC 3649 leaves it unchanged.
+ * highspeed_table.h, the RFC's own table (Appendix B, one row per integer a, from 38 to 94717
+ * segments; b in 1/256ths), as Linux's tcp_highspeed.c has it; a window uses the row of the
+ * largest table window not above it, and a window above the last row the last row. Slow start
+ * is standard TCP's: RFC 3649 leaves it unchanged.
  */
 #include "cc.h"
 #include "highspeed_table.h"

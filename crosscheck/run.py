@@ -105,6 +105,8 @@ def millinet_overrides(case: Case) -> dict[str, object]:
         "flows.0.cwnd_growth": "always",
         # ns-3 has no undo of a spurious timeout (the drop-tail losses here are real anyway).
         "flows.0.undo_spurious_rto": False,
+        # Both run standard slow start: ns-3's TcpCubic HyStart is set off (dumbbell.cc).
+        "flows.0.hystart": "off",
     }
     if case.switching:
         overrides["links.1.switch_period_s"] = SWITCH_PERIOD_S
@@ -152,7 +154,8 @@ MAPPING = [
     ("MTU", "none: a segment is one packet", "PointToPointNetDevice Mtu = max(1500, MSS + 52)", "no IP fragmentation at MSS 14000"),
     ("queue disc", "none (drop-tail link queue)", "TrafficControlHelper::Uninstall on every device", "the default fq_codel would replace drop-tail"),
     ("access queue", "links.0.queue_bytes = 10 MB", "--accessQueueBytes = 10 MB (default)", "never fills"),
-    ("CC", "flows.0.cc", "--cc: TcpNewReno/TcpCubic/TcpHighSpeed/TcpBbr", "ns-3 CUBIC: HyStart off (TcpCubic::HyStart=false); BBR: EnablePacing=true"),
+    ("CC", "flows.0.cc", "--cc: TcpNewReno/TcpCubic/TcpHighSpeed/TcpBbr", "BBR: EnablePacing=true"),
+    ("HyStart", "hystart=off", "TcpCubic::HyStart=false", "ns-3's HyStart is not Linux's (its own delay thresholds); both run standard slow start"),
     ("MSS (payload)", "flows.0.mss_bytes", "TcpSocket::SegmentSize", "both add 20 IP + 32 TCP (with TS) bytes"),
     ("initial window", "initial_window_segments=10", "TcpSocket::InitialCwnd=10", "RFC 6928"),
     ("min RTO", "min_rto_s=0.2", "TcpSocketBase::MinRto=0.2 s, ClockGranularity=1 ms", "RFC 6298 with a 1 ms clock"),

@@ -48,6 +48,8 @@ CASES = [
         ["proxy.telemetry_max_age_s", "0.002", "proxy.d_info_s + proxy.t_info_s"],
     ),
     ("unknown cc", "dumbbell", ["flows.0.cc=vegas"], ["flows.0.cc", "vegas", "cubic"]),
+    ("unknown hystart", "dumbbell", ["flows.0.hystart=fast"], ["flows.0.hystart", "fast", "rfc9406"]),
+    ("HyStart++ without CUBIC", "dumbbell", ["flows.0.cc=newreno", "flows.0.hystart=rfc9406"], ["flows.0.hystart", "rfc9406", "cubic"]),
     (
         "trace and switching rate on one link",
         "dumbbell",

@@ -277,7 +277,7 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(timestamps));
     Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(windowScaling));
-    // CUBIC as millinet runs it (docs/models/transport.md §6): HyStart off.
+    // CUBIC with standard slow start, as the cross-check runs millinet's (hystart=off).
     Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
     // BBR needs pacing (docs/models/transport.md §3).
     Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(cc == "TcpBbr"));

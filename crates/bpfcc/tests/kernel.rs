@@ -11,7 +11,6 @@ use millinet_bpfcc::{default_dir, Cc, Registration};
 use millinet_emu::tcp_info::TcpInfo;
 use millinet_transport::cc::balia::Balia;
 use millinet_transport::cc::coupled::Coupling;
-use millinet_transport::cc::highspeed::a;
 use millinet_transport::cc::lia::Lia;
 use millinet_transport::cc::SubflowView;
 
@@ -86,14 +85,31 @@ fn within_tolerance(measured: f64, expected: f64) -> bool {
     (measured - expected).abs() <= TOLERANCE * expected
 }
 
-/// RFC 3649's a(w) as its Appendix B table applies it: the table holds the windows where a(w)
-/// reaches each integer, and a window uses the row of the largest table window not above it,
-/// so a(w) rounded down (as bpf/highspeed_table.py samples it).
-fn a_table(w: u32) -> u32 {
-    a(w as f64).floor() as u32
+/// RFC 3649 Appendix B, (w, a(w)) per row: the rows the BPF HighSpeed is built with
+/// (bpf/highspeed_table.py prints them into its table), from the same file.
+fn appendix_b() -> Vec<(u32, u32)> {
+    let rows: Vec<(u32, u32)> = include_str!("../../../bpf/rfc3649_appendix_b.csv")
+        .lines()
+        .filter(|line| !line.starts_with('#') && *line != "w,a,b")
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            assert_eq!(fields.len(), 3, "{line}");
+            (fields[0].parse().expect(line), fields[1].parse().expect(line))
+        })
+        .collect();
+    assert!(rows.windows(2).all(|r| r[0].0 < r[1].0 && r[1].1 == r[0].1 + 1), "one row per integer a(w): {rows:?}");
+    rows
 }
 
-/// The ranges of windows in [from, to) over which a_table is constant, with its value.
+/// a(w) as the BPF program applies the table: the row of the largest table window not above w
+/// (the first row, a = 1, below Low_Window; the last row above its window).
+fn a_table(w: u32) -> u32 {
+    let rows = appendix_b();
+    rows.iter().rev().find(|(window, _)| *window <= w).unwrap_or(&rows[0]).1
+}
+
+/// The ranges of windows in [from, to) over which a_table is constant, with its value (the
+/// table's rows, from one row's window to the next's, clipped to [from, to)).
 fn table_rows(from: u32, to: u32) -> Vec<(u32, u32, u32)> {
     let mut rows: Vec<(u32, u32, u32)> = Vec::new();
     for w in from..to {

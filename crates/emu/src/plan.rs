@@ -12,7 +12,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 
 use millinet_bpfcc::Cc;
 use millinet_network::{Network, NodeId};
-use millinet_scenario::{FlowKind, ProxyKind, Scenario};
+use millinet_scenario::{FlowKind, HystartSpec, ProxyKind, Scenario};
 
 use millinet_scenario::translate::app_spec;
 
@@ -188,6 +188,14 @@ impl Plan {
                     ))
                 }
             };
+            if cc == "cubic" && f.hystart != HystartSpec::Linux {
+                // tcp_cubic's `hystart` is a module parameter, one for the whole host: the
+                // testbed does not change the host's settings.
+                return Err(EmuError::unsupported(
+                    field("hystart"),
+                    "the kernel's CUBIC runs its own HyStart (a module parameter for the whole host, which the testbed leaves alone); allowed: \"linux\"".to_string(),
+                ));
+            }
             if bpf.is_some_and(|cc| cc != Cc::HighSpeed) && !mptcp {
                 // They would run as Reno on a plain TCP socket, which is not what the scenario asks.
                 return Err(EmuError::unsupported(

@@ -40,6 +40,8 @@ impl TcpProfile {
 /// - cwnd grown on every ACK, whether or not the window limited the sender (no
 ///   tcp_is_cwnd_limited check in that release);
 /// - no undo of a spurious timeout (ns-3 has none; it counts nothing of the kind either);
+/// - no HyStart: standard slow start (the 2017 release's TcpCubic had none; the evaluation
+///   ran NewReno anyway);
 /// - timestamps and window scaling on (both default true), as in the modern profile.
 pub const NS3_2017_FLOW_SETTINGS: &[(&str, FileDefault)] = &[
     ("cc", FileDefault::Text("newreno")),
@@ -49,6 +51,7 @@ pub const NS3_2017_FLOW_SETTINGS: &[(&str, FileDefault)] = &[
     ("min_rto_s", FileDefault::Number(1.0)),
     ("cwnd_growth", FileDefault::Text("always")),
     ("undo_spurious_rto", FileDefault::Flag(false)),
+    ("hystart", FileDefault::Text("off")),
 ];
 
 #[cfg(test)]

@@ -351,6 +351,18 @@ pub enum CwndGrowthSpec {
     Always,
 }
 
+/// How CUBIC's slow start may end before a loss (docs/models/transport.md §6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HystartSpec {
+    /// Standard slow start until a loss.
+    Off,
+    /// HyStart as Linux's CUBIC runs it (its default).
+    Linux,
+    /// HyStart++ (RFC 9406).
+    Rfc9406,
+}
+
 /// One transport flow: data goes from `src` to `dst`. For TCP the `dst` opens
 /// the connection (a download), as a UE does.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -414,6 +426,10 @@ pub struct FlowSpec {
     /// taken for runs with it.
     #[serde(default = "yes")]
     pub undo_spurious_rto: bool,
+    /// CUBIC's slow-start exit; always written into the resolved scenario, so that runs
+    /// stored before this key existed (no HyStart) are not taken for runs with it.
+    #[serde(default = "default_hystart")]
+    pub hystart: HystartSpec,
     // UDP
     #[serde(default = "default_udp_rate_bps")]
     pub udp_rate_bps: f64,
@@ -456,6 +472,9 @@ fn default_newreno_variant() -> NewRenoVariantSpec {
 }
 fn default_cwnd_growth() -> CwndGrowthSpec {
     CwndGrowthSpec::CwndLimited
+}
+fn default_hystart() -> HystartSpec {
+    HystartSpec::Linux
 }
 fn default_udp_rate_bps() -> f64 {
     1e9

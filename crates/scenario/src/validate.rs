@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use super::radio::{BlockageSpec, CellKind};
-use super::schema::{App, CapacityCarrierSpec, CapacitySpec, FlowKind, ProxySpec, Scenario};
+use super::schema::{App, CapacityCarrierSpec, CapacitySpec, FlowKind, HystartSpec, ProxySpec, Scenario};
 
 /// What is wrong with one field.
 pub struct Issue {
@@ -140,6 +140,16 @@ pub fn validate(s: &Scenario) -> Result<(), Issue> {
         match f.kind {
             FlowKind::Tcp | FlowKind::Mptcp => {
                 congestion_control(p("cc"), &f.cc)?;
+                // Linux's HyStart is part of its CUBIC (a no-op elsewhere, as there);
+                // HyStart++ is offered for CUBIC only.
+                if f.hystart == HystartSpec::Rfc9406 && f.cc != "cubic" {
+                    return Err(Issue {
+                        path: p("hystart"),
+                        value: "\"rfc9406\"".into(),
+                        problem: "HyStart++ is implemented for CUBIC only",
+                        allowed: format!("\"off\" or \"linux\" with cc = {:?}, or cc = \"cubic\"", f.cc),
+                    });
+                }
                 whole(p("mss_bytes"), f.mss_bytes as u64, 100, 65_000)?;
                 whole(p("initial_window_segments"), f.initial_window_segments as u64, 1, 1000)?;
                 range(p("min_rto_s"), f.min_rto_s, 0.001, 60.0, "0.001 to 60 seconds")?;

@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use millinet_transport::cc::bbr::{Bbr, Mode, MIN_PIPE_CWND_SEGMENTS, PACING_MARGIN, PROBE_RTT_DURATION_NS};
-use millinet_transport::cc::{AckSample, CcInit, CongestionControl, CongestionEvent, RateSample};
+use millinet_transport::cc::{AckSample, CcInit, CongestionControl, CongestionEvent, HystartMode, RateSample};
 use millinet_transport::TcpConfig;
 
 const MSS: u64 = 1400;
@@ -66,12 +66,13 @@ impl Fluid {
                 is_app_limited: false,
                 prior_delivered_bytes: self.delivered_bytes.saturating_sub(sample_bytes),
             }),
+            ..AckSample::default()
         });
     }
 }
 
 fn new_bbr() -> Bbr {
-    Bbr::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS })
+    Bbr::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off })
 }
 
 #[test]

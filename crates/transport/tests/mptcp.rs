@@ -270,7 +270,7 @@ fn a_path_that_fails_for_a_while_is_bypassed_by_reinjection() {
     const DOWN: Range<u64> = 300 * MS..1_500 * MS;
     let outage = || -> Filter { Box::new(|now, _| !DOWN.contains(&now)) };
     let failing = PathSpec { filters: Some((outage(), outage())), ..path(10, 20) };
-    let checkpoints = [DOWN.start + 200 * MS, DOWN.end, DOWN.end + 1_500 * MS];
+    let checkpoints = [DOWN.start + 200 * MS, DOWN.end, DOWN.end + 1_000 * MS];
     let r = run(config("cubic", Scheduler::LowestRtt, 5), [failing, path(30, 10)], &checkpoints, None);
     let [(early, _), (end_of_outage, at_end), (later, after)] = &r.at_checkpoints[..] else { unreachable!() };
     // The other path alone carries about 10 Mbit/s: over 1 s, some 1.2 MB (without

@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use millinet_transport::cc::HystartMode;
 use millinet_transport::{NewRenoVariant, TcpConfig, TcpStats};
 use millinet_wire::TcpFlags;
 
@@ -232,6 +233,10 @@ fn spurious_timeouts_are_detected_with_timestamps() {
 fn spiked_transfer(cc: &str, undo_spurious_rto: bool) -> (TcpStats, TcpStats, u64) {
     let mut server_cfg = cfg(cc, true);
     server_cfg.undo_spurious_rto = undo_spurious_rto;
+    // Standard slow start, so that ssthresh before the spike is the loss's, not HyStart's
+    // (which, re-armed by the timeout, would end the second slow start at the same window
+    // with or without the undo).
+    server_cfg.hystart = HystartMode::Off;
     let down = Link::new(10 * MS).with_rate(10_000_000, 1_000);
     let mut h = Harness::new(server_cfg, cfg(cc, true), down, Link::new(10 * MS), 3_000_000, false);
     h.run_until(500 * MS, |_| false);

@@ -2,6 +2,7 @@
 
 use millinet_transport::app::AppSpec;
 use millinet_transport::aqm::Codel;
+use millinet_transport::cc::HystartMode;
 use millinet_transport::delivery::DeliveryOpportunities;
 use millinet_transport::link::LinkParams;
 use millinet_transport::mptcp::{MptcpConfig, Scheduler};
@@ -14,7 +15,10 @@ use millinet_channel::traces::{load_mahimahi_opportunities, load_sinr_csv, SinrS
 use millinet_channel::{CapacityCarrier, CapacityConfig, CapacityProcess, LinkRngs};
 
 use super::seconds_to_ns;
-use crate::{rng, App, Aqm, CapacityCarrierSpec, ConfigError, CwndGrowthSpec, FlowSpec, LinkSpec, MptcpSchedulerSpec, NewRenoVariantSpec};
+use crate::{
+    rng, App, Aqm, CapacityCarrierSpec, ConfigError, CwndGrowthSpec, FlowSpec, HystartSpec, LinkSpec, MptcpSchedulerSpec,
+    NewRenoVariantSpec,
+};
 
 /// The MTU CoDel is told: it does not drop while no more than one such packet is queued
 /// (RFC 8289 §4.4, `maxpacket`).
@@ -51,6 +55,11 @@ pub fn tcp_config(f: &FlowSpec, iss: u32) -> TcpConfig {
             CwndGrowthSpec::Always => CwndGrowth::Always,
         },
         undo_spurious_rto: f.undo_spurious_rto,
+        hystart: match f.hystart {
+            HystartSpec::Off => HystartMode::Off,
+            HystartSpec::Linux => HystartMode::Linux,
+            HystartSpec::Rfc9406 => HystartMode::Rfc9406,
+        },
         iss,
         ..TcpConfig::default()
     }

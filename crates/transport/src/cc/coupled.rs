@@ -114,9 +114,15 @@ impl<C: Coupling> CongestionControl for Coupled<C> {
                     // No RTT to be weighed with yet: standard TCP, RFC 5681 eq. (3).
                     None => 1.0 / self.cwnd_bytes,
                 };
-                self.cwnd_bytes += increase * (ack.acked_bytes * self.mss_bytes) as f64;
-                // A window the increase rule lowers (OLIA's negative α_r) is not a congestion
-                // event: ssthresh follows it, so that slow start does not resume.
+                let grown = self.cwnd_bytes + increase * (ack.acked_bytes * self.mss_bytes) as f64;
+                // A window the increase rule lowers (OLIA's negative α_r) keeps one segment, as
+                // Linux's OLIA does (mptcp_olia.c): the sender sends one segment anyway, and
+                // below it α_r/w_r, the next decrease, grows without bound (a window driven to
+                // zero would divide by zero).
+                let floor = self.cwnd_bytes.min(self.mss_bytes as f64);
+                self.cwnd_bytes = grown.max(floor);
+                // Nor is such a decrease a congestion event: ssthresh follows the window, so
+                // that slow start does not resume.
                 self.ssthresh_bytes = self.ssthresh_bytes.min(self.cwnd_bytes as u64);
             }
         }

@@ -2,8 +2,10 @@
 //! and the Reno-friendly region. Windows are computed in segments and seconds, as the RFC's
 //! formulas are written, and kept as a fractional byte count so that the per-ACK increments
 //! of a large window (a small fraction of a segment) are not lost to rounding.
-//! HyStart++ is not implemented: slow start is the standard one (RFC 5681 + RFC 3465).
+//! Slow start is the standard one (RFC 5681 + RFC 3465), left early by Linux's HyStart (the
+//! default, as in Linux) or HyStart++ (RFC 9406) as `CcInit::hystart` says (`slow_start`).
 
+use super::slow_start::{SlowStartExit, SlowStartStep};
 use super::{ack_growth, AckGrowth, AckSample, CcInit, CongestionControl, CongestionEvent, Window};
 
 /// RFC 9438 §5.1 / Linux: C = 0.4 segments/s³.
@@ -36,6 +38,7 @@ pub struct Cubic {
     w_max_segments: f64,
     /// The current congestion-avoidance epoch: start time, K (s) and the curve's plateau.
     epoch: Option<Epoch>,
+    slow_start: SlowStartExit,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +64,7 @@ impl Cubic {
             ssthresh_bytes: u64::MAX,
             w_max_segments: 0.0,
             epoch: None,
+            slow_start: SlowStartExit::new(init.hystart, init.mss_bytes),
         }
     }
 
@@ -116,10 +120,21 @@ impl Cubic {
 
 impl CongestionControl for Cubic {
     fn on_ack(&mut self, ack: &AckSample) {
-        match ack_growth(ack, self.cwnd_bytes as u64, self.ssthresh_bytes, self.mss_bytes) {
+        // Like Linux, the slow-start exit sees the ACK before the window grows (`pkts_acked`
+        // before `cong_avoid`): an exit makes this ACK's growth congestion avoidance.
+        let cwnd_bytes = self.cwnd_bytes as u64;
+        let step = self.slow_start.on_ack(ack, cwnd_bytes, cwnd_bytes < self.ssthresh_bytes, self.epoch.map(|e| e.start_ns));
+        let divisor = match step {
+            SlowStartStep::Grow { divisor } => divisor,
+            SlowStartStep::Exit => {
+                self.ssthresh_bytes = cwnd_bytes;
+                1
+            }
+        };
+        match ack_growth(ack, cwnd_bytes, self.ssthresh_bytes, self.mss_bytes) {
             AckGrowth::Hold => {}
-            // RFC 9438 §4.10: standard slow start.
-            AckGrowth::SlowStart { increase_bytes } => self.cwnd_bytes += increase_bytes as f64,
+            // RFC 9438 §4.10: standard slow start, or RFC 9406's conservative one.
+            AckGrowth::SlowStart { increase_bytes } => self.cwnd_bytes += increase_bytes as f64 / divisor as f64,
             AckGrowth::CongestionAvoidance => self.congestion_avoidance(ack),
         }
     }
@@ -140,6 +155,7 @@ impl CongestionControl for Cubic {
             // the window it starts at instead of creeping toward the old plateau.
             CongestionEvent::Rto => {
                 self.w_max_segments = 0.0;
+                self.slow_start.on_timeout();
                 mss
             }
         };
@@ -167,10 +183,12 @@ impl CongestionControl for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::HystartMode;
 
     #[test]
     fn a_timeout_forgets_w_max_and_growth_is_at_least_five_percent_per_rtt() {
-        let mut cc = Cubic::new(&CcInit { mss_bytes: 1000, initial_cwnd_bytes: 10_000 }, CubicOptions::default());
+        let mut cc =
+            Cubic::new(&CcInit { mss_bytes: 1000, initial_cwnd_bytes: 10_000, hystart: HystartMode::Off }, CubicOptions::default());
         cc.cwnd_bytes = 100_000.0;
         cc.on_congestion_event(CongestionEvent::Rto, 0, 100_000);
         assert_eq!(cc.w_max_segments, 0.0);
@@ -200,7 +218,7 @@ mod tests {
     /// both the concave (t < K) and the convex (t > K) region.
     #[test]
     fn window_follows_the_cubic_curve_after_a_loss() {
-        let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 1000 * MSS };
+        let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 1000 * MSS, hystart: HystartMode::Off };
         let mut cc = Cubic::new(&init, CubicOptions { fast_convergence: true, reno_friendly: false });
         let loss_ns = 1_000_000_000;
         cc.on_congestion_event(CongestionEvent::FastRetransmit, loss_ns, 1000 * MSS);
@@ -228,7 +246,7 @@ mod tests {
 
     #[test]
     fn fast_convergence_and_reno_friendly_region() {
-        let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 100 * MSS };
+        let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 100 * MSS, hystart: HystartMode::Off };
         let mut cc = Cubic::new(&init, CubicOptions::default());
         cc.on_congestion_event(CongestionEvent::FastRetransmit, 0, 100 * MSS);
         assert_eq!(cc.w_max_segments, 100.0);
@@ -238,7 +256,8 @@ mod tests {
         assert_eq!(cc.cwnd_bytes(), 49 * MSS);
         // Small W_max (K ≈ 2 s) and a long RTT: Reno-friendly growth (α ≈ 0.53 segment per
         // RTT, then 1) outpaces the flat start of the cubic curve.
-        let mut cc = Cubic::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS }, CubicOptions::default());
+        let mut cc =
+            Cubic::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off }, CubicOptions::default());
         cc.on_congestion_event(CongestionEvent::FastRetransmit, 0, 10 * MSS);
         let mut now = 0;
         for _ in 0..10 {
@@ -251,7 +270,7 @@ mod tests {
 
     #[test]
     fn timeout_collapses_to_one_segment_with_cubic_ssthresh() {
-        let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 100 * MSS };
+        let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 100 * MSS, hystart: HystartMode::Off };
         let mut cc = Cubic::new(&init, CubicOptions::default());
         cc.on_congestion_event(CongestionEvent::Rto, 0, 100 * MSS);
         assert_eq!((cc.cwnd_bytes(), cc.ssthresh_bytes()), (MSS, 70 * MSS));

@@ -17,8 +17,8 @@ pub const HIGH_WINDOW_SEGMENTS: f64 = 83_000.0;
 pub const HIGH_DECREASE: f64 = 0.1;
 
 /// RFC 3649 §5 decrease parameter b(w), linear in log w through (Low_Window, 0.5) and
-/// (High_Window, High_Decrease). Like the Appendix B table (whose last row, 84035, lies
-/// past High_Window) it continues beyond High_Window; it would reach 0 only at about
+/// (High_Window, High_Decrease). Like the Appendix B table (whose last rows, 84035 to 94717,
+/// lie past High_Window) it continues beyond High_Window; it would reach 0 only at about
 /// 5.7·10⁵ segments, where it stops so that a loss never grows the window.
 pub fn b(w_segments: f64) -> f64 {
     if w_segments <= LOW_WINDOW_SEGMENTS {

@@ -19,12 +19,14 @@ pub mod lia;
 pub mod newreno;
 pub mod olia;
 mod shared;
+pub mod slow_start;
 
 use std::cell::{Ref, RefCell};
 use std::fmt;
 use std::rc::Rc;
 
 pub use shared::{SubflowHandle, SubflowSet, SubflowView};
+pub use slow_start::HystartMode;
 
 /// Delivery-rate sample per draft-cheng-iccrg-delivery-rate-estimation §3.3 (the input
 /// of model-based algorithms such as BBR).
@@ -64,6 +66,14 @@ pub struct AckSample {
     /// Total bytes delivered so far on this connection.
     pub delivered_total_bytes: u64,
     pub rate: Option<RateSample>,
+    /// RTT of the newest segment this ACK delivered (cumulatively or by SACK), from its send
+    /// time, if it was never retransmitted: the sample Linux hands congestion controls
+    /// (`ack_sample.rtt_us`), finer than the timestamp-based `rtt_ns`.
+    pub ca_rtt_ns: Option<u64>,
+    /// SND.UNA and SND.NXT after the ACK (unwrapped sequence numbers): where a round of the
+    /// window ends.
+    pub snd_una: u64,
+    pub snd_nxt: u64,
 }
 
 /// How the sender detected a loss.
@@ -97,6 +107,8 @@ impl Window {
 pub struct CcInit {
     pub mss_bytes: u64,
     pub initial_cwnd_bytes: u64,
+    /// How slow start may end before a loss (algorithms that have a choice: CUBIC).
+    pub hystart: HystartMode,
 }
 
 pub trait CongestionControl {
@@ -242,7 +254,7 @@ mod tests {
     #[test]
     fn uncoupled_subflows_share_nothing() {
         let factory = CcFactory::by_name("newreno").expect("registered");
-        let init = CcInit { mss_bytes: 1000, initial_cwnd_bytes: 10_000 };
+        let init = CcInit { mss_bytes: 1000, initial_cwnd_bytes: 10_000, hystart: HystartMode::Off };
         let (_a, _b) = (factory.build(&init), factory.build(&init));
         assert_eq!(factory.subflows().iter().count(), 0);
     }

@@ -26,7 +26,7 @@ use std::ops::{Range, RangeInclusive};
 
 use millinet_wire::{Packet, TcpFlags, TcpHeader, TcpOptions, Timestamps};
 
-use crate::cc::CcFactory;
+use crate::cc::{CcFactory, HystartMode};
 use crate::deadline::earliest_ns;
 pub use error::TcpError;
 pub use hooks::ConnectionHooks;
@@ -86,6 +86,8 @@ pub struct TcpConfig {
     /// A timeout the Eifel test (RFC 3522, timestamps) finds spurious is undone: window,
     /// ssthresh and loss marks back (Linux's behaviour; ns-3 has no undo).
     pub undo_spurious_rto: bool,
+    /// How slow start may end before a loss (CUBIC; docs/models/transport.md §6).
+    pub hystart: HystartMode,
     /// Initial send sequence number (RFC 9293 §3.4.1); the caller draws it, the model has no randomness.
     pub iss: u32,
 }
@@ -109,6 +111,7 @@ impl Default for TcpConfig {
             newreno_variant: NewRenoVariant::Impatient,
             cwnd_growth: CwndGrowth::WhenCwndLimited,
             undo_spurious_rto: true,
+            hystart: HystartMode::Linux,
             iss: 0,
         }
     }

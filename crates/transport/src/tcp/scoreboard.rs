@@ -97,6 +97,9 @@ pub(crate) struct Scoreboard {
     rtx_in_flight: VecDeque<RtxInFlight>,
     /// Starts of retransmissions found lost (below HighRxt), to be retransmitted again.
     relost: VecDeque<u64>,
+    /// Start and send time of the highest segment SACKed since `take_newest_sacked`, among
+    /// those never retransmitted (an RTT sample, Karn's rule).
+    newest_sacked: Option<(u64, u64)>,
     /// Work done (segments and ranges visited, binary-search comparisons), for tests that
     /// check that the per-ACK cost does not depend on the window.
     steps: u64,
@@ -126,6 +129,11 @@ impl Scoreboard {
 
     pub fn steps(&self) -> u64 {
         self.steps
+    }
+
+    /// Send time of the highest never-retransmitted segment SACKed since the last call.
+    pub fn take_newest_sacked_sent_ns(&mut self) -> Option<u64> {
+        self.newest_sacked.take().map(|(_, sent_ns)| sent_ns)
     }
 
     pub fn get(&self, i: usize) -> &Segment {
@@ -231,6 +239,9 @@ impl Scoreboard {
                     self.update(i, |s| s.sacked = true);
                     rate.on_delivered(&seg.tx, seg.len as u64, now_ns);
                     newly_sacked += seg.len as u64;
+                    if !seg.retransmitted && self.newest_sacked.is_none_or(|(start, _)| seg.start > start) {
+                        self.newest_sacked = Some((seg.start, seg.tx.sent_ns));
+                    }
                 }
                 i += 1;
             }

@@ -19,7 +19,7 @@ use std::net::Ipv4Addr;
 
 use millinet_wire::{seq, Packet, TcpFlags, TcpHeader};
 
-use crate::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, Window};
+use crate::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, HystartMode, Window};
 use crate::deadline::earliest_ns;
 
 use super::options::Negotiated;
@@ -56,6 +56,7 @@ pub(crate) struct Sender {
     cc: Box<dyn CongestionControl>,
     cc_factory: CcFactory,
     initial_window_segments: u64,
+    hystart: HystartMode,
     variant: NewRenoVariant,
     growth: CwndGrowth,
     max_rto_ns: u64,
@@ -119,9 +120,10 @@ impl Sender {
         let mss_bytes = cfg.mss_bytes as u64;
         let initial_window_segments = cfg.initial_window_segments.max(1) as u64;
         Sender {
-            cc: cc_factory.build(&CcInit { mss_bytes, initial_cwnd_bytes: initial_window_segments * mss_bytes }),
+            cc: cc_factory.build(&CcInit { mss_bytes, initial_cwnd_bytes: initial_window_segments * mss_bytes, hystart: cfg.hystart }),
             cc_factory,
             initial_window_segments,
+            hystart: cfg.hystart,
             variant: cfg.newreno_variant,
             growth: cfg.cwnd_growth,
             max_rto_ns: cfg.max_rto_ns,
@@ -174,8 +176,11 @@ impl Sender {
         self.sack = neg.sack;
         self.timestamps = neg.timestamps;
         self.snd_wscale = neg.snd_wscale;
-        self.cc =
-            self.cc_factory.build(&CcInit { mss_bytes: self.mss_bytes, initial_cwnd_bytes: self.initial_window_segments * self.mss_bytes });
+        self.cc = self.cc_factory.build(&CcInit {
+            mss_bytes: self.mss_bytes,
+            initial_cwnd_bytes: self.initial_window_segments * self.mss_bytes,
+            hystart: self.hystart,
+        });
         self.snd_wnd = peer_window as u64;
         self.max_snd_wnd = self.snd_wnd;
         self.last_adv_wnd = self.snd_wnd;
@@ -282,6 +287,13 @@ impl Sender {
             self.snd_una = ack;
         }
         let newly_sacked = self.process_sack(now_ns, hdr);
+        // Linux's congestion-control RTT (`tcp_clean_rtx_queue`): the newest SACKed segment's,
+        // else the highest cumulatively acknowledged one's, never from retransmitted data.
+        let ca_sent_ns = match self.sb.take_newest_sacked_sent_ns() {
+            Some(sent_ns) => Some(sent_ns),
+            None if newly_acked > 0 && !cum.retransmitted => Some(cum.last_sent_ns),
+            None => None,
+        };
         let tsecr = if self.timestamps { hdr.options.timestamps.map(|t| t.tsecr) } else { None };
         let mut rtt_sample = None;
         if newly_acked > 0 {
@@ -340,6 +352,9 @@ impl Sender {
                 in_recovery: was_in_recovery || self.in_recovery,
                 delivered_total_bytes: self.rate.delivered_bytes(),
                 rate,
+                ca_rtt_ns: ca_sent_ns.map(|sent_ns| now_ns - sent_ns),
+                snd_una: self.snd_una,
+                snd_nxt: self.snd_nxt,
             });
         }
     }
