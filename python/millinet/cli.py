@@ -320,6 +320,29 @@ def plot_command(run_dir: Path, out: Path | None) -> None:
     click.echo(f"wrote {out}: {', '.join(panels)}")
 
 
+@cli.command(name="packetdrill")
+@click.argument("scripts", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--cc", default="cubic", show_default=True, help="The endpoint's congestion control, a name from millinet's registry (a script's setsockopt TCP_CONGESTION overrides it).")
+@click.option("--tolerance-ms", type=float, help="Timing tolerance of outbound packets [default: the script's --tolerance_usecs, else packetdrill's 4 ms].")
+def packetdrill_command(scripts: tuple[Path, ...], cc: str, tolerance_ms: float | None) -> None:
+    """Runs packetdrill SCRIPTS against one millinet TCP endpoint in virtual time
+    (docs/validation.md, "packetdrill scripts"): one line per script, PASS or FAIL with the
+    first mismatch and its line. Exit status 1 if a script fails, 2 if one is not a valid
+    script."""
+    status = 0
+    for script, (outcome, message) in zip(scripts, _core.packetdrill(list(scripts), cc, tolerance_ms)):
+        if outcome == "pass":
+            click.echo(f"PASS {script} ({message})")
+        elif outcome == "fail":
+            click.echo(f"FAIL {script}: {message}")
+            status = max(status, 1)
+        else:
+            click.echo(f"error: {script}: {message}", err=True)
+            status = 2
+    if status:
+        sys.exit(status)
+
+
 @cli.group()
 def trace() -> None:
     """Converts link traces (docs/models/channel.md §10) between formats, and records them from runs."""

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 mod emulate;
+mod packetdrill;
 mod trace;
 
 use millinet_engine::{ColumnData, Error, RunOptions, Table};
@@ -96,6 +97,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(emulate::emulate, m)?)?;
     m.add_function(wrap_pyfunction!(emulate::emulate_cleanup, m)?)?;
+    m.add_function(wrap_pyfunction!(packetdrill::packetdrill, m)?)?;
     trace::register(m)?;
     Ok(())
 }
