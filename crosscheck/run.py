@@ -107,6 +107,8 @@ def millinet_overrides(case: Case) -> dict[str, object]:
         "flows.0.undo_spurious_rto": False,
         # Both run standard slow start: ns-3's TcpCubic HyStart is set off (dumbbell.cc).
         "flows.0.hystart": "off",
+        # Both set cwnd = ssthresh on entering recovery (ns-3: TcpClassicRecovery).
+        "flows.0.prr": False,
     }
     if case.switching:
         overrides["links.1.switch_period_s"] = SWITCH_PERIOD_S
@@ -162,7 +164,7 @@ MAPPING = [
     ("delayed ACK", "delayed_ack=false", "TcpSocket::DelAckCount=1 (2 when on), DelAckTimeout=40 ms", "DelAckCount 1 = ACK every segment"),
     ("SACK", "sack=true", "TcpSocketBase::Sack=true", "RFC 2018/6675"),
     ("lost retransmission", "detected (RFC 8985 §6.2), window lowered again (RFC 5681 §4.3)", "not detected: repaired by the RTO", "a known difference, see below"),
-    ("recovery", "RFC 6675 (cwnd = ssthresh, pipe)", "TcpL4Protocol::RecoveryType=TcpClassicRecovery", "ns-3 3.37 defaults to PRR"),
+    ("recovery", "prr=false: RFC 6675 (cwnd = ssthresh, pipe)", "TcpL4Protocol::RecoveryType=TcpClassicRecovery", "ns-3 3.37 defaults to PRR (RFC 6937, not 9937's)"),
     ("timestamps", "timestamps=true", "TcpSocketBase::Timestamp=true", "RTT samples from TSecr (1 ms clock)"),
     ("window scaling", "window_scaling=true", "TcpSocketBase::WindowScaling=true", "RFC 7323"),
     ("receive buffer", "rcv_buf_bytes=1073725440", "TcpSocket::RcvBufSize=1073725440", "= 65535 << 14, never limits"),

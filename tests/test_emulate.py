@@ -248,6 +248,19 @@ def test_a_real_split_proxy_relays_the_download_and_answers_the_server_from_the_
         assert emulated_s == pytest.approx(simulated_s, rel=0.25), (arm, times)
 
 
+@pytest.mark.parametrize(
+    "overrides, field",
+    [(["flows.0.hystart=off"], "flows.0.hystart"), (["flows.0.hystart=rfc9406"], "flows.0.hystart"), (["flows.0.prr=false"], "flows.0.prr")],
+)
+def test_slow_start_and_recovery_the_kernel_cannot_run_are_refused(tmp_path, overrides, field):
+    """Linux's CUBIC always runs its HyStart (a host-wide module parameter) and every recovery
+    of a window-based control runs PRR: a scenario asking otherwise is refused, not silently
+    run as the kernel does it."""
+    args = [a for o in overrides for a in ("--set", o)]
+    result = cli("emulate", "dumbbell", *args, cwd=tmp_path)
+    assert result.returncode == 2 and field in result.stderr and "the emulator cannot host this scenario" in result.stderr, result.stderr
+
+
 def test_iperf3_runs_only_what_it_can_measure(tmp_path):
     result = cli("emulate", "dumbbell", "--client", "iperf3", "--set", 'flows.0.app="rate"', "--set", "flows.0.app_rate_bps=1e7", cwd=tmp_path)
     assert result.returncode == 2 and "client" in result.stderr and "the emulator cannot host this scenario" in result.stderr

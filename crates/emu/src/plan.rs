@@ -196,6 +196,14 @@ impl Plan {
                     "the kernel's CUBIC runs its own HyStart (a module parameter for the whole host, which the testbed leaves alone); allowed: \"linux\"".to_string(),
                 ));
             }
+            if !f.prr && !matches!(carrier, Carrier::Datagrams(_)) && cc != "bbr" {
+                // Linux runs PRR in every recovery of an algorithm without its own
+                // `cong_control` (BBR has one): there is no switch to turn it off.
+                return Err(EmuError::unsupported(
+                    field("prr"),
+                    "the kernel's TCP always reduces its window by PRR in fast recovery (BBR excepted); allowed: true".to_string(),
+                ));
+            }
             if bpf.is_some_and(|cc| cc != Cc::HighSpeed) && !mptcp {
                 // They would run as Reno on a plain TCP socket, which is not what the scenario asks.
                 return Err(EmuError::unsupported(

@@ -42,6 +42,7 @@ impl TcpProfile {
 /// - no undo of a spurious timeout (ns-3 has none; it counts nothing of the kind either);
 /// - no HyStart: standard slow start (the 2017 release's TcpCubic had none; the evaluation
 ///   ran NewReno anyway);
+/// - no PRR: ns-3.27's recovery set cwnd = ssthresh (TcpPrrRecovery came with ns-3.30);
 /// - timestamps and window scaling on (both default true), as in the modern profile.
 pub const NS3_2017_FLOW_SETTINGS: &[(&str, FileDefault)] = &[
     ("cc", FileDefault::Text("newreno")),
@@ -52,6 +53,7 @@ pub const NS3_2017_FLOW_SETTINGS: &[(&str, FileDefault)] = &[
     ("cwnd_growth", FileDefault::Text("always")),
     ("undo_spurious_rto", FileDefault::Flag(false)),
     ("hystart", FileDefault::Text("off")),
+    ("prr", FileDefault::Flag(false)),
 ];
 
 #[cfg(test)]

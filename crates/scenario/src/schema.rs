@@ -430,6 +430,10 @@ pub struct FlowSpec {
     /// stored before this key existed (no HyStart) are not taken for runs with it.
     #[serde(default = "default_hystart")]
     pub hystart: HystartSpec,
+    /// Proportional Rate Reduction in SACK recovery; always written into the resolved
+    /// scenario, so that runs stored before this key existed (none) are not taken for runs with it.
+    #[serde(default = "yes")]
+    pub prr: bool,
     // UDP
     #[serde(default = "default_udp_rate_bps")]
     pub udp_rate_bps: f64,

@@ -289,3 +289,30 @@ fn a_lost_full_segment_that_carries_the_fin_is_retransmitted_by_the_timeout() {
         assert_eq!(h.server.stats().rtos, 1, "{cc}: by the timeout");
     }
 }
+
+/// One segment lost in a window of about 30: the bytes in flight over the ACKs that follow
+/// the fast retransmission, with PRR or with RFC 6675's cwnd = ssthresh at once.
+fn pipe_after_fast_retransmit(prr: bool) -> Vec<u64> {
+    let mut server_cfg = cfg("cubic", true);
+    server_cfg.prr = prr;
+    server_cfg.hystart = HystartMode::Off;
+    let down = Link::new(10 * MS).with_filter(drop_first_transmission_of(&[25 * MSS], server_cfg.iss));
+    let mut h = Harness::new(server_cfg, cfg("cubic", true), down, Link::new(10 * MS), 200 * MSS, false).recording();
+    assert!(h.run_to_completion(60_000 * MS));
+    let log = h.server_log();
+    let entry = log.iter().position(|s| s.stats.fast_retransmits == 1).expect("a fast retransmit");
+    log[entry..].iter().filter(|s| s.ack.is_some()).map(|s| s.stats.bytes_in_flight).take(12).collect()
+}
+
+#[test]
+fn prr_spreads_the_window_reduction_over_the_recovery_where_rfc6675_falls_silent() {
+    // CUBIC keeps 0.7 of the window. RFC 6675 sets cwnd = ssthresh at once: the sender is
+    // silent until 30% of the flight has been acknowledged, each ACK shrinking pipe by a
+    // segment. PRR (RFC 9937) sends 0.7 segment per segment delivered from the first ACK on,
+    // so pipe shrinks by about 0.3 segment per ACK (in whole segments: 1.8 to 3 over six
+    // ACKs) and the flight stays a self-clock.
+    let (with, without) = (pipe_after_fast_retransmit(true), pipe_after_fast_retransmit(false));
+    let drop = |p: &[u64]| (p[0] - p[6]) as f64 / MSS as f64;
+    assert!(drop(&without) >= 5.0, "RFC 6675: silent, pipe {without:?}");
+    assert!(drop(&with) <= 3.5, "PRR: sending, pipe {with:?}");
+}

@@ -60,6 +60,7 @@ pub fn tcp_config(f: &FlowSpec, iss: u32) -> TcpConfig {
             HystartSpec::Linux => HystartMode::Linux,
             HystartSpec::Rfc9406 => HystartMode::Rfc9406,
         },
+        prr: f.prr,
         iss,
         ..TcpConfig::default()
     }

@@ -467,6 +467,11 @@ impl CongestionControl for Bbr {
         }
     }
 
+    /// BBR keeps its own window in recovery (packet conservation, draft §4.2.3.4).
+    fn sets_recovery_window(&self) -> bool {
+        true
+    }
+
     /// Draft §4.2.3.4: packet conservation ends and BBRRestoreCwnd.
     fn on_recovery_exit(&mut self, _now_ns: u64) {
         self.in_recovery = false;

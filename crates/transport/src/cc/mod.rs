@@ -123,6 +123,11 @@ pub trait CongestionControl {
     fn undo(&mut self, prior: Window);
     fn cwnd_bytes(&self) -> u64;
     fn ssthresh_bytes(&self) -> u64;
+    /// The algorithm sets its own window during fast recovery (BBR's packet conservation, as
+    /// Linux's `cong_control` algorithms do), so the sender applies no PRR to it.
+    fn sets_recovery_window(&self) -> bool {
+        false
+    }
     /// Pacing rate in bit/s, or None for ACK-clocked sending.
     fn pacing_rate_bps(&self) -> Option<u64> {
         // Window-based algorithms do not pace.

@@ -13,6 +13,7 @@
 mod error;
 mod hooks;
 pub(crate) mod options;
+mod prr;
 pub(crate) mod ranges;
 mod rate;
 mod receiver;
@@ -88,6 +89,9 @@ pub struct TcpConfig {
     pub undo_spurious_rto: bool,
     /// How slow start may end before a loss (CUBIC; docs/models/transport.md §6).
     pub hystart: HystartMode,
+    /// Proportional Rate Reduction (RFC 9937) sets the window of SACK recovery
+    /// (docs/models/transport.md §5); otherwise cwnd = ssthresh at once (RFC 6675 §5).
+    pub prr: bool,
     /// Initial send sequence number (RFC 9293 §3.4.1); the caller draws it, the model has no randomness.
     pub iss: u32,
 }
@@ -112,6 +116,7 @@ impl Default for TcpConfig {
             cwnd_growth: CwndGrowth::WhenCwndLimited,
             undo_spurious_rto: true,
             hystart: HystartMode::Linux,
+            prr: true,
             iss: 0,
         }
     }

@@ -23,6 +23,7 @@ use crate::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent
 use crate::deadline::earliest_ns;
 
 use super::options::Negotiated;
+use super::prr::Prr;
 use super::rate::DeliveryRate;
 use super::rtt::RttEstimator;
 use super::scoreboard::{CumAck, Scoreboard, Segment, DUP_THRESH};
@@ -86,6 +87,10 @@ pub(crate) struct Sender {
     recovery_point: u64,
     /// RFC 6582 / RFC 5681 §3.2 cwnd inflation without SACK (may go negative on deflation).
     inflation_bytes: i64,
+    /// Proportional Rate Reduction (RFC 9937) is applied in SACK recovery (`TcpConfig::prr`).
+    prr_enabled: bool,
+    /// Its state while in such a recovery.
+    prr: Option<Prr>,
     partial_acks: u64,
     rto_deadline_ns: Option<u64>,
     persist_deadline_ns: Option<u64>,
@@ -148,6 +153,8 @@ impl Sender {
             in_recovery: false,
             recovery_point: data_start,
             inflation_bytes: 0,
+            prr_enabled: cfg.prr,
+            prr: None,
             partial_acks: 0,
             rto_deadline_ns: None,
             persist_deadline_ns: None,
@@ -233,9 +240,14 @@ impl Sender {
         self.fin_requested && self.data_end != u64::MAX && self.snd_una > self.data_end
     }
 
-    /// cwnd including the NewReno inflation, never below one segment.
+    /// The window the sender fills: PRR's in a recovery that runs it, else cwnd including the
+    /// NewReno inflation; never below one segment.
     fn effective_cwnd(&self) -> u64 {
-        (self.cc.cwnd_bytes() as i64 + self.inflation_bytes).max(self.mss_bytes as i64) as u64
+        let window = match &self.prr {
+            Some(prr) => prr.window_bytes() as i64,
+            None => self.cc.cwnd_bytes() as i64 + self.inflation_bytes,
+        };
+        window.max(self.mss_bytes as i64) as u64
     }
 
     pub fn next_deadline_ns(&self) -> Option<u64> {
@@ -333,6 +345,12 @@ impl Sender {
             self.dupacks += 1;
         }
         self.recovery_step(now_ns, ack, newly_acked, is_dup, was_in_recovery);
+        if let Some(prr) = &mut self.prr {
+            // RFC 9937: every ACK of the recovery, from the one that starts it; a safe ACK
+            // advances SND.UNA and reveals no new loss.
+            let safe = newly_acked > 0 && self.sb.lost_marked_bytes() == lost_marked_before;
+            prr.on_ack(newly_acked + newly_sacked, self.sb.pipe_bytes(), self.cc.ssthresh_bytes(), safe, self.mss_bytes);
+        }
         self.restart_rto_after_ack(now_ns, newly_acked, was_in_recovery);
         let rate = self.rate.take_sample(self.rtt.min_rtt_ns());
         if let Some(r) = &rate {
@@ -404,6 +422,7 @@ impl Sender {
                 // RFC 6582 §3.2 step 3 full ACK / RFC 6675 §5: recovery ends.
                 self.in_recovery = false;
                 self.inflation_bytes = 0;
+                self.prr = None;
                 self.cc.on_recovery_exit(now_ns);
             } else if newly_acked > 0 {
                 self.partial_acks += 1;
@@ -463,6 +482,11 @@ impl Sender {
         self.fast_retransmits += 1;
         // RFC 6675 §5 step (4.3): the first unacknowledged segment is retransmitted.
         self.sb.mark_front_lost();
+        // PRR, where the congestion control leaves recovery's window to the sender (not BBR,
+        // as in Linux, where PRR runs only for algorithms without their own `cong_control`).
+        if self.sack && self.prr_enabled && !self.cc.sets_recovery_window() {
+            self.prr = Some(Prr::new(self.snd_nxt - self.snd_una));
+        }
         if !self.sack {
             // RFC 5681 §3.2 step 3: cwnd = ssthresh + 3·SMSS.
             self.inflation_bytes = (DUP_THRESH * self.mss_bytes) as i64;
@@ -615,6 +639,9 @@ impl Sender {
             }
             out.push(pkt);
             sent += 1;
+            if let Some(prr) = &mut self.prr {
+                prr.on_sent(seq_len);
+            }
             // RFC 6298 §5.1: start the timer when data is sent and it is not running.
             if self.rto_deadline_ns.is_none() {
                 self.rto_deadline_ns = Some(now_ns + self.rtt.rto_ns());
@@ -693,6 +720,7 @@ impl Sender {
         }
         self.in_recovery = false;
         self.inflation_bytes = 0;
+        self.prr = None;
         self.dupacks = 0;
         // RFC 6675 §5.1 / RFC 6582 §3.2: no fast recovery before the data sent so far is
         // acknowledged; the SACK scoreboard is kept and the rest is retransmitted in order.
@@ -702,8 +730,12 @@ impl Sender {
         self.transmit(now_ns, tmpl, out)
     }
 
+    /// The congestion window as Linux reports it: PRR's window during a recovery that runs it.
     pub fn cwnd_bytes(&self) -> u64 {
-        self.cc.cwnd_bytes()
+        match &self.prr {
+            Some(prr) => prr.window_bytes(),
+            None => self.cc.cwnd_bytes(),
+        }
     }
 
     pub fn acked_bytes(&self) -> u64 {
