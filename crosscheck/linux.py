@@ -126,10 +126,11 @@ def scenario_of(case) -> tuple[str, dict]:
         overrides = {"duration_s": case.duration_s, "seed": case.seed, "flows.0.cc": case.cc, "outputs.sample_step_s": 0.01}
         return "milliproxy", overrides
     overrides = ns3check.millinet_overrides(case)
-    # Linux grows cwnd only while it limits the sender (tcp_is_cwnd_limited): the simulator's
-    # default, not the "always" the ns-3 cross-check needs; and it undoes a spurious timeout.
-    del overrides["flows.0.cwnd_growth"]
-    del overrides["flows.0.undo_spurious_rto"]
+    # Linux runs the simulator's defaults where the ns-3 cross-check turns them off: it grows
+    # cwnd only while it limits the sender (tcp_is_cwnd_limited), undoes a spurious timeout,
+    # leaves CUBIC's slow start by HyStart and reduces the window in recovery by PRR.
+    for key in ("cwnd_growth", "undo_spurious_rto", "hystart", "prr"):
+        del overrides[f"flows.0.{key}"]
     return "dumbbell-switching" if case.switching else "dumbbell", overrides
 
 
