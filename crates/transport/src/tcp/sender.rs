@@ -317,6 +317,10 @@ impl Sender {
             };
             if let Some(rtt_ns) = rtt_sample {
                 self.rtt.on_sample(rtt_ns);
+                // RFC 6298 §5: only a new RTT measurement collapses a backed-off RTO (as
+                // Linux's tcp_ack_update_rtt); Karn's rule gives none from the ACK of a
+                // retransmission without timestamps.
+                self.rtt.reset_backoff();
             }
             // RFC 3522 §3.2: the timeout was spurious if the first ACK after it echoes a
             // timestamp older than the retransmission (the original segment was ACKed).
@@ -329,7 +333,6 @@ impl Sender {
                     }
                 }
             }
-            self.rtt.reset_backoff();
         }
         let outstanding = self.snd_una < self.snd_nxt;
         // RFC 5681 §2 duplicate ACK; with SACK, RFC 6675 §2: it must SACK new data.
