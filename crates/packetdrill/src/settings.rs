@@ -4,6 +4,7 @@
 //! shell command, which millinet does not run. The congestion control and the receive buffer
 //! are the socket's (`--cc`, `setsockopt`), not options.
 
+use millinet_transport::cc::HystartMode;
 use millinet_transport::tcp::MSS_RANGE_BYTES;
 use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig};
 
@@ -30,6 +31,8 @@ pub enum TcpSetting {
     UndoSpuriousRto(bool),
     NewRenoVariant(NewRenoVariant),
     CwndGrowth(CwndGrowth),
+    Hystart(HystartMode),
+    Prr(bool),
 }
 
 impl TcpSetting {
@@ -45,12 +48,14 @@ impl TcpSetting {
             TcpSetting::UndoSpuriousRto(v) => cfg.undo_spurious_rto = v,
             TcpSetting::NewRenoVariant(v) => cfg.newreno_variant = v,
             TcpSetting::CwndGrowth(v) => cfg.cwnd_growth = v,
+            TcpSetting::Hystart(v) => cfg.hystart = v,
+            TcpSetting::Prr(v) => cfg.prr = v,
         }
     }
 }
 
 const SUPPORTED: &str = "--tolerance_usecs, --mss_bytes, --initial_window_segments, --sack, --timestamps, --window_scaling, \
-                         --delayed_ack, --min_rto_s, --undo_spurious_rto, --newreno_variant, --cwnd_growth";
+                         --delayed_ack, --min_rto_s, --undo_spurious_rto, --newreno_variant, --cwnd_growth, --hystart, --prr";
 /// docs/scenario-reference.md's bounds of the keys the transport crate does not check itself.
 const INITIAL_WINDOW_SEGMENTS: std::ops::RangeInclusive<i64> = 1..=1000;
 const MIN_RTO_NS: std::ops::RangeInclusive<u64> = 1_000_000..=60_000_000_000;
@@ -146,6 +151,13 @@ impl Settings {
                 "always" => TcpSetting::CwndGrowth(CwndGrowth::Always),
                 other => return Err(out_of_range(value.map_or(pos, |(_, at)| *at), name, other, "\"cwnd-limited\", \"always\"")),
             },
+            "hystart" => match choice(name, pos, value, "\"off\", \"linux\" or \"rfc9406\"")? {
+                "off" => TcpSetting::Hystart(HystartMode::Off),
+                "linux" => TcpSetting::Hystart(HystartMode::Linux),
+                "rfc9406" => TcpSetting::Hystart(HystartMode::Rfc9406),
+                other => return Err(out_of_range(value.map_or(pos, |(_, at)| *at), name, other, "\"off\", \"linux\", \"rfc9406\"")),
+            },
+            "prr" => TcpSetting::Prr(boolean(name, pos, value)?),
             other => {
                 return Err(error(pos, ErrorKind::Unsupported { what: format!("the option --{other}"), supported: SUPPORTED.to_string() }))
             }
