@@ -1,9 +1,10 @@
 //! HighSpeed TCP (RFC 3649): standard TCP (a = 1, b = 0.5) up to Low_Window = 38 segments;
 //! above it, congestion avoidance adds a(w) segments per RTT and a loss removes the fraction
-//! b(w), both from the RFC's §5 formulas rather than the Appendix B table. The table is
-//! those formulas sampled at the windows where a(w) reaches each integer and rounded (a to
-//! an integer, b to two decimals); the formulas give the same values without steps, so a
-//! window just above a table row does not jump. Slow start is the standard one (RFC 5681 +
+//! b(w), both from the RFC's §5 formulas rather than the Appendix B table. At every row of
+//! the table the formulas give its printed a and b within their rounding (a to an integer,
+//! b to two decimals; crates/transport/tests/highspeed.rs reads bpf/rfc3649_appendix_b.csv),
+//! and between rows they change smoothly where the table steps (the kernel's BPF HighSpeed,
+//! like Linux's, looks the table up: docs/models/bpf-congestion-control.md). Slow start is the standard one (RFC 5681 +
 //! RFC 3465), as RFC 3649 §5 leaves it unchanged. The window is kept as a fractional byte
 //! count so that the per-ACK increments a(w)/w of a large window are not lost to rounding.
 
