@@ -113,7 +113,7 @@ class Resolver:
 
 def file_name_literal(line: str, match: re.Match) -> bool:
     """A string literal that is nothing but a file name (`"cli.md"`) is code opening a file,
-    not a citation; a literal with more in it (`"transport.md §1"`) is shown to someone."""
+    not a citation; a literal with more in it (`"docs/models/transport.md §1"`) is shown to someone."""
     start, end = match.span()
     return match.group(2) is None and match.group(3) is None and 0 < start and end < len(line) and line[start - 1] in "\"'" and line[end] == line[start - 1]
 
@@ -203,7 +203,7 @@ def test_the_cli_cites_only_what_a_clone_contains():
 @pytest.mark.parametrize(
     ("text", "why"),
     [
-        ("see scenarios.md §8", "no such file"),
+        ("see no-such-page.md §8", "no such file"),
         ("docs/models/channel.md §99", "no heading numbered 99"),
         ("docs/studies.md#no-such-study", "no heading or id 'no-such-study'"),
         ("[a link](docs/nowhere.md)", "no such file"),
