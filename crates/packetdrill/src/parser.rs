@@ -87,6 +87,20 @@ impl Parser {
         }
     }
 
+    /// Expressions separated by commas up to `close` (consumed), possibly none: a call's
+    /// arguments, an array's items.
+    fn exprs_until(&mut self, close: char) -> Result<Vec<Expr>, ScriptError> {
+        let mut items = Vec::new();
+        if !self.eat_punct(close) {
+            items.push(self.expr()?);
+            while self.eat_punct(',') {
+                items.push(self.expr()?);
+            }
+            self.punct(close)?;
+        }
+        Ok(items)
+    }
+
     fn eat_punct(&mut self, c: char) -> bool {
         let here = self.peek() == Some(&Tok::Punct(c));
         self.at += here as usize;
@@ -373,14 +387,7 @@ impl Parser {
         let pos = self.pos();
         let Some(Token { tok: Tok::Word(name), .. }) = self.next() else { return Err(self.expected("a call")) };
         self.punct('(')?;
-        let mut args = Vec::new();
-        if !self.eat_punct(')') {
-            args.push(self.expr()?);
-            while self.eat_punct(',') {
-                args.push(self.expr()?);
-            }
-            self.punct(')')?;
-        }
+        let args = self.exprs_until(')')?;
         let call = calls::call(&name, pos, &args)?;
         self.punct('=')?;
         let value_pos = self.pos();
@@ -449,17 +456,7 @@ impl Parser {
                 self.eat_ellipsis();
                 ExprKind::Str(s)
             }
-            Some(Tok::Punct('[')) => {
-                let mut items = Vec::new();
-                if !self.eat_punct(']') {
-                    items.push(self.expr()?);
-                    while self.eat_punct(',') {
-                        items.push(self.expr()?);
-                    }
-                    self.punct(']')?;
-                }
-                ExprKind::Array(items)
-            }
+            Some(Tok::Punct('[')) => ExprKind::Array(self.exprs_until(']')?),
             Some(Tok::Punct('{')) => {
                 return Err(unsupported(pos, "structures {...} as arguments", "integers, names, strings, [arrays] and ..."))
             }

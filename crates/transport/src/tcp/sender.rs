@@ -240,14 +240,11 @@ impl Sender {
         self.fin_requested && self.data_end != u64::MAX && self.snd_una > self.data_end
     }
 
-    /// The window the sender fills: PRR's in a recovery that runs it, else cwnd including the
-    /// NewReno inflation; never below one segment.
+    /// The window the sender fills: `cwnd_bytes` (PRR's window in a recovery that runs it)
+    /// plus the NewReno inflation (only without SACK, so never beside PRR); never below one
+    /// segment.
     fn effective_cwnd(&self) -> u64 {
-        let window = match &self.prr {
-            Some(prr) => prr.window_bytes() as i64,
-            None => self.cc.cwnd_bytes() as i64 + self.inflation_bytes,
-        };
-        window.max(self.mss_bytes as i64) as u64
+        (self.cwnd_bytes() as i64 + self.inflation_bytes).max(self.mss_bytes as i64) as u64
     }
 
     pub fn next_deadline_ns(&self) -> Option<u64> {
