@@ -109,6 +109,9 @@ def millinet_overrides(case: Case) -> dict[str, object]:
         "flows.0.hystart": "off",
         # Both set cwnd = ssthresh on entering recovery (ns-3: TcpClassicRecovery).
         "flows.0.prr": False,
+        # Both mark losses by RFC 6675's DupThresh and send no tail loss probe (ns-3 has
+        # neither RACK nor TLP).
+        "flows.0.loss_detection": "rfc6675",
     }
     if case.switching:
         overrides["links.1.switch_period_s"] = SWITCH_PERIOD_S
@@ -165,6 +168,7 @@ MAPPING = [
     ("SACK", "sack=true", "TcpSocketBase::Sack=true", "RFC 2018/6675"),
     ("lost retransmission", "detected (RFC 8985 §6.2), window lowered again (RFC 5681 §4.3)", "not detected: repaired by the RTO", "a known difference, see below"),
     ("recovery", "prr=false: RFC 6675 (cwnd = ssthresh, pipe)", "TcpL4Protocol::RecoveryType=TcpClassicRecovery", "ns-3 3.37 defaults to PRR (RFC 6937, not 9937's)"),
+    ("loss detection", "loss_detection=rfc6675: IsLost (DupThresh), no probe", "TcpSocketBase: DupThresh=3, IsLost", "ns-3 3.37 has neither RACK nor TLP (RFC 8985)"),
     ("timestamps", "timestamps=true", "TcpSocketBase::Timestamp=true", "RTT samples from TSecr (1 ms clock)"),
     ("window scaling", "window_scaling=true", "TcpSocketBase::WindowScaling=true", "RFC 7323"),
     ("receive buffer", "rcv_buf_bytes=1073725440", "TcpSocket::RcvBufSize=1073725440", "= 65535 << 14, never limits"),

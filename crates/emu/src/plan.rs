@@ -12,7 +12,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 
 use millinet_bpfcc::Cc;
 use millinet_network::{Network, NodeId};
-use millinet_scenario::{FlowKind, HystartSpec, ProxyKind, Scenario};
+use millinet_scenario::{FlowKind, HystartSpec, LossDetectionSpec, ProxyKind, Scenario};
 
 use millinet_scenario::translate::app_spec;
 
@@ -49,6 +49,9 @@ pub struct TcpSettings {
     pub sack: bool,
     pub timestamps: bool,
     pub window_scaling: bool,
+    /// RACK-TLP (`net.ipv4.tcp_recovery` 1 and `tcp_early_retrans` 3, the kernel's defaults)
+    /// or neither (0 and 0: duplicate-ACK loss marking, no probe).
+    pub rack_tlp: bool,
 }
 
 /// The per-route TCP settings of a sending host (ip-route(8)).
@@ -238,11 +241,19 @@ impl Plan {
                 if !tcp {
                     continue;
                 }
-                let settings = TcpSettings { sack: f.sack, timestamps: f.timestamps, window_scaling: f.window_scaling };
+                let settings = TcpSettings {
+                    sack: f.sack,
+                    timestamps: f.timestamps,
+                    window_scaling: f.window_scaling,
+                    rack_tlp: f.loss_detection == LossDetectionSpec::RackTlp,
+                };
                 if host.tcp.is_some_and(|t| t != settings) {
                     return Err(EmuError::unsupported(
                         field("sack"),
-                        format!("`{}` runs one kernel TCP: its flows must agree on sack, timestamps and window_scaling", host.name),
+                        format!(
+                            "`{}` runs one kernel TCP: its flows must agree on sack, timestamps, window_scaling and loss_detection",
+                            host.name
+                        ),
                     ));
                 }
                 host.tcp = Some(settings);
@@ -380,7 +391,7 @@ fn split_plan(s: &Scenario, network: &Network, node: NodeId, plan: &mut Plan, av
             return Err(EmuError::unsupported(
                 format!("flows.{i}.src"),
                 format!(
-                    "the split proxy on `{}` runs one kernel TCP: the flows it relays must agree on sack, timestamps, window_scaling, min_rto_s and initial_window_segments",
+                    "the split proxy on `{}` runs one kernel TCP: the flows it relays must agree on sack, timestamps, window_scaling, loss_detection, min_rto_s and initial_window_segments",
                     s.proxy.node
                 ),
             ));

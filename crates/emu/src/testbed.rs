@@ -73,6 +73,9 @@ fn wire_host(name: &str, host: &HostPlan, mptcp_subflows: Option<usize>) -> Resu
                 ("net.ipv4.tcp_sack", flag(tcp.sack)),
                 ("net.ipv4.tcp_timestamps", flag(tcp.timestamps)),
                 ("net.ipv4.tcp_window_scaling", flag(tcp.window_scaling)),
+                // RACK loss detection (bit 0 of tcp_recovery) and TLP (tcp_early_retrans 3).
+                ("net.ipv4.tcp_recovery", flag(tcp.rack_tlp)),
+                ("net.ipv4.tcp_early_retrans", if tcp.rack_tlp { "3".into() } else { "0".into() }),
             ])?;
         }
         Tun::create(DEVICE)

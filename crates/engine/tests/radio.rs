@@ -63,15 +63,24 @@ fn with_harq_the_shortfall_matches_the_bler() {
 #[test]
 fn an_outage_longer_than_the_rto_causes_a_timeout_and_a_shorter_one_does_not() {
     // min RTO 1 s (docs/studies.md#e2e, e2e-outage). A 500 Mbit/s source and a large RLC
-    // buffer keep losses away, so the outage is the only thing that can time out.
+    // buffer keep losses away, so the outage is the only thing that can time out. The RTO
+    // runs from the last ACK, or with RACK-TLP (the default) from the tail loss probe, sent
+    // 2·SRTT + 2 ms after the last transmission (RFC 8985 §7.3: the RTO restarts then, as in
+    // Linux): a 1.2 s outage times out without the probe and not with it.
     let quiet = ["duration_s=6", "cells.0.harq=ideal", "flows.0.app=rate", "flows.0.app_rate_bps=5e8", "ues.0.rlc_buffer_bytes=200000000"];
-    for (duration_s, expect_rto) in [(0.4, false), (1.2, true)] {
+    let cases =
+        [(0.4, "rfc6675", false), (1.2, "rfc6675", true), (0.4, "rack-tlp", false), (1.2, "rack-tlp", false), (1.8, "rack-tlp", true)];
+    for (duration_s, loss_detection, expect_rto) in cases {
         let event = format!("ues.0.forced_events=[{{ start_s = 3.0, duration_s = {duration_s}, kind = \"outage\" }}]");
-        let out = run("e2e-outage", &[&quiet[..], &[event.as_str()]].concat());
-        let rtos = out.summary["flows"][0]["rtos"].as_u64().unwrap();
-        assert_eq!(rtos > 0, expect_rto, "outage {duration_s} s gave {rtos} RTOs");
+        let detection = format!("flows.0.loss_detection=\"{loss_detection}\"");
+        let out = run("e2e-outage", &[&quiet[..], &[event.as_str(), detection.as_str()]].concat());
+        let flow = &out.summary["flows"][0];
+        let (rtos, probes) = (flow["rtos"].as_u64().unwrap(), flow["tail_loss_probes"].as_u64().unwrap());
+        assert_eq!(rtos > 0, expect_rto, "{loss_detection}: outage {duration_s} s gave {rtos} RTOs");
+        assert_eq!(probes, (loss_detection == "rack-tlp" && duration_s > 0.4) as u64, "{loss_detection}: outage {duration_s} s");
         if !expect_rto {
-            assert_eq!(out.summary["flows"][0]["retransmits"].as_u64(), Some(0), "the short outage must cost no retransmission");
+            // The probe is new data: no retransmission.
+            assert_eq!(flow["retransmits"].as_u64(), Some(0), "the short outage must cost no retransmission");
         }
     }
 }

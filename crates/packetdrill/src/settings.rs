@@ -6,7 +6,7 @@
 
 use millinet_transport::cc::HystartMode;
 use millinet_transport::tcp::MSS_RANGE_BYTES;
-use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig};
+use millinet_transport::{CwndGrowth, LossDetection, NewRenoVariant, TcpConfig};
 
 use crate::error::{ErrorKind, ScriptError};
 use crate::lexer::{Pos, Tok};
@@ -33,6 +33,7 @@ pub enum TcpSetting {
     CwndGrowth(CwndGrowth),
     Hystart(HystartMode),
     Prr(bool),
+    LossDetection(LossDetection),
 }
 
 impl TcpSetting {
@@ -50,12 +51,13 @@ impl TcpSetting {
             TcpSetting::CwndGrowth(v) => cfg.cwnd_growth = v,
             TcpSetting::Hystart(v) => cfg.hystart = v,
             TcpSetting::Prr(v) => cfg.prr = v,
+            TcpSetting::LossDetection(v) => cfg.loss_detection = v,
         }
     }
 }
 
 const SUPPORTED: &str = "--tolerance_usecs, --mss_bytes, --initial_window_segments, --sack, --timestamps, --window_scaling, \
-                         --delayed_ack, --min_rto_s, --undo_spurious_rto, --newreno_variant, --cwnd_growth, --hystart, --prr";
+                         --delayed_ack, --min_rto_s, --undo_spurious_rto, --newreno_variant, --cwnd_growth, --hystart, --prr, --loss_detection";
 /// docs/scenario-reference.md's bounds of the keys the transport crate does not check itself.
 const INITIAL_WINDOW_SEGMENTS: std::ops::RangeInclusive<i64> = 1..=1000;
 const MIN_RTO_NS: std::ops::RangeInclusive<u64> = 1_000_000..=60_000_000_000;
@@ -158,6 +160,11 @@ impl Settings {
                 other => return Err(out_of_range(value.map_or(pos, |(_, at)| *at), name, other, "\"off\", \"linux\", \"rfc9406\"")),
             },
             "prr" => TcpSetting::Prr(boolean(name, pos, value)?),
+            "loss_detection" => match choice(name, pos, value, "\"rack-tlp\" or \"rfc6675\"")? {
+                "rack-tlp" => TcpSetting::LossDetection(LossDetection::RackTlp),
+                "rfc6675" => TcpSetting::LossDetection(LossDetection::Rfc6675),
+                other => return Err(out_of_range(value.map_or(pos, |(_, at)| *at), name, other, "\"rack-tlp\", \"rfc6675\"")),
+            },
             other => {
                 return Err(error(pos, ErrorKind::Unsupported { what: format!("the option --{other}"), supported: SUPPORTED.to_string() }))
             }

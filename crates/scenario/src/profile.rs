@@ -43,6 +43,8 @@ impl TcpProfile {
 /// - no HyStart: standard slow start (the 2017 release's TcpCubic had none; the evaluation
 ///   ran NewReno anyway);
 /// - no PRR: ns-3.27's recovery set cwnd = ssthresh (TcpPrrRecovery came with ns-3.30);
+/// - losses by duplicate ACKs (RFC 6675's IsLost; without SACK RACK-TLP would not run
+///   anyway), no tail loss probe: ns-3 has neither RACK nor TLP;
 /// - timestamps and window scaling on (both default true), as in the modern profile.
 pub const NS3_2017_FLOW_SETTINGS: &[(&str, FileDefault)] = &[
     ("cc", FileDefault::Text("newreno")),
@@ -54,6 +56,7 @@ pub const NS3_2017_FLOW_SETTINGS: &[(&str, FileDefault)] = &[
     ("undo_spurious_rto", FileDefault::Flag(false)),
     ("hystart", FileDefault::Text("off")),
     ("prr", FileDefault::Flag(false)),
+    ("loss_detection", FileDefault::Text("rfc6675")),
 ];
 
 #[cfg(test)]

@@ -363,6 +363,16 @@ pub enum HystartSpec {
     Rfc9406,
 }
 
+/// How a SACK sender finds its losses (docs/models/transport.md §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossDetectionSpec {
+    /// RACK and the tail loss probe (RFC 8985), Linux's default.
+    RackTlp,
+    /// RFC 6675's IsLost (DupThresh), no probe.
+    Rfc6675,
+}
+
 /// One transport flow: data goes from `src` to `dst`. For TCP the `dst` opens
 /// the connection (a download), as a UE does.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -434,6 +444,10 @@ pub struct FlowSpec {
     /// scenario, so that runs stored before this key existed (none) are not taken for runs with it.
     #[serde(default = "yes")]
     pub prr: bool,
+    /// RACK-TLP or RFC 6675; always written into the resolved scenario, so that runs stored
+    /// before this key existed (RFC 6675) are not taken for runs with it.
+    #[serde(default = "default_loss_detection")]
+    pub loss_detection: LossDetectionSpec,
     // UDP
     #[serde(default = "default_udp_rate_bps")]
     pub udp_rate_bps: f64,
@@ -479,6 +493,9 @@ fn default_cwnd_growth() -> CwndGrowthSpec {
 }
 fn default_hystart() -> HystartSpec {
     HystartSpec::Linux
+}
+fn default_loss_detection() -> LossDetectionSpec {
+    LossDetectionSpec::RackTlp
 }
 fn default_udp_rate_bps() -> f64 {
     1e9

@@ -13,5 +13,6 @@ pub mod tcp;
 pub mod udp;
 
 pub use tcp::{
-    ConnectionHooks, ConnectionParts, CwndGrowth, LimitedBy, NewRenoVariant, TcpConfig, TcpConnection, TcpError, TcpState, TcpStats,
+    ConnectionHooks, ConnectionParts, CwndGrowth, LimitedBy, LossDetection, NewRenoVariant, TcpConfig, TcpConnection, TcpError, TcpState,
+    TcpStats,
 };

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use millinet_transport::cc::HystartMode;
-use millinet_transport::{NewRenoVariant, TcpConfig, TcpStats};
+use millinet_transport::{LossDetection, NewRenoVariant, TcpConfig, TcpStats};
 use millinet_wire::TcpFlags;
 
 const MSS: u64 = 1400;
@@ -36,10 +36,31 @@ fn retransmitted_offsets(h: &Harness) -> Vec<u64> {
     h.server_data().filter(|s| !seen.insert(h.offset_of(&s.packet))).map(|s| h.offset_of(&s.packet) / MSS).collect()
 }
 
+/// `flight` with the given loss detection.
+fn flight_detecting(loss_detection: LossDetection, segments: u64, dropped: &[u64]) -> Harness {
+    let offsets: Vec<u64> = dropped.iter().map(|k| k * MSS).collect();
+    let server_cfg = TcpConfig { loss_detection, ..cfg("newreno", true) };
+    let down = Link::new(10 * MS).with_filter(drop_first_transmission_of(&offsets, server_cfg.iss));
+    let mut h = Harness::new(server_cfg, cfg("newreno", true), down, Link::new(10 * MS), segments * MSS, false).recording();
+    assert!(h.run_to_completion(60_000 * MS), "transfer completes");
+    run_until_acked(&mut h);
+    h
+}
+
+/// When the server sent data for the `n`-th time (0: first).
+fn data_sent_at_ns(h: &Harness, offset: u64, n: usize) -> u64 {
+    h.server_data().filter(|s| h.offset_of(&s.packet) == offset).nth(n).expect("sent").time_ns
+}
+
 #[test]
 fn three_duplicate_acks_trigger_fast_retransmit_two_do_not() {
     for sack in [false, true] {
-        // Segment 0 lost, 2 segments behind it: 2 duplicate ACKs, so only the RTO recovers.
+        // Segment 0 lost, 2 segments behind it: 2 duplicate ACKs, so only the RTO recovers
+        // (RFC 6675's rule; RACK, the default with SACK, is tested below).
+        let flight = |cc, sack, segments, dropped: &[u64]| match sack {
+            true => flight_detecting(LossDetection::Rfc6675, segments, dropped),
+            false => flight(cc, sack, segments, dropped),
+        };
         let h = flight("newreno", sack, 3, &[0]);
         let s = h.server.stats();
         assert_eq!((s.fast_retransmits, s.rtos), (0, 1), "sack={sack}: 2 dupacks");
@@ -315,4 +336,35 @@ fn prr_spreads_the_window_reduction_over_the_recovery_where_rfc6675_falls_silent
     let drop = |p: &[u64]| (p[0] - p[6]) as f64 / MSS as f64;
     assert!(drop(&without) >= 5.0, "RFC 6675: silent, pipe {without:?}");
     assert!(drop(&with) <= 3.5, "PRR: sending, pipe {with:?}");
+}
+
+#[test]
+fn rack_finds_a_loss_with_two_segments_behind_it_a_quarter_min_rtt_after_their_round_trip() {
+    // RFC 8985 §6.2: segment 0 is lost once segment 2, sent after it, has been delivered and
+    // RACK.rtt + reo_wnd have passed since segment 0 was sent; reo_wnd is min_RTT / 4 (5 ms
+    // on this 20 ms path) while fewer than DupThresh segments are SACKed. RFC 6675 waited
+    // for the RTO.
+    let h = flight_detecting(LossDetection::RackTlp, 3, &[0]);
+    let s = h.server.stats();
+    assert_eq!((s.fast_retransmits, s.rtos, s.retransmitted_segments), (1, 0, 1), "{s:?}");
+    let (first, second) = (data_sent_at_ns(&h, 0, 0), data_sent_at_ns(&h, 0, 1));
+    assert_eq!(second - first, 25 * MS, "RACK.rtt 20 ms + reo_wnd 5 ms");
+}
+
+#[test]
+fn a_tail_loss_is_probed_two_round_trips_after_the_last_ack_not_left_to_the_rto() {
+    // The last two segments of a flight are lost: nothing follows them to be SACKed. The
+    // probe (RFC 8985 §7) resends the last segment 2·SRTT + 2 ms after the last ACK (two
+    // segments outstanding); its SACK lets RACK find segment 8 lost, and recovery repairs it.
+    let h = flight_detecting(LossDetection::RackTlp, 10, &[8, 9]);
+    let s = h.server.stats();
+    assert_eq!((s.tail_loss_probes, s.rtos, s.fast_retransmits, s.retransmitted_segments), (1, 0, 1, 2), "{s:?}");
+    let probe_ns = data_sent_at_ns(&h, 9 * MSS, 1);
+    let last_ack_ns = h.server_log().iter().filter(|e| e.ack.is_some() && e.time_ns < probe_ns).map(|e| e.time_ns).max().expect("an ACK");
+    assert_eq!(probe_ns - last_ack_ns, 2 * 20 * MS + 2 * MS, "PTO = 2·SRTT + 2 ms after the ACK of segment 7");
+    assert!(h.delivered_at_ns().expect("done") < 150 * MS, "long before the 200 ms minimum RTO");
+    // RFC 6675 alone: the timeout repairs it.
+    let h = flight_detecting(LossDetection::Rfc6675, 10, &[8, 9]);
+    let s = h.server.stats();
+    assert_eq!((s.tail_loss_probes, s.rtos), (0, 1), "{s:?}");
 }

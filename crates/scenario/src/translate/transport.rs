@@ -6,7 +6,7 @@ use millinet_transport::cc::HystartMode;
 use millinet_transport::delivery::DeliveryOpportunities;
 use millinet_transport::link::LinkParams;
 use millinet_transport::mptcp::{MptcpConfig, Scheduler};
-use millinet_transport::{CwndGrowth, NewRenoVariant, TcpConfig};
+use millinet_transport::{CwndGrowth, LossDetection, NewRenoVariant, TcpConfig};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,8 +16,8 @@ use millinet_channel::{CapacityCarrier, CapacityConfig, CapacityProcess, LinkRng
 
 use super::seconds_to_ns;
 use crate::{
-    rng, App, Aqm, CapacityCarrierSpec, ConfigError, CwndGrowthSpec, FlowSpec, HystartSpec, LinkSpec, MptcpSchedulerSpec,
-    NewRenoVariantSpec,
+    rng, App, Aqm, CapacityCarrierSpec, ConfigError, CwndGrowthSpec, FlowSpec, HystartSpec, LinkSpec, LossDetectionSpec,
+    MptcpSchedulerSpec, NewRenoVariantSpec,
 };
 
 /// The MTU CoDel is told: it does not drop while no more than one such packet is queued
@@ -61,6 +61,10 @@ pub fn tcp_config(f: &FlowSpec, iss: u32) -> TcpConfig {
             HystartSpec::Rfc9406 => HystartMode::Rfc9406,
         },
         prr: f.prr,
+        loss_detection: match f.loss_detection {
+            LossDetectionSpec::RackTlp => LossDetection::RackTlp,
+            LossDetectionSpec::Rfc6675 => LossDetection::Rfc6675,
+        },
         iss,
         ..TcpConfig::default()
     }

@@ -14,12 +14,14 @@ mod error;
 mod hooks;
 pub(crate) mod options;
 mod prr;
+mod rack;
 pub(crate) mod ranges;
 mod rate;
 mod receiver;
 mod rtt;
 mod scoreboard;
 mod sender;
+mod tlp;
 pub(crate) mod wrap;
 
 use std::net::SocketAddrV4;
@@ -92,6 +94,8 @@ pub struct TcpConfig {
     /// Proportional Rate Reduction (RFC 9937) sets the window of SACK recovery
     /// (docs/models/transport.md §5); otherwise cwnd = ssthresh at once (RFC 6675 §5).
     pub prr: bool,
+    /// How SACK loss recovery finds losses (docs/models/transport.md §5).
+    pub loss_detection: LossDetection,
     /// Initial send sequence number (RFC 9293 §3.4.1); the caller draws it, the model has no randomness.
     pub iss: u32,
 }
@@ -117,9 +121,19 @@ impl Default for TcpConfig {
             undo_spurious_rto: true,
             hystart: HystartMode::Linux,
             prr: true,
+            loss_detection: LossDetection::RackTlp,
             iss: 0,
         }
     }
+}
+
+/// How a SACK sender finds its losses. Without SACK, duplicate ACKs decide either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossDetection {
+    /// RACK's time-based marking and the tail loss probe (RFC 8985), Linux's default.
+    RackTlp,
+    /// RFC 6675 IsLost (DupThresh SACKed segments above a hole), no probe.
+    Rfc6675,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,6 +177,8 @@ pub struct TcpStats {
     pub fast_retransmits: u64,
     pub rtos: u64,
     pub spurious_rtos: u64,
+    /// Tail loss probes sent (RFC 8985 §7).
+    pub tail_loss_probes: u64,
     /// Number of RTT samples taken so far and the latest one.
     pub rtt_samples: u64,
     pub last_rtt_ns: u64,
@@ -357,7 +373,10 @@ impl TcpConnection {
         }
         if self.can_send_data() {
             let tmpl = self.template(now_ns);
-            let sent = self.snd.on_rto_timer(now_ns, &tmpl, out) + self.snd.on_persist_timer(now_ns, &tmpl, out);
+            let sent = self.snd.on_rto_timer(now_ns, &tmpl, out)
+                + self.snd.on_rack_timer(now_ns, &tmpl, out)
+                + self.snd.on_probe_timer(now_ns, &tmpl, out)
+                + self.snd.on_persist_timer(now_ns, &tmpl, out);
             if sent > 0 {
                 self.rcv.ack_sent();
             }

@@ -9,6 +9,9 @@ use crate::cc::RateSample;
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct TxSnapshot {
     pub sent_ns: u64,
+    /// Transmissions before this one on the connection: the order of sending, which the
+    /// time alone does not give (a burst leaves at one instant).
+    pub sent_order: u64,
     pub delivered_bytes: u64,
     pub delivered_ns: u64,
     pub first_sent_ns: u64,
@@ -33,6 +36,7 @@ pub(crate) struct DeliveryRate {
     /// C.app_limited: the delivered count at which the app-limited phase ends (0 = none).
     app_limited_until: u64,
     pending: Option<PendingSample>,
+    transmissions: u64,
 }
 
 impl DeliveryRate {
@@ -47,8 +51,10 @@ impl DeliveryRate {
             self.first_sent_ns = now_ns;
             self.delivered_ns = now_ns;
         }
+        self.transmissions += 1;
         TxSnapshot {
             sent_ns: now_ns,
+            sent_order: self.transmissions,
             delivered_bytes: self.delivered_bytes,
             delivered_ns: self.delivered_ns,
             first_sent_ns: self.first_sent_ns,

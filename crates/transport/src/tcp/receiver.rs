@@ -1,5 +1,5 @@
-//! The receiving half: cumulative ACK, out-of-order queue, SACK blocks (RFC 2018), the
-//! advertised window (free receive buffer, scaled per RFC 7323), delayed ACK (RFC 5681
+//! The receiving half: cumulative ACK, out-of-order queue, SACK blocks (RFC 2018) and
+//! D-SACK (RFC 2883), the advertised window (free receive buffer, scaled per RFC 7323), delayed ACK (RFC 5681
 //! §4.2) and the timestamp to echo (RFC 7323 §4.3). By default the application consumes
 //! in-order bytes at once, so the buffer only holds out-of-order data; an application-paced
 //! receiver (a splitting proxy relaying at the pace of its other side) keeps in-order bytes
@@ -25,6 +25,9 @@ pub(crate) struct Receiver {
     /// RFC 2018 §4 reports the block of the latest segment first, then the latest others.
     recent: [u64; MAX_REMEMBERED_BLOCKS],
     recent_len: usize,
+    /// RFC 2883 D-SACK: the duplicate data of the latest segment, reported as the first SACK
+    /// block of the next ACK only (as Linux does with `tcp_dsack` on, its default).
+    duplicate: Option<Range<u64>>,
     /// Sequence number of the peer's FIN once seen.
     fin_seq: Option<u64>,
     rcv_buf_bytes: u64,
@@ -56,6 +59,7 @@ impl Receiver {
             ooo: RangeSet::default(),
             recent: [0; MAX_REMEMBERED_BLOCKS],
             recent_len: 0,
+            duplicate: None,
             fin_seq: None,
             rcv_buf_bytes,
             window_cap_bytes: u64::MAX,
@@ -168,6 +172,10 @@ impl Receiver {
         if fin && seg_end <= edge && seg_end >= self.rcv_nxt && self.fin_seq.is_none() {
             self.fin_seq = Some(seg_end);
         }
+        if start < self.rcv_nxt && start < end {
+            // RFC 2883 §4: data received before (all of it, or its start) is reported.
+            self.duplicate = Some(start..end.min(self.rcv_nxt));
+        }
         if end <= self.rcv_nxt || start >= edge {
             // Duplicate or outside the window: ACK at once (RFC 5681 §4.2 / RFC 9293).
             self.ack_now = true;
@@ -186,6 +194,10 @@ impl Receiver {
                 self.ack_deadline_ns = Some(now_ns + self.delayed_ack_timeout_ns);
             }
         } else {
+            if self.ooo.containing(start).is_some_and(|span| span.end >= end) {
+                // RFC 2883 §4.2: a duplicate of data held out of order.
+                self.duplicate = Some(start..end);
+            }
             self.ooo.insert(start, end);
             self.remember_block(start);
             // RFC 5681 §4.2: out-of-order data is acknowledged at once.
@@ -229,13 +241,18 @@ impl Receiver {
         self.unacked_bytes = 0;
         self.ack_deadline_ns = None;
         self.ack_now = false;
+        self.duplicate = None;
         self.last_ack_sent = self.rcv_nxt;
         self.adv_right_edge = self.adv_right_edge.max(self.rcv_nxt + ((self.window_field() as u64) << self.wscale));
     }
 
-    /// RFC 2018 §4: the block holding the latest out-of-order segment first, then the
-    /// other recently reported blocks, then any others, as many as the option space allows.
+    /// RFC 2883 §4: a D-SACK block first, if a duplicate arrived since the last ACK; then
+    /// RFC 2018 §4: the block holding the latest out-of-order segment, then the other
+    /// recently reported blocks, then any others, as many as the option space allows.
     pub fn fill_sack_blocks(&self, opts: &mut TcpOptions) {
+        if let Some(dup) = &self.duplicate {
+            opts.push_sack(millinet_wire::SackBlock { left: dup.start as u32, right: dup.end as u32 });
+        }
         if self.ooo.is_empty() {
             // In order, as nearly every segment is: no block to report.
             return;
@@ -354,5 +371,34 @@ mod tests {
         assert_eq!(r.ack_deadline_ns(), None);
         r.on_segment(1020, seq(&r, 300), MSS, false, None);
         assert!(r.wants_ack_now(), "out-of-order data is ACKed at once");
+    }
+
+    fn blocks(r: &Receiver) -> Vec<(u32, u32)> {
+        let mut opts = TcpOptions::default();
+        r.fill_sack_blocks(&mut opts);
+        opts.sack().iter().map(|b| (b.left, b.right)).collect()
+    }
+
+    #[test]
+    fn duplicates_are_reported_once_as_a_first_dsack_block() {
+        let mut r = receiver(false);
+        r.on_segment(0, seq(&r, 0), MSS, false, None);
+        r.ack_sent();
+        // RFC 2883 §4.1.1: a duplicate below the cumulative ACK.
+        r.on_segment(0, seq(&r, 0), MSS, false, None);
+        assert!(r.wants_ack_now());
+        assert_eq!(blocks(&r), vec![(seq(&r, 0), seq(&r, 100))]);
+        r.ack_sent();
+        assert_eq!(blocks(&r), vec![], "only in the first ACK after it");
+        // RFC 2883 §4.1.3: a duplicate of data held out of order, then the block holding it.
+        r.on_segment(0, seq(&r, 300), MSS, false, None);
+        r.ack_sent();
+        r.on_segment(0, seq(&r, 300), MSS, false, None);
+        assert_eq!(blocks(&r), vec![(seq(&r, 300), seq(&r, 400)), (seq(&r, 300), seq(&r, 400))]);
+        r.ack_sent();
+        // A segment that starts below RCV.NXT: its old part is the duplicate.
+        r.on_segment(0, seq(&r, 50), 2 * MSS, false, None);
+        assert_eq!(blocks(&r)[0], (seq(&r, 50), seq(&r, 100)));
+        assert_eq!(r.ack_number(), seq(&r, 250));
     }
 }

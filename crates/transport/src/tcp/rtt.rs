@@ -91,6 +91,10 @@ impl RttEstimator {
         self.rttvar_ns
     }
 
+    pub fn min_rto_ns(&self) -> u64 {
+        self.min_rto_ns
+    }
+
     /// 0 before the first sample.
     pub fn min_rtt_ns(&self) -> u64 {
         if self.has_sample {

@@ -12,11 +12,16 @@
 //! - Lost retransmissions (RFC 8985 §6.2, reduced to sequence numbers): a retransmission is
 //!   lost once SACKs reach DupThresh segments beyond the data that was sent before it.
 //!   Retransmissions are checked in the order they were sent, each once.
+//! - RACK (RFC 8985 §6.2 step 5), in place of the two rules above when the sender runs it:
+//!   segments are judged in the order they were sent without a time-sorted list, because
+//!   first transmissions were sent in sequence order (a cursor, the loss marker, walks them)
+//!   and retransmissions are already queued in the order they were sent.
 //!
 //! Sequence numbers here are unwrapped (u64); the sender converts at the wire.
 
 use std::collections::VecDeque;
 
+use super::rack::Transmission;
 use super::ranges::{search_steps, RangeSet};
 use super::rate::{DeliveryRate, TxSnapshot};
 
@@ -48,6 +53,10 @@ impl Segment {
         self.len - self.fin as u32
     }
 
+    fn transmission(&self) -> Transmission {
+        Transmission { sent_ns: self.tx.sent_ns, sent_order: self.tx.sent_order }
+    }
+
     /// Deemed lost and no retransmission of it in flight: a loss the sender has yet to repair.
     fn lost_unrepaired(&self) -> bool {
         self.lost && !self.sacked && !self.rtx_in_pipe
@@ -72,11 +81,33 @@ pub(crate) struct CumAck {
     pub last_sent_ns: u64,
 }
 
+/// What the ACKs since the last `take_deliveries` delivered, for RACK (RFC 8985 §6.2 steps
+/// 2 and 3): the most recently sent first transmission and retransmission among the segments
+/// newly acknowledged or SACKed, and whether a first transmission arrived below data
+/// delivered before (reordering).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Deliveries {
+    pub latest_original: Option<Transmission>,
+    pub latest_retransmission: Option<Transmission>,
+    pub reordering: bool,
+}
+
+/// What RACK found (`Scoreboard::rack_detect_losses`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RackLosses {
+    /// The latest send time of the retransmissions found lost, if any.
+    pub lost_retransmission_sent_ns: Option<u64>,
+    /// When the earliest segment sent before the latest delivered one will have waited long
+    /// enough to be lost: RACK's reordering timer.
+    pub recheck_ns: Option<u64>,
+}
+
 /// A retransmission that is counted in pipe, in the order retransmissions were sent.
 #[derive(Clone, Copy, Debug)]
 struct RtxInFlight {
     start: u64,
     sent_ns: u64,
+    sent_order: u64,
     /// SND.NXT when it was sent: data from here on was first sent after it.
     snd_nxt: u64,
 }
@@ -100,6 +131,14 @@ pub(crate) struct Scoreboard {
     /// Start and send time of the highest segment SACKed since `take_newest_sacked`, among
     /// those never retransmitted (an RTT sample, Karn's rule).
     newest_sacked: Option<(u64, u64)>,
+    deliveries: Deliveries,
+    /// RACK.fack: the highest sequence number delivered, and its value when the current
+    /// deliveries began (the reference for reordering).
+    fack: u64,
+    fack_before: u64,
+    /// The start and transmission of the first transmission RACK found not yet lost at the
+    /// loss marker: while the marker stays there, the next check needs no search.
+    rack_undecided: Option<(u64, Transmission)>,
     /// Work done (segments and ranges visited, binary-search comparisons), for tests that
     /// check that the per-ACK cost does not depend on the window.
     steps: u64,
@@ -138,6 +177,33 @@ impl Scoreboard {
 
     pub fn get(&self, i: usize) -> &Segment {
         &self.segs[i]
+    }
+
+    /// Segments outstanding (sent, not cumulatively acknowledged).
+    pub fn outstanding_segments(&self) -> usize {
+        self.segs.len()
+    }
+
+    /// Index of the highest outstanding segment.
+    pub fn last_index(&self) -> Option<usize> {
+        self.segs.len().checked_sub(1)
+    }
+
+    /// What was delivered since the last call; RACK.fack's reference moves up.
+    pub fn take_deliveries(&mut self) -> Deliveries {
+        self.fack_before = self.fack;
+        std::mem::take(&mut self.deliveries)
+    }
+
+    /// A segment newly acknowledged or SACKed.
+    fn note_delivered(&mut self, seg: &Segment) {
+        let tx = seg.transmission();
+        let latest = if seg.retransmitted { &mut self.deliveries.latest_retransmission } else { &mut self.deliveries.latest_original };
+        if latest.is_none_or(|l| tx > l) {
+            *latest = Some(tx);
+        }
+        self.deliveries.reordering |= !seg.retransmitted && seg.end() < self.fack_before;
+        self.fack = self.fack.max(seg.end());
     }
 
     /// Highest SACKed sequence number + 1, if anything is SACKed.
@@ -186,6 +252,7 @@ impl Scoreboard {
                     self.lost_bytes -= seg.len as u64;
                 }
                 rate.on_delivered(&seg.tx, seg.len as u64, now_ns);
+                self.note_delivered(&seg);
             }
             result.retransmitted |= seg.retransmitted;
             result.last_sent_ns = seg.tx.sent_ns;
@@ -238,6 +305,7 @@ impl Scoreboard {
                 if !seg.sacked && seg.start >= merged.start && seg.end() <= merged.end {
                     self.update(i, |s| s.sacked = true);
                     rate.on_delivered(&seg.tx, seg.len as u64, now_ns);
+                    self.note_delivered(&seg);
                     newly_sacked += seg.len as u64;
                     if !seg.retransmitted && self.newest_sacked.is_none_or(|(start, _)| seg.start > start) {
                         self.newest_sacked = Some((seg.start, seg.tx.sent_ns));
@@ -361,19 +429,78 @@ impl Scoreboard {
                 break;
             }
             self.rtx_in_flight.pop_front();
-            let i = self.index_of(rtx.start);
-            let still_in_flight =
-                self.segs.get(i).is_some_and(|s| s.start == rtx.start && s.rtx_in_pipe && !s.sacked && s.tx.sent_ns == rtx.sent_ns);
-            if still_in_flight {
-                self.update(i, |s| {
-                    s.lost = true;
-                    s.rtx_in_pipe = false;
-                });
-                self.relost.push_back(rtx.start);
+            if self.mark_retransmission_lost(rtx) {
                 latest_lost_ns = Some(rtx.sent_ns);
             }
         }
         latest_lost_ns
+    }
+
+    /// A retransmission was found lost: if it is still in flight (not delivered, not found
+    /// lost before), it leaves pipe and NextSeg will send it again. Returns whether it was.
+    fn mark_retransmission_lost(&mut self, rtx: RtxInFlight) -> bool {
+        let i = self.index_of(rtx.start);
+        let in_flight = self.segs.get(i).is_some_and(|s| s.start == rtx.start && s.rtx_in_pipe && !s.sacked && s.tx.sent_ns == rtx.sent_ns);
+        if in_flight {
+            self.update(i, |s| {
+                s.lost = true;
+                s.rtx_in_pipe = false;
+            });
+            self.relost.push_back(rtx.start);
+        }
+        in_flight
+    }
+
+    /// RFC 8985 §6.2 step 5 (RACK_detect_loss): every segment not yet delivered nor deemed
+    /// lost that was sent before `latest` (the most recently sent delivered one) is lost once
+    /// `wait_ns` (RACK.rtt + RACK.reo_wnd) have passed since it was sent. Those not yet due
+    /// set the recheck time. First transmissions are walked from the loss marker in
+    /// sequence (= sending) order, retransmissions in the order they were sent; each walk
+    /// stops at the first segment sent after `latest` or not yet due, as all later ones are.
+    pub fn rack_detect_losses(&mut self, latest: Transmission, wait_ns: u64, now_ns: u64) -> RackLosses {
+        let mut found = RackLosses::default();
+        let due = |tx: Transmission| (latest > tx).then(|| tx.sent_ns + wait_ns);
+        let cached = self.rack_undecided.filter(|&(start, _)| start == self.loss_marker).map(|(_, tx)| tx);
+        // Most ACKs: the segment at the marker is not due yet, nor any sent after it.
+        let walk = match cached.map(due) {
+            Some(None) => false,
+            Some(Some(due_ns)) if due_ns > now_ns => {
+                found.recheck_ns = Some(due_ns);
+                false
+            }
+            _ => true,
+        };
+        // One search, then segment by segment: the marker passes each segment once.
+        let mut i = if walk { self.index_of(self.loss_marker) } else { self.segs.len() };
+        while let Some(&seg) = self.segs.get(i) {
+            self.steps += 1;
+            if !seg.sacked && !seg.lost && !seg.retransmitted {
+                self.rack_undecided = Some((seg.start, seg.transmission()));
+                let Some(due_ns) = due(seg.transmission()) else { break };
+                if due_ns > now_ns {
+                    found.recheck_ns = Some(due_ns);
+                    break;
+                }
+                self.update(i, |s| s.lost = true);
+            }
+            self.loss_marker = seg.end();
+            i += 1;
+        }
+        while let Some(&rtx) = self.rtx_in_flight.front() {
+            self.steps += 1;
+            // Judged on what was queued, so that a retransmission not yet due costs no search
+            // (one delivered or found lost since is dropped once it is due).
+            let Some(due_ns) = due(Transmission { sent_ns: rtx.sent_ns, sent_order: rtx.sent_order }) else { break };
+            if due_ns > now_ns {
+                found.recheck_ns = Some(found.recheck_ns.map_or(due_ns, |r| r.min(due_ns)));
+                break;
+            }
+            if self.mark_retransmission_lost(rtx) {
+                found.lost_retransmission_sent_ns = Some(rtx.sent_ns);
+            }
+            self.rtx_in_flight.pop_front();
+        }
+        found
     }
 
     /// The oldest retransmission found lost that still needs retransmitting.
@@ -438,7 +565,7 @@ impl Scoreboard {
             s.tx = tx;
         });
         let start = self.segs[i].start;
-        self.rtx_in_flight.push_back(RtxInFlight { start, sent_ns: tx.sent_ns, snd_nxt });
+        self.rtx_in_flight.push_back(RtxInFlight { start, sent_ns: tx.sent_ns, sent_order: tx.sent_order, snd_nxt });
         self.high_rxt = self.high_rxt.max(self.segs[i].end());
     }
 }

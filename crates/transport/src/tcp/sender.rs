@@ -2,8 +2,9 @@
 //! retransmission and persist timers.
 //!
 //! - Usable window = min(cwnd, peer's window) − pipe (RFC 5681 §3, RFC 6675 §5).
-//! - Loss recovery with SACK: RFC 6675 (IsLost, NextSeg, pipe — see `scoreboard`).
-//!   Without SACK: fast retransmit on DupThresh duplicate ACKs and NewReno partial ACKs
+//! - Loss recovery with SACK: RFC 6675 (NextSeg, pipe — see `scoreboard`), with losses
+//!   found by RACK and tail losses probed by TLP (RFC 8985, `rack` and `tlp`) or, with
+//!   `LossDetection::Rfc6675`, by RFC 6675's IsLost. Without SACK: fast retransmit on DupThresh duplicate ACKs and NewReno partial ACKs
 //!   (RFC 6582), with the classic cwnd inflation kept here as `inflation_bytes` so that the
 //!   congestion control only ever deals with the real window.
 //! - RTO per RFC 6298 with go-back-N retransmission over the kept SACK scoreboard (RFC 6675
@@ -24,11 +25,13 @@ use crate::deadline::earliest_ns;
 
 use super::options::Negotiated;
 use super::prr::Prr;
+use super::rack::Rack;
 use super::rate::DeliveryRate;
 use super::rtt::RttEstimator;
 use super::scoreboard::{CumAck, Scoreboard, Segment, DUP_THRESH};
+use super::tlp::{ProbeAck, ProbeOutcome, TailLossProbe};
 use super::wrap::{ts_now_ms, unwrap32};
-use super::{CwndGrowth, LimitedBy, NewRenoVariant, TcpConfig, TcpStats};
+use super::{CwndGrowth, LimitedBy, LossDetection, NewRenoVariant, TcpConfig, TcpStats};
 
 /// The header fields shared by every segment sent in one call (addresses, ports, ACK
 /// number, window, timestamps and SACK options); the sender fills in sequence number,
@@ -79,6 +82,13 @@ pub(crate) struct Sender {
     snd_wl1: u32,
     snd_wl2: u64,
     sb: Scoreboard,
+    loss_detection: LossDetection,
+    /// RACK and TLP (RFC 8985) when `loss_detection` asks for them and SACK was agreed.
+    rack: Option<Rack>,
+    tlp: Option<TailLossProbe>,
+    /// RACK's reordering timer: when a segment sent before the latest delivered one will
+    /// have waited long enough to be deemed lost.
+    rack_deadline_ns: Option<u64>,
     rate: DeliveryRate,
     rtt: RttEstimator,
     dupacks: u64,
@@ -147,6 +157,10 @@ impl Sender {
             snd_wl1: 0,
             snd_wl2: data_start,
             sb: Scoreboard::new(data_start),
+            loss_detection: cfg.loss_detection,
+            rack: None,
+            tlp: None,
+            rack_deadline_ns: None,
             rate: DeliveryRate::default(),
             rtt: RttEstimator::new(cfg.initial_rto_ns, cfg.min_rto_ns, cfg.max_rto_ns),
             dupacks: 0,
@@ -182,6 +196,12 @@ impl Sender {
         self.mss_bytes = neg.mss_bytes;
         self.sack = neg.sack;
         self.timestamps = neg.timestamps;
+        // RACK and TLP need SACK (as in Linux, where a connection without it counts
+        // duplicate ACKs).
+        if self.sack && self.loss_detection == LossDetection::RackTlp {
+            self.rack = Some(Rack::default());
+            self.tlp = Some(TailLossProbe::default());
+        }
         self.snd_wscale = neg.snd_wscale;
         self.cc = self.cc_factory.build(&CcInit {
             mss_bytes: self.mss_bytes,
@@ -249,7 +269,9 @@ impl Sender {
 
     pub fn next_deadline_ns(&self) -> Option<u64> {
         let pacing = (self.limited_by == LimitedBy::Pacing).then_some(self.pacing_release_ns);
-        earliest_ns(earliest_ns(self.rto_deadline_ns, self.persist_deadline_ns), pacing)
+        let probe = self.tlp.as_ref().and_then(|t| t.deadline_ns());
+        let loss_detection = earliest_ns(self.rack_deadline_ns, probe);
+        earliest_ns(earliest_ns(self.rto_deadline_ns, self.persist_deadline_ns), earliest_ns(pacing, loss_detection))
     }
 
     /// RFC 9293 §3.10.7.4 window update, guarded by SND.WL1/SND.WL2 against old segments.
@@ -295,7 +317,7 @@ impl Sender {
             cum = self.sb.on_cumulative_ack(ack, &mut self.rate, now_ns);
             self.snd_una = ack;
         }
-        let newly_sacked = self.process_sack(now_ns, hdr);
+        let (newly_sacked, dsack_end) = self.process_sack(now_ns, hdr);
         // Linux's congestion-control RTT (`tcp_clean_rtx_queue`): the newest SACKed segment's,
         // else the highest cumulatively acknowledged one's, never from retransmitted data.
         let ca_sent_ns = match self.sb.take_newest_sacked_sent_ns() {
@@ -331,6 +353,12 @@ impl Sender {
                 }
             }
         }
+        if newly_acked > 0 || newly_sacked > 0 || dsack_end.is_some() {
+            // The echo is TS.Recent, the timestamp of the segment that advanced the left edge
+            // (RFC 7323 §4.3): it tells which transmission arrived only for ACKs that advance it.
+            let echoed_ms = tsecr.filter(|_| newly_acked > 0).map(|ecr| unwrap32(ts_now_ms(now_ns), ecr));
+            self.rack_on_ack(now_ns, dsack_end.is_some(), echoed_ms);
+        }
         let outstanding = self.snd_una < self.snd_nxt;
         // RFC 5681 §2 duplicate ACK; with SACK, RFC 6675 §2: it must SACK new data.
         let is_dup = newly_acked == 0
@@ -345,6 +373,12 @@ impl Sender {
             self.dupacks += 1;
         }
         self.recovery_step(now_ns, ack, newly_acked, is_dup, was_in_recovery);
+        if let Some(tlp) = &mut self.tlp {
+            let delivered = newly_acked > 0 || newly_sacked > 0;
+            if tlp.on_ack(&ProbeAck { ack, dsack_end, delivered }) == ProbeOutcome::RepairedLoss {
+                self.on_probe_repaired_loss(now_ns);
+            }
+        }
         if let Some(prr) = &mut self.prr {
             // RFC 9937: every ACK of the recovery, from the one that starts it; a safe ACK
             // advances SND.UNA and reveals no new loss.
@@ -352,6 +386,9 @@ impl Sender {
             prr.on_ack(newly_acked + newly_sacked, self.sb.pipe_bytes(), self.cc.ssthresh_bytes(), safe, self.mss_bytes);
         }
         self.restart_rto_after_ack(now_ns, newly_acked, was_in_recovery);
+        if newly_acked > 0 {
+            self.schedule_probe(now_ns, true);
+        }
         let rate = self.rate.take_sample(self.rtt.min_rtt_ns());
         if let Some(r) = &rate {
             self.last_rate_sample = (r.delivered_bytes, r.interval_ns);
@@ -377,25 +414,100 @@ impl Sender {
         }
     }
 
-    /// Applies the SACK blocks (RFC 2018), clipped to the outstanding data (D-SACK blocks
-    /// below SND.UNA are ignored), then IsLost. Returns the bytes newly SACKed.
-    fn process_sack(&mut self, now_ns: u64, hdr: &TcpHeader) -> u64 {
+    /// Applies the SACK blocks (RFC 2018), clipped to the outstanding data, then, without
+    /// RACK, IsLost. Returns the bytes newly SACKed and the end of a D-SACK block (RFC 2883
+    /// §4: a first block below the cumulative ACK or inside the second block), if any.
+    fn process_sack(&mut self, now_ns: u64, hdr: &TcpHeader) -> (u64, Option<u64>) {
         if !self.sack {
-            return 0;
+            return (0, None);
         }
+        let blocks = hdr.options.sack();
+        let unwrapped = |b: &millinet_wire::SackBlock| (unwrap32(self.snd_una, b.left), unwrap32(self.snd_una, b.right));
+        let dsack_end = blocks.first().map(unwrapped).and_then(|(left, right)| {
+            let inside_second = blocks.get(1).map(unwrapped).is_some_and(|(l2, r2)| l2 <= left && right <= r2);
+            (right <= self.snd_una || inside_second).then_some(right)
+        });
         let mut newly_sacked = 0;
-        for block in hdr.options.sack() {
-            let left = unwrap32(self.snd_una, block.left).max(self.snd_una);
-            let right = unwrap32(self.snd_una, block.right).min(self.snd_nxt);
-            newly_sacked += self.sb.on_sack_block(left, right, &mut self.rate, now_ns);
+        for block in blocks {
+            let (left, right) = unwrapped(block);
+            newly_sacked += self.sb.on_sack_block(left.max(self.snd_una), right.min(self.snd_nxt), &mut self.rate, now_ns);
         }
-        if newly_sacked > 0 {
+        if newly_sacked > 0 && self.rack.is_none() {
             self.sb.update_losses(self.mss_bytes);
             if let Some(sent_ns) = self.sb.detect_lost_retransmissions(self.mss_bytes) {
                 self.on_lost_retransmission(now_ns, sent_ns);
             }
         }
-        newly_sacked
+        (newly_sacked, dsack_end)
+    }
+
+    /// RFC 8985 §6.2 on an ACK that delivered data or reported a duplicate: RACK learns the
+    /// latest delivered transmission and any reordering, widens its window on a D-SACK, and
+    /// marks the segments sent before that have waited long enough.
+    fn rack_on_ack(&mut self, now_ns: u64, dsack: bool, echoed_ms: Option<u64>) {
+        let Some(rack) = &mut self.rack else { return };
+        let min_rtt_ns = self.rtt.min_rtt_ns();
+        let delivered = self.sb.take_deliveries();
+        for (tx, retransmitted) in [(delivered.latest_original, false), (delivered.latest_retransmission, true)] {
+            if let Some(tx) = tx {
+                rack.on_delivered(tx, retransmitted, now_ns, min_rtt_ns, echoed_ms);
+            }
+        }
+        if delivered.reordering {
+            rack.on_reordering();
+        }
+        if dsack {
+            rack.on_dsack(self.snd_una, self.snd_nxt);
+        }
+        self.rack_detect_losses(now_ns);
+    }
+
+    /// RFC 8985 §6.2 step 5 with the current reordering window; sets the reordering timer.
+    fn rack_detect_losses(&mut self, now_ns: u64) {
+        let Some(rack) = &self.rack else { return };
+        // Linux counts SACKed segments against its reordering degree (3 by default).
+        let dupthresh_sacked = self.sb.sacked_bytes() >= DUP_THRESH * self.mss_bytes;
+        let reo_wnd_ns = rack.reo_wnd_ns(self.recovering(), dupthresh_sacked, self.rtt.min_rtt_ns(), self.rtt.srtt_ns());
+        self.rack_deadline_ns = None;
+        let Some((latest, wait_ns)) = rack.threshold(reo_wnd_ns) else { return };
+        let found = self.sb.rack_detect_losses(latest, wait_ns, now_ns);
+        self.rack_deadline_ns = found.recheck_ns;
+        if let Some(sent_ns) = found.lost_retransmission_sent_ns {
+            self.on_lost_retransmission(now_ns, sent_ns);
+        }
+    }
+
+    /// In fast recovery, or after a timeout until the data sent before it is acknowledged
+    /// (Linux's Recovery and Loss states).
+    fn recovering(&self) -> bool {
+        self.snd_una < self.recovery_point
+    }
+
+    /// RFC 8985 §7.2: (re)arms the PTO after new data was sent or acknowledged, while data is
+    /// outstanding and no loss is being recovered; `acked` when an ACK of new data restarts it
+    /// (the RTO restarts too, so it caps the PTO in full).
+    fn schedule_probe(&mut self, now_ns: u64, acked: bool) {
+        let recovering = self.recovering();
+        let Some(tlp) = &mut self.tlp else { return };
+        if recovering || self.snd_una == self.snd_nxt {
+            tlp.cancel();
+            return;
+        }
+        let rto_left_ns = match self.rto_deadline_ns {
+            Some(deadline_ns) if !acked => deadline_ns.saturating_sub(now_ns),
+            _ => self.rtt.rto_ns(),
+        };
+        let srtt_ns = (self.rtt.samples() > 0).then(|| self.rtt.srtt_ns());
+        let single = self.sb.outstanding_segments() == 1;
+        tlp.schedule(now_ns, TailLossProbe::pto_ns(srtt_ns, single, self.rtt.min_rto_ns(), rto_left_ns));
+    }
+
+    /// RFC 8985 §7.4.2: the probe's retransmission was the only copy to arrive, so a segment
+    /// was lost; the window is reduced as for a recovery that ends at once (Linux: CWR).
+    fn on_probe_repaired_loss(&mut self, now_ns: u64) {
+        self.cc.on_congestion_event(CongestionEvent::FastRetransmit, now_ns, self.reduction_flight_size());
+        self.cc.on_recovery_exit(now_ns);
+        self.window_reduced_ns = now_ns;
     }
 
     /// RFC 5681 §4.3: the loss of a retransmission is a second indication of congestion,
@@ -424,6 +536,9 @@ impl Sender {
                 self.inflation_bytes = 0;
                 self.prr = None;
                 self.cc.on_recovery_exit(now_ns);
+                if let Some(rack) = &mut self.rack {
+                    rack.on_recovery_exit();
+                }
             } else if newly_acked > 0 {
                 self.partial_acks += 1;
                 if !self.sack {
@@ -443,9 +558,21 @@ impl Sender {
             }
             return;
         }
-        let may_enter = self.snd_una >= self.recovery_point && self.snd_una < self.snd_nxt;
-        // RFC 6675 §5 steps (1)/(2): DupThresh duplicate ACKs, or IsLost(HighACK + 1).
-        if may_enter && (self.dupacks >= DUP_THRESH || (self.sack && self.sb.front_is_lost())) {
+        self.enter_recovery_on_loss(now_ns);
+    }
+
+    /// Fast recovery begins, unless a loss episode is already under way: with RACK when a
+    /// segment is deemed lost (RFC 8985 §6.2; Linux's `tcp_time_to_recover`), else on
+    /// RFC 6675 §5 steps (1)/(2): DupThresh duplicate ACKs, or IsLost(HighACK + 1).
+    fn enter_recovery_on_loss(&mut self, now_ns: u64) {
+        if self.recovering() || self.snd_una == self.snd_nxt {
+            return;
+        }
+        let loss = match self.rack {
+            Some(_) => self.sb.lost_bytes() > 0,
+            None => self.dupacks >= DUP_THRESH || (self.sack && self.sb.front_is_lost()),
+        };
+        if loss {
             self.enter_recovery(now_ns);
         }
     }
@@ -480,8 +607,14 @@ impl Sender {
         self.window_reduced_ns = now_ns;
         self.partial_acks = 0;
         self.fast_retransmits += 1;
-        // RFC 6675 §5 step (4.3): the first unacknowledged segment is retransmitted.
-        self.sb.mark_front_lost();
+        if let Some(tlp) = &mut self.tlp {
+            tlp.end_episode();
+        }
+        // RFC 6675 §5 step (4.3): the first unacknowledged segment is retransmitted (RACK
+        // retransmits what it found lost, as Linux does).
+        if self.rack.is_none() {
+            self.sb.mark_front_lost();
+        }
         // PRR, where the congestion control leaves recovery's window to the sender (not BBR,
         // as in Linux, where PRR runs only for algorithms without their own `cong_control`).
         if self.sack && self.prr_enabled && !self.cc.sets_recovery_window() {
@@ -569,7 +702,8 @@ impl Sender {
             Ok(None) => LimitedBy::App,
             Err(()) => LimitedBy::Rwnd,
         };
-        if self.in_recovery && self.sack {
+        // Rule (3) only without RACK: Linux retransmits only what it deems lost.
+        if self.in_recovery && self.sack && self.rack.is_none() {
             if let Some(i) = self.sb.next_unsacked_below_sacked() {
                 return Next::Retransmit(i);
             }
@@ -606,6 +740,7 @@ impl Sender {
     /// stopped it.
     fn send_allowed(&mut self, now_ns: u64, tmpl: &Template, out: &mut Vec<Packet>) -> (usize, bool) {
         let mut sent = 0;
+        let snd_nxt_before = self.snd_nxt;
         let mut stopped_by_cwnd = false;
         let pacing = self.cc.pacing_rate_bps();
         self.limited_by = loop {
@@ -647,6 +782,9 @@ impl Sender {
                 self.rto_deadline_ns = Some(now_ns + self.rtt.rto_ns());
             }
         };
+        if self.snd_nxt > snd_nxt_before {
+            self.schedule_probe(now_ns, false);
+        }
         (sent, stopped_by_cwnd)
     }
 
@@ -696,6 +834,40 @@ impl Sender {
         1
     }
 
+    /// The probe timeout fired (RFC 8985 §7.3): one segment goes regardless of cwnd — new
+    /// data if the peer's window allows, else the highest outstanding segment again — and
+    /// the RTO restarts from now.
+    pub fn on_probe_timer(&mut self, now_ns: u64, tmpl: &Template, out: &mut Vec<Packet>) -> usize {
+        if !self.tlp.as_mut().is_some_and(|tlp| tlp.take_due(now_ns)) || self.snd_una == self.snd_nxt {
+            return 0;
+        }
+        let (pkt, retransmission) = match self.next_new_segment() {
+            Ok(Some((payload_bytes, fin))) => (self.send_new(now_ns, payload_bytes, fin, tmpl), false),
+            _ => {
+                let Some(i) = self.sb.last_index().filter(|&i| !self.sb.get(i).sacked) else { return 0 };
+                (self.retransmit(now_ns, i, tmpl), true)
+            }
+        };
+        out.push(pkt);
+        if let Some(tlp) = &mut self.tlp {
+            tlp.on_probe_sent(self.snd_nxt, retransmission);
+        }
+        self.rto_deadline_ns = Some(now_ns + self.rtt.rto_ns());
+        1
+    }
+
+    /// RACK's reordering timer fired (RFC 8985 §6.3): segments sent before the latest
+    /// delivered one have now waited long enough to be deemed lost; recovery begins if it
+    /// has not, and the losses are retransmitted.
+    pub fn on_rack_timer(&mut self, now_ns: u64, tmpl: &Template, out: &mut Vec<Packet>) -> usize {
+        if self.rack_deadline_ns.is_none_or(|d| now_ns < d) {
+            return 0;
+        }
+        self.rack_detect_losses(now_ns);
+        self.enter_recovery_on_loss(now_ns);
+        self.transmit(now_ns, tmpl, out)
+    }
+
     /// The retransmission timer fired (RFC 6298 §5.4–5.6).
     pub fn on_rto_timer(&mut self, now_ns: u64, tmpl: &Template, out: &mut Vec<Packet>) -> usize {
         if self.rto_deadline_ns.is_none_or(|d| now_ns < d) {
@@ -722,6 +894,10 @@ impl Sender {
         self.inflation_bytes = 0;
         self.prr = None;
         self.dupacks = 0;
+        self.rack_deadline_ns = None;
+        if let Some(tlp) = &mut self.tlp {
+            tlp.end_episode();
+        }
         // RFC 6675 §5.1 / RFC 6582 §3.2: no fast recovery before the data sent so far is
         // acknowledged; the SACK scoreboard is kept and the rest is retransmitted in order.
         self.recovery_point = self.snd_nxt;
@@ -781,6 +957,7 @@ impl Sender {
         stats.fast_retransmits = self.fast_retransmits;
         stats.rtos = self.rtos;
         stats.spurious_rtos = self.spurious_rtos;
+        stats.tail_loss_probes = self.tlp.as_ref().map_or(0, |tlp| tlp.probes());
         stats.rtt_samples = self.rtt.samples();
         stats.last_rtt_ns = self.rtt.last_rtt_ns();
         stats.min_rtt_ns = self.rtt.min_rtt_ns();
