@@ -801,6 +801,14 @@ impl Sender {
         let tx = self.rate.on_send(now_ns, self.sb.pipe_bytes());
         self.sb.on_retransmit(i, tx, self.snd_nxt);
         self.retransmitted_segments += 1;
+        if i == 0 && self.rack.is_some() && self.rto_deadline_ns.is_some() {
+            // Linux's recovery (`tcp_xmit_retransmit_queue`) restarts the timer when it resends
+            // the first unacknowledged segment: the resend needs its own round trip, which a
+            // queue that grew during the episode may make longer than the RTO left since the
+            // last cumulative ACK. Without it millinet timed out spuriously where Linux does
+            // not (100 Mbit/s link switching to 10 Mbit/s, docs/validation.md).
+            self.rto_deadline_ns = Some(now_ns + self.rtt.rto_ns());
+        }
         let seg = *self.sb.get(i);
         tmpl.packet(seg.start, if seg.fin { TcpFlags::FIN } else { TcpFlags(0) }, seg.payload_bytes())
     }
