@@ -261,6 +261,15 @@ def test_slow_start_and_recovery_the_kernel_cannot_run_are_refused(tmp_path, ove
     assert result.returncode == 2 and field in result.stderr and "the emulator cannot host this scenario" in result.stderr, result.stderr
 
 
+def test_loss_detection_is_set_in_the_kernel(tmp_path):
+    """`loss_detection` maps onto the namespace's own sysctls (net.ipv4.tcp_recovery and
+    tcp_early_retrans): both settings run, and a sysctl the kernel lacked would fail the run."""
+    for detection in ("rfc6675", "rack-tlp"):
+        result = cli("emulate", "dumbbell", "--set", "duration_s=1", "--set", f'flows.0.loss_detection="{detection}"', "--out", tmp_path / detection, "--quiet")
+        assert result.returncode == 0, result.stderr
+        assert f'loss_detection = "{detection}"' in (tmp_path / detection / "scenario.toml").read_text()
+
+
 def test_iperf3_runs_only_what_it_can_measure(tmp_path):
     result = cli("emulate", "dumbbell", "--client", "iperf3", "--set", 'flows.0.app="rate"', "--set", "flows.0.app_rate_bps=1e7", cwd=tmp_path)
     assert result.returncode == 2 and "client" in result.stderr and "the emulator cannot host this scenario" in result.stderr
