@@ -136,9 +136,13 @@ pub(crate) struct Scoreboard {
     /// deliveries began (the reference for reordering).
     fack: u64,
     fack_before: u64,
-    /// The start and transmission of the first transmission RACK found not yet lost at the
-    /// loss marker: while the marker stays there, the next check needs no search.
-    rack_undecided: Option<(u64, Transmission)>,
+    /// The first transmission RACK found not yet lost, at the loss marker: its start, its
+    /// place counted from the first segment ever sent (see `popped`) and its transmission.
+    /// While the marker stays there, the next check needs no search.
+    rack_undecided: Option<(u64, u64, Transmission)>,
+    /// Segments removed from the front so far: a segment's place in `segs` is its place
+    /// counted from the first segment ever sent, less this.
+    popped: u64,
     /// Work done (segments and ranges visited, binary-search comparisons), for tests that
     /// check that the per-ACK cost does not depend on the window.
     steps: u64,
@@ -213,6 +217,11 @@ impl Scoreboard {
 
     /// Index of the segment containing `seq` (or the first one after it).
     fn index_of(&mut self, seq: u64) -> usize {
+        // Most look-ups (RACK's walk, NextSeg) start at SND.UNA: the front needs no search.
+        if self.segs.front().is_none_or(|s| s.end() > seq) {
+            self.steps += 1;
+            return 0;
+        }
         self.steps += search_steps(self.segs.len());
         self.segs.partition_point(|s| s.end() <= seq)
     }
@@ -246,6 +255,7 @@ impl Scoreboard {
             }
             self.steps += 1;
             let seg = self.segs.pop_front().expect("front exists");
+            self.popped += 1;
             self.pipe_bytes -= seg.pipe_contribution();
             if !seg.sacked {
                 if seg.lost {
@@ -460,9 +470,9 @@ impl Scoreboard {
     pub fn rack_detect_losses(&mut self, latest: Transmission, wait_ns: u64, now_ns: u64) -> RackLosses {
         let mut found = RackLosses::default();
         let due = |tx: Transmission| (latest > tx).then(|| tx.sent_ns + wait_ns);
-        let cached = self.rack_undecided.filter(|&(start, _)| start == self.loss_marker).map(|(_, tx)| tx);
+        let cached = self.rack_undecided.filter(|&(start, _, _)| start == self.loss_marker);
         // Most ACKs: the segment at the marker is not due yet, nor any sent after it.
-        let walk = match cached.map(due) {
+        let walk = match cached.map(|(_, _, tx)| due(tx)) {
             Some(None) => false,
             Some(Some(due_ns)) if due_ns > now_ns => {
                 found.recheck_ns = Some(due_ns);
@@ -470,12 +480,21 @@ impl Scoreboard {
             }
             _ => true,
         };
-        // One search, then segment by segment: the marker passes each segment once.
-        let mut i = if walk { self.index_of(self.loss_marker) } else { self.segs.len() };
+        // At most one search (none from the cached place), then segment by segment: the marker
+        // passes each segment once.
+        let cached_index = cached.and_then(|(start, place, _)| {
+            let i = place.checked_sub(self.popped)? as usize;
+            self.segs.get(i).is_some_and(|s| s.start == start).then_some(i)
+        });
+        let mut i = match (walk, cached_index) {
+            (false, _) => self.segs.len(),
+            (true, Some(i)) => i,
+            (true, None) => self.index_of(self.loss_marker),
+        };
         while let Some(&seg) = self.segs.get(i) {
             self.steps += 1;
             if !seg.sacked && !seg.lost && !seg.retransmitted {
-                self.rack_undecided = Some((seg.start, seg.transmission()));
+                self.rack_undecided = Some((seg.start, self.popped + i as u64, seg.transmission()));
                 let Some(due_ns) = due(seg.transmission()) else { break };
                 if due_ns > now_ns {
                     found.recheck_ns = Some(due_ns);

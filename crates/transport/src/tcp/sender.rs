@@ -357,7 +357,12 @@ impl Sender {
             // The echo is TS.Recent, the timestamp of the segment that advanced the left edge
             // (RFC 7323 §4.3): it tells which transmission arrived only for ACKs that advance it.
             let echoed_ms = tsecr.filter(|_| newly_acked > 0).map(|ecr| unwrap32(ts_now_ms(now_ns), ecr));
-            self.rack_on_ack(now_ns, dsack_end.is_some(), echoed_ms);
+            // Linux looks for losses only on a "dubious" ACK (`tcp_ack_is_dubious`): one that
+            // SACKs, D-SACKs, or comes while SACKed data is held or a loss is being recovered.
+            // A plain cumulative ACK in order cannot reveal one: every segment still out was
+            // sent after the data it acknowledges.
+            let dubious = newly_sacked > 0 || dsack_end.is_some() || self.sb.sacked_bytes() > 0 || self.recovering();
+            self.rack_on_ack(now_ns, dsack_end.is_some(), echoed_ms, dubious);
         }
         let outstanding = self.snd_una < self.snd_nxt;
         // RFC 5681 §2 duplicate ACK; with SACK, RFC 6675 §2: it must SACK new data.
@@ -442,9 +447,9 @@ impl Sender {
     }
 
     /// RFC 8985 §6.2 on an ACK that delivered data or reported a duplicate: RACK learns the
-    /// latest delivered transmission and any reordering, widens its window on a D-SACK, and
-    /// marks the segments sent before that have waited long enough.
-    fn rack_on_ack(&mut self, now_ns: u64, dsack: bool, echoed_ms: Option<u64>) {
+    /// latest delivered transmission and any reordering, widens its window on a D-SACK, and,
+    /// if the ACK is `dubious`, marks the segments sent before that have waited long enough.
+    fn rack_on_ack(&mut self, now_ns: u64, dsack: bool, echoed_ms: Option<u64>, dubious: bool) {
         let Some(rack) = &mut self.rack else { return };
         let min_rtt_ns = self.rtt.min_rtt_ns();
         let delivered = self.sb.take_deliveries();
@@ -459,7 +464,9 @@ impl Sender {
         if dsack {
             rack.on_dsack(self.snd_una, self.snd_nxt);
         }
-        self.rack_detect_losses(now_ns);
+        if dubious {
+            self.rack_detect_losses(now_ns);
+        }
     }
 
     /// RFC 8985 §6.2 step 5 with the current reordering window; sets the reordering timer.

@@ -14,6 +14,10 @@
 const ACK_ALLOWANCE_NS: u64 = 2_000_000;
 /// Linux TCP_TIMEOUT_INIT: the PTO before any RTT sample.
 const PTO_WITHOUT_RTT_NS: u64 = 1_000_000_000;
+/// How much earlier a re-armed PTO must be to move the armed one. While SRTT shrinks nearly
+/// every ACK would pull the probe a little earlier, and each such move costs the simulator a
+/// timer event; the probe goes at most this late instead.
+const PTO_SLACK_NS: u64 = 1_000_000;
 
 /// A probe that has been sent and whose outcome is not known yet.
 #[derive(Clone, Copy, Debug)]
@@ -69,9 +73,13 @@ impl TailLossProbe {
     }
 
     /// Arms the PTO `pto_ns` from now (RFC 8985 §7.2: after sending new data and on an ACK
-    /// of new data, while the sender is not recovering from a loss).
+    /// of new data, while the sender is not recovering from a loss), unless that is less than
+    /// `PTO_SLACK_NS` before the armed one.
     pub fn schedule(&mut self, now_ns: u64, pto_ns: u64) {
-        self.deadline_ns = Some(now_ns + pto_ns);
+        let at_ns = now_ns + pto_ns;
+        if self.deadline_ns.is_none_or(|armed_ns| at_ns >= armed_ns || armed_ns - at_ns > PTO_SLACK_NS) {
+            self.deadline_ns = Some(at_ns);
+        }
     }
 
     pub fn cancel(&mut self) {
@@ -146,6 +154,15 @@ mod tests {
         tlp.schedule(0, 10);
         assert!(!tlp.take_due(9));
         assert!(tlp.take_due(10));
+        // Re-armed later it moves; earlier by less than the slack it stays, by more it moves.
+        tlp.schedule(0, 5 * MS);
+        tlp.schedule(MS, 5 * MS);
+        assert_eq!(tlp.deadline_ns(), Some(6 * MS));
+        tlp.schedule(MS, 4 * MS + 1);
+        assert_eq!(tlp.deadline_ns(), Some(6 * MS));
+        tlp.schedule(MS, 3 * MS);
+        assert_eq!(tlp.deadline_ns(), Some(4 * MS));
+        tlp.cancel();
         tlp.on_probe_sent(5_000, true);
         tlp.schedule(20, 10);
         assert!(!tlp.take_due(30), "a second probe waits for the first one's outcome");
