@@ -39,7 +39,7 @@ def test_every_promised_point(study):
     assert summary["runs"] == RUNS and summary["failed_runs"] == 0
     assert [p["flow"] for p in summary["blockers"]] == ["udp", "newreno", "cubic"]
     assert {(p["source_rate_bps"], p["b_rlc_bytes"]) for p in summary["buildings"]} == {(1e9, 10_000_000), (1e9, 3_000_000)}
-    assert {(p["outage_s"], p["cc"]) for p in summary["outage"]} == {(0.4, "newreno"), (0.4, "cubic"), (1.0, "newreno"), (1.0, "cubic")}
+    assert {(p["outage_s"], p["cc"]) for p in summary["outage"]} == {(0.4, "newreno"), (0.4, "cubic"), (1.5, "newreno"), (1.5, "cubic")}
     assert [(p["route"], p["cc"]) for p in summary["trace"]] == [("pedestrian, 3 m/s", "cubic"), ("vehicular (5Gophers drive)", "cubic")]
     for p in summary["trace"]:
         # Goodput never exceeds the capacity the trace offered (the radio's achievable rate).
