@@ -106,8 +106,7 @@ pub(crate) struct RackLosses {
 #[derive(Clone, Copy, Debug)]
 struct RtxInFlight {
     start: u64,
-    sent_ns: u64,
-    sent_order: u64,
+    tx: Transmission,
     /// SND.NXT when it was sent: data from here on was first sent after it.
     snd_nxt: u64,
 }
@@ -136,10 +135,10 @@ pub(crate) struct Scoreboard {
     /// deliveries began (the reference for reordering).
     fack: u64,
     fack_before: u64,
-    /// The first transmission RACK found not yet lost, at the loss marker: its start, its
-    /// place counted from the first segment ever sent (see `popped`) and its transmission.
-    /// While the marker stays there, the next check needs no search.
-    rack_undecided: Option<(u64, u64, Transmission)>,
+    /// Where RACK's walk stopped: the place, counted from the first segment ever sent (see
+    /// `popped`), of the first segment it found not yet lost. While the loss marker stays at
+    /// that segment, the next walk starts there without a search.
+    rack_undecided: Option<u64>,
     /// Segments removed from the front so far: a segment's place in `segs` is its place
     /// counted from the first segment ever sent, less this.
     popped: u64,
@@ -440,7 +439,7 @@ impl Scoreboard {
             }
             self.rtx_in_flight.pop_front();
             if self.mark_retransmission_lost(rtx) {
-                latest_lost_ns = Some(rtx.sent_ns);
+                latest_lost_ns = Some(rtx.tx.sent_ns);
             }
         }
         latest_lost_ns
@@ -450,7 +449,7 @@ impl Scoreboard {
     /// lost before), it leaves pipe and NextSeg will send it again. Returns whether it was.
     fn mark_retransmission_lost(&mut self, rtx: RtxInFlight) -> bool {
         let i = self.index_of(rtx.start);
-        let in_flight = self.segs.get(i).is_some_and(|s| s.start == rtx.start && s.rtx_in_pipe && !s.sacked && s.tx.sent_ns == rtx.sent_ns);
+        let in_flight = self.segs.get(i).is_some_and(|s| s.start == rtx.start && s.rtx_in_pipe && !s.sacked && s.transmission() == rtx.tx);
         if in_flight {
             self.update(i, |s| {
                 s.lost = true;
@@ -470,31 +469,20 @@ impl Scoreboard {
     pub fn rack_detect_losses(&mut self, latest: Transmission, wait_ns: u64, now_ns: u64) -> RackLosses {
         let mut found = RackLosses::default();
         let due = |tx: Transmission| (latest > tx).then(|| tx.sent_ns + wait_ns);
-        let cached = self.rack_undecided.filter(|&(start, _, _)| start == self.loss_marker);
-        // Most ACKs: the segment at the marker is not due yet, nor any sent after it.
-        let walk = match cached.map(|(_, _, tx)| due(tx)) {
-            Some(None) => false,
-            Some(Some(due_ns)) if due_ns > now_ns => {
-                found.recheck_ns = Some(due_ns);
-                false
-            }
-            _ => true,
-        };
-        // At most one search (none from the cached place), then segment by segment: the marker
-        // passes each segment once.
-        let cached_index = cached.and_then(|(start, place, _)| {
+        // One search at most (none from where the last walk stopped), then segment by
+        // segment: the marker passes each segment once.
+        let at_marker = self.rack_undecided.and_then(|place| {
             let i = place.checked_sub(self.popped)? as usize;
-            self.segs.get(i).is_some_and(|s| s.start == start).then_some(i)
+            self.segs.get(i).is_some_and(|s| s.start == self.loss_marker).then_some(i)
         });
-        let mut i = match (walk, cached_index) {
-            (false, _) => self.segs.len(),
-            (true, Some(i)) => i,
-            (true, None) => self.index_of(self.loss_marker),
+        let mut i = match at_marker {
+            Some(i) => i,
+            None => self.index_of(self.loss_marker),
         };
         while let Some(&seg) = self.segs.get(i) {
             self.steps += 1;
             if !seg.sacked && !seg.lost && !seg.retransmitted {
-                self.rack_undecided = Some((seg.start, self.popped + i as u64, seg.transmission()));
+                self.rack_undecided = Some(self.popped + i as u64);
                 let Some(due_ns) = due(seg.transmission()) else { break };
                 if due_ns > now_ns {
                     found.recheck_ns = Some(due_ns);
@@ -509,13 +497,13 @@ impl Scoreboard {
             self.steps += 1;
             // Judged on what was queued, so that a retransmission not yet due costs no search
             // (one delivered or found lost since is dropped once it is due).
-            let Some(due_ns) = due(Transmission { sent_ns: rtx.sent_ns, sent_order: rtx.sent_order }) else { break };
+            let Some(due_ns) = due(rtx.tx) else { break };
             if due_ns > now_ns {
                 found.recheck_ns = Some(found.recheck_ns.map_or(due_ns, |r| r.min(due_ns)));
                 break;
             }
             if self.mark_retransmission_lost(rtx) {
-                found.lost_retransmission_sent_ns = Some(rtx.sent_ns);
+                found.lost_retransmission_sent_ns = Some(rtx.tx.sent_ns);
             }
             self.rtx_in_flight.pop_front();
         }
@@ -584,7 +572,7 @@ impl Scoreboard {
             s.tx = tx;
         });
         let start = self.segs[i].start;
-        self.rtx_in_flight.push_back(RtxInFlight { start, sent_ns: tx.sent_ns, sent_order: tx.sent_order, snd_nxt });
+        self.rtx_in_flight.push_back(RtxInFlight { start, tx: self.segs[i].transmission(), snd_nxt });
         self.high_rxt = self.high_rxt.max(self.segs[i].end());
     }
 }

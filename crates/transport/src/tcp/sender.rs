@@ -4,8 +4,8 @@
 //! - Usable window = min(cwnd, peer's window) − pipe (RFC 5681 §3, RFC 6675 §5).
 //! - Loss recovery with SACK: RFC 6675 (NextSeg, pipe — see `scoreboard`), with losses
 //!   found by RACK and tail losses probed by TLP (RFC 8985, `rack` and `tlp`) or, with
-//!   `LossDetection::Rfc6675`, by RFC 6675's IsLost. Without SACK: fast retransmit on DupThresh duplicate ACKs and NewReno partial ACKs
-//!   (RFC 6582), with the classic cwnd inflation kept here as `inflation_bytes` so that the
+//!   `LossDetection::Rfc6675`, by RFC 6675's IsLost. Without SACK: fast retransmit on
+//!   DupThresh duplicate ACKs and NewReno partial ACKs (RFC 6582), with the classic cwnd inflation kept here as `inflation_bytes` so that the
 //!   congestion control only ever deals with the real window.
 //! - RTO per RFC 6298 with go-back-N retransmission over the kept SACK scoreboard (RFC 6675
 //!   §5.1); spurious timeouts detected with the Eifel test (RFC 3522), counted, and undone
