@@ -9,6 +9,7 @@ pub mod deadline;
 pub mod delivery;
 pub mod link;
 pub mod mptcp;
+pub mod pacing;
 pub mod tcp;
 pub mod udp;
 

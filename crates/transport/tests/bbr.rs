@@ -1,5 +1,6 @@
 //! BBR v1 (docs/models/transport.md §6): the model's invariants checked on the algorithm itself over a
-//! fluid bottleneck (pacing = gain × BtlBw × 0.99, cwnd = 2·BDP + 3 segments, PROBE_RTT),
+//! fluid bottleneck (pacing = gain × BtlBw × 0.99, cwnd = 2·BDP + ACK aggregation + three
+//! pacing bursts, PROBE_RTT),
 //! then the behaviour of a full connection over the harness's bottleneck: utilisation,
 //! standing queue with a small and a deep buffer, PROBE_RTT period, isolated loss.
 
@@ -8,6 +9,7 @@ mod common;
 use common::*;
 use millinet_transport::cc::bbr::{Bbr, Mode, MIN_PIPE_CWND_SEGMENTS, PACING_MARGIN, PROBE_RTT_DURATION_NS};
 use millinet_transport::cc::{AckSample, CcInit, CongestionControl, CongestionEvent, HystartMode, RateSample};
+use millinet_transport::pacing::burst_segments;
 use millinet_transport::TcpConfig;
 
 const MSS: u64 = 1400;
@@ -53,6 +55,7 @@ impl Fluid {
             now_ns: self.now_ns,
             acked_bytes: MSS,
             rtt_ns: Some(rtt_ns as u64),
+            ca_rtt_ns: Some(rtt_ns as u64),
             srtt_ns: rtt_ns as u64,
             min_rtt_ns: self.base_rtt_ns,
             bytes_in_flight: in_flight as u64,
@@ -105,20 +108,25 @@ fn model_pacing_and_cwnd_follow_the_estimates_and_probe_rtt_comes_every_10_s() {
         let expected = cc.pacing_gain() * bw * PACING_MARGIN;
         assert!((pacing - expected).abs() <= 1.0, "pacing {pacing} vs {expected}");
         assert!((pacing / (cc.pacing_gain() * bw) - 1.0).abs() <= 0.01 + 1e-6);
-        // cwnd = 2 × BDP + 3 segments once it has caught up with its target.
-        let bdp = bw * cc.min_rtt_ns() as f64 / 8e9;
-        let target = 2.0 * bdp + 3.0 * MSS as f64;
-        let cwnd = cc.cwnd_bytes() as f64;
-        assert!(cwnd <= target + 1.0, "cwnd {cwnd} above 2·BDP + 3 MSS = {target}");
-        if cwnd + 1.0 >= target {
+        // cwnd = 2 × BDP in segments rounded up, plus the ACK-aggregation allowance, plus
+        // three pacing bursts, rounded up to even, plus 2 in the probing phase (Linux
+        // bbr_set_cwnd), once it has caught up with its target.
+        let bdp_segments = (2.0 * bw * cc.min_rtt_ns() as f64 / 8e9 / MSS as f64).ceil() as u64;
+        let mut target = bdp_segments + cc.extra_acked_bytes() / MSS + 3 * burst_segments(cc.pacing_rate_bps().unwrap(), MSS);
+        target += target % 2 + if cc.cycle_index() == 0 { 2 } else { 0 };
+        let (cwnd, target) = (cc.cwnd_bytes(), target * MSS);
+        assert!(cwnd <= target, "cwnd {cwnd} above its target {target}");
+        if cwnd == target {
             checked += 1;
         }
+        // ACKs arrive evenly: no aggregation beyond a segment or two.
+        assert!(cc.extra_acked_bytes() <= 2 * MSS, "extra_acked {}", cc.extra_acked_bytes());
         if !gains_seen.contains(&cc.cycle_index()) {
             gains_seen.push(cc.cycle_index());
         }
     }
     assert_eq!(&modes[..4], &[Mode::Startup, Mode::Drain, Mode::ProbeBw, Mode::ProbeRtt], "{modes:?}");
-    assert!(checked > 100_000, "cwnd at 2·BDP + 3 MSS on {checked} ACKs");
+    assert!(checked > 100_000, "cwnd at its target on {checked} ACKs");
     gains_seen.sort();
     assert_eq!(gains_seen, (0..8).collect::<Vec<_>>(), "all eight phases of the cycle");
     // PROBE_RTT at 10 s and 20 s (plus the time of one PROBE_RTT), each lasting at least
@@ -209,7 +217,7 @@ struct Run {
     mean_queue_packets: f64,
     max_queue_packets: usize,
     probe_rtt_entries: Vec<u64>,
-    /// Pacing rate over (cwnd − 3 MSS)/(2·RTT): gain × 0.99 when cwnd = 2·BDP + 3 MSS.
+    /// Pacing rate over (cwnd − 3 bursts)/(2·RTT): gain × 0.99 when cwnd = 2·BDP + 3 bursts.
     pacing_over_cwnd_rate: Vec<f64>,
     cwnd_before_loss: u64,
     min_cwnd_in_recovery: u64,
@@ -276,7 +284,8 @@ fn bulk(queue_packets: usize, duration_ns: u64, lose_offset: Option<u64>) -> Run
             queue_samples += 1;
             run.max_queue_packets = run.max_queue_packets.max(q);
             if !probe_rtt && t % (10 * MS) == 0 {
-                let bw_from_cwnd = (s.cwnd_bytes - 3 * MSS) as f64 * 8e9 / (2.0 * RTT_NS as f64);
+                let bursts_bytes = 3 * burst_segments(s.pacing_rate_bps, MSS) * MSS;
+                let bw_from_cwnd = (s.cwnd_bytes - bursts_bytes) as f64 * 8e9 / (2.0 * RTT_NS as f64);
                 run.pacing_over_cwnd_rate.push(s.pacing_rate_bps as f64 / bw_from_cwnd);
             }
         }
@@ -313,10 +322,12 @@ fn check_steady_state(name: &str, run: &Run) {
     assert_eq!(run.probe_rtt_entries.len(), 2, "{name}: {:?}", run.probe_rtt_entries);
     let gap = run.probe_rtt_entries[1] - run.probe_rtt_entries[0];
     assert!((10_000 * MS..10_600 * MS).contains(&gap), "{name}: PROBE_RTT gap {gap}");
-    // cwnd ≈ 2 × BDP: the bandwidth it implies at the path's 20 ms RTT, times the cycle's
-    // gain and 0.99, is the pacing rate (2 % for the RTT estimate's serialisation delay).
+    // cwnd ≈ 2 × BDP + three pacing bursts: the bandwidth it implies at the path's 20 ms
+    // RTT, times the cycle's gain and 0.99, is the pacing rate (3 % for the RTT estimate's
+    // serialisation delay and the few segments the stats do not show: the rounding to an
+    // even count, the probing phase's 2 and the delayed ACKs' aggregation allowance).
     assert!(!run.pacing_over_cwnd_rate.is_empty());
-    assert!(run.worst_gain_mismatch < 0.02, "{name}: {:.2} %", 100.0 * run.worst_gain_mismatch);
+    assert!(run.worst_gain_mismatch < 0.03, "{name}: {:.2} %", 100.0 * run.worst_gain_mismatch);
 }
 
 #[test]

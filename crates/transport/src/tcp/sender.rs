@@ -22,6 +22,7 @@ use millinet_wire::{seq, Packet, TcpFlags, TcpHeader};
 
 use crate::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, HystartMode, Window};
 use crate::deadline::earliest_ns;
+use crate::pacing;
 
 use super::options::Negotiated;
 use super::prr::Prr;
@@ -750,6 +751,9 @@ impl Sender {
         let snd_nxt_before = self.snd_nxt;
         let mut stopped_by_cwnd = false;
         let pacing = self.cc.pacing_rate_bps();
+        // Linux paces in bursts (`pacing.rs`): a burst's segments leave together, the next
+        // burst when the pacing rate has paid for this one. A burst ends with this call.
+        let mut burst_left = 0;
         self.limited_by = loop {
             let next = self.choose_next();
             let seq_len = match next {
@@ -766,8 +770,14 @@ impl Sender {
                 stopped_by_cwnd = true;
                 break LimitedBy::Cwnd;
             }
-            if pacing.is_some() && now_ns < self.pacing_release_ns {
-                break LimitedBy::Pacing;
+            if let Some(rate_bps) = pacing {
+                if burst_left == 0 {
+                    if now_ns < self.pacing_release_ns {
+                        break LimitedBy::Pacing;
+                    }
+                    burst_left = pacing::burst_segments(rate_bps, self.mss_bytes);
+                }
+                burst_left -= 1;
             }
             let pkt = match next {
                 Next::Retransmit(i) => self.retransmit(now_ns, i, tmpl),
@@ -775,7 +785,7 @@ impl Sender {
                 Next::Blocked(_) => unreachable!("handled above"),
             };
             if let Some(rate_bps) = pacing {
-                // Release the next segment once this one has left at the pacing rate.
+                // The next burst is released once this segment has left at the pacing rate.
                 let gap_ns = pkt.wire_bytes() as u64 * 8 * 1_000_000_000 / rate_bps.max(1);
                 self.pacing_release_ns = self.pacing_release_ns.max(now_ns) + gap_ns;
             }
@@ -1021,15 +1031,17 @@ mod tests {
             header: TcpHeader { flags: TcpFlags::ACK, ..TcpHeader::default() },
         };
         let mut out = Vec::new();
-        assert_eq!(s.transmit(0, &tmpl, &mut out), 1, "one segment, then wait for the pacing release");
+        // At 8 Mbit/s a burst is two segments (1 ms of data is less than one, and Linux sends
+        // at least two above 1.2 Mbit/s, pacing.rs).
+        assert_eq!(s.transmit(0, &tmpl, &mut out), 2, "one burst, then wait for the pacing release");
         assert_eq!(s.limited_by(), LimitedBy::Pacing);
-        // 1040 wire bytes (20 IP + 20 TCP + 1000) at 8 Mbit/s take 1.04 ms.
-        assert_eq!(s.next_deadline_ns(), Some(1_040_000));
-        assert_eq!(s.transmit(1_039_999, &tmpl, &mut out), 0);
-        assert_eq!(s.transmit(1_040_000, &tmpl, &mut out), 1);
+        // 2 × 1040 wire bytes (20 IP + 20 TCP + 1000) at 8 Mbit/s take 2.08 ms.
         assert_eq!(s.next_deadline_ns(), Some(2_080_000));
-        // Late calls do not catch up with a burst: one segment per call and interval.
-        assert_eq!(s.transmit(5_000_000, &tmpl, &mut out), 1);
-        assert_eq!(s.next_deadline_ns(), Some(6_040_000));
+        assert_eq!(s.transmit(2_079_999, &tmpl, &mut out), 0);
+        assert_eq!(s.transmit(2_080_000, &tmpl, &mut out), 2);
+        assert_eq!(s.next_deadline_ns(), Some(4_160_000));
+        // Late calls do not catch up with a longer burst: one burst per call and interval.
+        assert_eq!(s.transmit(10_000_000, &tmpl, &mut out), 2);
+        assert_eq!(s.next_deadline_ns(), Some(12_080_000));
     }
 }
