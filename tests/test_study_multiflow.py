@@ -45,13 +45,16 @@ def test_the_proxies_keep_the_queue_short_and_bbr_is_not_starved_without_a_stand
     at = {(p["rtt_ms"], p["arm"]): p for p in summary["points"]}
     for rtt in (1.0, 8.0):
         none = at[rtt, "none"]
-        # Without a proxy CUBIC fills the 10 MB RLC buffer and BBR gets a few percent.
-        assert none["ran_latency_ms"]["mean"] > 50 and none["jain_index"]["mean"] < 0.6
+        # Without a proxy CUBIC fills the 10 MB RLC buffer and takes most of the UE's rate
+        # (BBR gets 2-5% in 10 s runs; up to 14% in the quick variant's 4 s, from its start-up).
+        assert none["ran_latency_ms"]["mean"] > 50 and none["jain_index"]["mean"] < 0.7
         for arm in ("calibrated", "bdp", "rapid"):
             assert at[rtt, arm]["ran_latency_ms"]["mean"] < none["ran_latency_ms"]["mean"] / 10, (rtt, arm)
-        # bdp and rapid keep no standing queue: BBR's share is far above what it gets without a proxy.
-        for arm in ("bdp", "rapid"):
-            assert at[rtt, arm]["bbr_goodput_bps"]["mean"] > 3 * none["bbr_goodput_bps"]["mean"], (rtt, arm)
+        # Without CUBIC's standing queue BBR is not starved: every proxy shares the UE between
+        # the two flows (Jain's index of two flows: 0.5 when one gets all, 1 when equal).
+        for arm in ("calibrated", "bdp", "rapid"):
+            assert at[rtt, arm]["jain_index"]["mean"] > 0.85, (rtt, arm)
+            assert at[rtt, arm]["bbr_goodput_bps"]["mean"] > 2 * none["bbr_goodput_bps"]["mean"], (rtt, arm)
 
 
 def test_two_cubic_flows_of_one_ue_get_equal_windows_and_equal_goodput(tmp_path):

@@ -99,10 +99,17 @@ def test_only_the_edge_can_meet_the_target(study):
         if p["server"] == "remote":
             assert p["rtt_ms"] >= REMOTE_MIN_RTT_MS and not p["meets_5g"], p
     # The loss-based CCs fill each UE's 1.5 MB RLC buffer, at ~200 Mbit/s tens of ms of
-    # queue; BBR keeps it near empty, so its edge UEs keep an RTT under 10 ms.
+    # queue, and none meets the target. BBR holds in flight to about twice the BDP plus its
+    # ACK-aggregation allowance (the UEs' slots come in turns, so their ACKs in bursts): its
+    # edge UEs' RTT stays a fraction of what the same UEs get under CUBIC, and the LOS edge
+    # UEs meet the target.
     met = {p["cc"]: p["ues_meeting_5g"]["mean"] for p in summary["cells"]}
     assert met["newreno"] == met["cubic"] == met["highspeed"] == 0
-    assert met["bbr"] == UES // 2
+    rtt = {(p["cc"], p["ue"]): p["rtt_ms"] for p in summary["ue_runs"]}
+    edge = [p for p in summary["ue_runs"] if p["cc"] == "bbr" and p["server"] == "edge"]
+    for p in edge:
+        assert p["rtt_ms"] < 0.5 * rtt["cubic", p["ue"]], p
+    assert all(p["meets_5g"] for p in edge if p["condition"] == "LOS"), edge
 
 
 def test_jain_index_of_n_allocations():
