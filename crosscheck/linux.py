@@ -128,9 +128,9 @@ def scenario_of(case) -> tuple[str, dict]:
     overrides = ns3check.millinet_overrides(case)
     # Linux runs the simulator's defaults where the ns-3 cross-check turns them off: it grows
     # cwnd only while it limits the sender (tcp_is_cwnd_limited), undoes a spurious timeout,
-    # leaves CUBIC's slow start by HyStart, reduces the window in recovery by PRR and finds
-    # losses by RACK-TLP.
-    for key in ("cwnd_growth", "undo_spurious_rto", "hystart", "prr", "loss_detection"):
+    # leaves CUBIC's slow start by HyStart, runs its own CUBIC, reduces the window in
+    # recovery by PRR and finds losses by RACK-TLP.
+    for key in ("cwnd_growth", "undo_spurious_rto", "hystart", "cubic_variant", "prr", "loss_detection"):
         del overrides[f"flows.0.{key}"]
     return "dumbbell-switching" if case.switching else "dumbbell", overrides
 

@@ -49,6 +49,7 @@ CASES = [
     ),
     ("unknown cc", "dumbbell", ["flows.0.cc=vegas"], ["flows.0.cc", "vegas", "cubic"]),
     ("unknown hystart", "dumbbell", ["flows.0.hystart=fast"], ["flows.0.hystart", "fast", "rfc9406"]),
+    ("unknown CUBIC variant", "dumbbell", ["flows.0.cubic_variant=ns3"], ["flows.0.cubic_variant", "ns3", "rfc9438"]),
     ("HyStart++ without CUBIC", "dumbbell", ["flows.0.cc=newreno", "flows.0.hystart=rfc9406"], ["flows.0.hystart", "rfc9406", "cubic"]),
     (
         "trace and switching rate on one link",

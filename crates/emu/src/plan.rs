@@ -12,7 +12,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 
 use millinet_bpfcc::Cc;
 use millinet_network::{Network, NodeId};
-use millinet_scenario::{FlowKind, HystartSpec, LossDetectionSpec, ProxyKind, Scenario};
+use millinet_scenario::{CubicVariantSpec, FlowKind, HystartSpec, LossDetectionSpec, ProxyKind, Scenario};
 
 use millinet_scenario::translate::app_spec;
 
@@ -197,6 +197,12 @@ impl Plan {
                 return Err(EmuError::unsupported(
                     field("hystart"),
                     "the kernel's CUBIC runs its own HyStart (a module parameter for the whole host, which the testbed leaves alone); allowed: \"linux\"".to_string(),
+                ));
+            }
+            if cc == "cubic" && f.cubic_variant != CubicVariantSpec::Linux {
+                return Err(EmuError::unsupported(
+                    field("cubic_variant"),
+                    "the kernel's CUBIC is Linux's (RFC 9438's text differs in its Reno-friendly increase and the RTT its target looks ahead by); allowed: \"linux\"".to_string(),
                 ));
             }
             if !f.prr && !matches!(carrier, Carrier::Datagrams(_)) && cc != "bbr" {

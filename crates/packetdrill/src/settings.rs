@@ -4,7 +4,7 @@
 //! shell command, which millinet does not run. The congestion control and the receive buffer
 //! are the socket's (`--cc`, `setsockopt`), not options.
 
-use millinet_transport::cc::HystartMode;
+use millinet_transport::cc::{CubicVariant, HystartMode};
 use millinet_transport::tcp::MSS_RANGE_BYTES;
 use millinet_transport::{CwndGrowth, LossDetection, NewRenoVariant, TcpConfig};
 
@@ -32,6 +32,7 @@ pub enum TcpSetting {
     NewRenoVariant(NewRenoVariant),
     CwndGrowth(CwndGrowth),
     Hystart(HystartMode),
+    CubicVariant(CubicVariant),
     Prr(bool),
     LossDetection(LossDetection),
 }
@@ -50,6 +51,7 @@ impl TcpSetting {
             TcpSetting::NewRenoVariant(v) => cfg.newreno_variant = v,
             TcpSetting::CwndGrowth(v) => cfg.cwnd_growth = v,
             TcpSetting::Hystart(v) => cfg.hystart = v,
+            TcpSetting::CubicVariant(v) => cfg.cubic = v,
             TcpSetting::Prr(v) => cfg.prr = v,
             TcpSetting::LossDetection(v) => cfg.loss_detection = v,
         }
@@ -57,7 +59,7 @@ impl TcpSetting {
 }
 
 const SUPPORTED: &str = "--tolerance_usecs, --mss_bytes, --initial_window_segments, --sack, --timestamps, --window_scaling, \
-                         --delayed_ack, --min_rto_s, --undo_spurious_rto, --newreno_variant, --cwnd_growth, --hystart, --prr, --loss_detection";
+                         --delayed_ack, --min_rto_s, --undo_spurious_rto, --newreno_variant, --cwnd_growth, --hystart, --cubic_variant, --prr, --loss_detection";
 /// docs/scenario-reference.md's bounds of the keys the transport crate does not check itself.
 const INITIAL_WINDOW_SEGMENTS: std::ops::RangeInclusive<i64> = 1..=1000;
 const MIN_RTO_NS: std::ops::RangeInclusive<u64> = 1_000_000..=60_000_000_000;
@@ -158,6 +160,11 @@ impl Settings {
                 "linux" => TcpSetting::Hystart(HystartMode::Linux),
                 "rfc9406" => TcpSetting::Hystart(HystartMode::Rfc9406),
                 other => return Err(out_of_range(value.map_or(pos, |(_, at)| *at), name, other, "\"off\", \"linux\", \"rfc9406\"")),
+            },
+            "cubic_variant" => match choice(name, pos, value, "\"linux\" or \"rfc9438\"")? {
+                "linux" => TcpSetting::CubicVariant(CubicVariant::Linux),
+                "rfc9438" => TcpSetting::CubicVariant(CubicVariant::Rfc9438),
+                other => return Err(out_of_range(value.map_or(pos, |(_, at)| *at), name, other, "\"linux\", \"rfc9438\"")),
             },
             "prr" => TcpSetting::Prr(boolean(name, pos, value)?),
             "loss_detection" => match choice(name, pos, value, "\"rack-tlp\" or \"rfc6675\"")? {

@@ -363,6 +363,16 @@ pub enum HystartSpec {
     Rfc9406,
 }
 
+/// Which text CUBIC follows where Linux and RFC 9438 differ (docs/models/transport.md §6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CubicVariantSpec {
+    /// Linux's tcp_cubic.c: one minimum RTT ahead, α_cubic throughout.
+    Linux,
+    /// RFC 9438: one smoothed RTT ahead, α_cubic becoming 1 at W_max.
+    Rfc9438,
+}
+
 /// How a SACK sender finds its losses (docs/models/transport.md §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -440,6 +450,10 @@ pub struct FlowSpec {
     /// stored before this key existed (no HyStart) are not taken for runs with it.
     #[serde(default = "default_hystart")]
     pub hystart: HystartSpec,
+    /// Linux's CUBIC or RFC 9438's; always written into the resolved scenario, so that runs
+    /// stored before this key existed (RFC 9438's) are not taken for runs with it.
+    #[serde(default = "default_cubic_variant")]
+    pub cubic_variant: CubicVariantSpec,
     /// Proportional Rate Reduction in SACK recovery; always written into the resolved
     /// scenario, so that runs stored before this key existed (none) are not taken for runs with it.
     #[serde(default = "yes")]
@@ -493,6 +507,9 @@ fn default_cwnd_growth() -> CwndGrowthSpec {
 }
 fn default_hystart() -> HystartSpec {
     HystartSpec::Linux
+}
+fn default_cubic_variant() -> CubicVariantSpec {
+    CubicVariantSpec::Linux
 }
 fn default_loss_detection() -> LossDetectionSpec {
     LossDetectionSpec::RackTlp

@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use millinet_transport::cc::bbr::{Bbr, Mode, MIN_PIPE_CWND_SEGMENTS, PACING_MARGIN, PROBE_RTT_DURATION_NS};
-use millinet_transport::cc::{AckSample, CcInit, CongestionControl, CongestionEvent, HystartMode, RateSample};
+use millinet_transport::cc::{AckSample, CcInit, CongestionControl, CongestionEvent, CubicVariant, HystartMode, RateSample};
 use millinet_transport::pacing::burst_segments;
 use millinet_transport::TcpConfig;
 
@@ -75,7 +75,7 @@ impl Fluid {
 }
 
 fn new_bbr() -> Bbr {
-    Bbr::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off })
+    Bbr::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off, cubic: CubicVariant::Linux })
 }
 
 #[test]

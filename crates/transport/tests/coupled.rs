@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use common::*;
 use millinet_transport::cc::newreno::NewReno;
 use millinet_transport::cc::{
-    AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, Constructor, HystartMode, SubflowHandle, SubflowView, Window,
+    AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, Constructor, CubicVariant, HystartMode, SubflowHandle, SubflowView, Window,
 };
 use millinet_transport::{ConnectionParts, TcpConfig, TcpConnection};
 
@@ -111,7 +111,7 @@ fn two_subflows_built_by_one_factory_observe_one_shared_state() {
 #[test]
 fn separate_factories_are_separate_connections() {
     let (one, other) = (CcFactory::new(Constructor::Coupled(construct)), CcFactory::new(Constructor::Coupled(construct)));
-    let init = CcInit { mss_bytes: 1000, initial_cwnd_bytes: 10_000, hystart: HystartMode::Off };
+    let init = CcInit { mss_bytes: 1000, initial_cwnd_bytes: 10_000, hystart: HystartMode::Off, cubic: CubicVariant::Linux };
     let _subflows = (one.build(&init), one.build(&init), other.build(&init));
     assert_eq!(one.subflows().iter().count(), 2);
     assert_eq!(other.subflows().iter().count(), 1);

@@ -14,7 +14,7 @@ use millinet_transport::cc::coupled::Coupling;
 use millinet_transport::cc::lia::{self, Lia};
 use millinet_transport::cc::newreno::NewReno;
 use millinet_transport::cc::olia::{self, Olia};
-use millinet_transport::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, HystartMode, SubflowView};
+use millinet_transport::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, CubicVariant, HystartMode, SubflowView};
 
 const MSS: u64 = 1000;
 const MS: u64 = 1_000_000;
@@ -40,7 +40,7 @@ fn ack(acked_bytes: u64, srtt_ms: u64) -> AckSample {
 /// A subflow of `factory`'s connection in congestion avoidance at `cwnd_bytes`, which has
 /// published its RTT and `inter_loss_bytes` acknowledged since its (only) loss.
 fn subflow_at(factory: &CcFactory, cwnd_bytes: u64, srtt_ms: u64, inter_loss_bytes: u64) -> Box<dyn CongestionControl> {
-    let mut cc = factory.build(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 2 * cwnd_bytes, hystart: HystartMode::Off });
+    let mut cc = factory.build(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 2 * cwnd_bytes, hystart: HystartMode::Off, cubic: CubicVariant::Linux });
     // A loss with 2·cwnd in flight: ssthresh = cwnd = FlightSize/2 (RFC 5681 eq. (4)).
     cc.on_congestion_event(CongestionEvent::FastRetransmit, 0, 2 * cwnd_bytes);
     cc.on_recovery_exit(0);
@@ -200,7 +200,7 @@ fn fractions_of_a_byte_per_ack_add_up() {
 /// falls short by under MSS/2, so with NewReno's steps the gap stays below one MSS; every
 /// loss sets both to the same ssthresh.
 fn compare_with_newreno(name: &str) {
-    let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off };
+    let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off, cubic: CubicVariant::Linux };
     let factory = CcFactory::by_name(name).expect("registered");
     let mut coupled = factory.build(&init);
     let mut reno = NewReno::new(&init);

@@ -5,7 +5,7 @@
 
 use millinet_transport::cc::highspeed::{self, HighSpeed};
 use millinet_transport::cc::newreno::NewReno;
-use millinet_transport::cc::{AckSample, CcInit, CongestionControl, CongestionEvent, HystartMode};
+use millinet_transport::cc::{AckSample, CcInit, CongestionControl, CongestionEvent, CubicVariant, HystartMode};
 
 const MSS: u64 = 1000;
 
@@ -43,7 +43,7 @@ fn ack(acked_bytes: u64) -> AckSample {
 }
 
 fn init(cwnd_segments: u64) -> CcInit {
-    CcInit { mss_bytes: MSS, initial_cwnd_bytes: cwnd_segments * MSS, hystart: HystartMode::Off }
+    CcInit { mss_bytes: MSS, initial_cwnd_bytes: cwnd_segments * MSS, hystart: HystartMode::Off, cubic: CubicVariant::Linux }
 }
 
 /// One round trip: a window's worth of one-segment ACKs.

@@ -2,7 +2,7 @@
 
 use millinet_transport::app::AppSpec;
 use millinet_transport::aqm::Codel;
-use millinet_transport::cc::HystartMode;
+use millinet_transport::cc::{CubicVariant, HystartMode};
 use millinet_transport::delivery::DeliveryOpportunities;
 use millinet_transport::link::LinkParams;
 use millinet_transport::mptcp::{MptcpConfig, Scheduler};
@@ -16,7 +16,7 @@ use millinet_channel::{CapacityCarrier, CapacityConfig, CapacityProcess, LinkRng
 
 use super::seconds_to_ns;
 use crate::{
-    rng, App, Aqm, CapacityCarrierSpec, ConfigError, CwndGrowthSpec, FlowSpec, HystartSpec, LinkSpec, LossDetectionSpec,
+    rng, App, Aqm, CapacityCarrierSpec, ConfigError, CubicVariantSpec, CwndGrowthSpec, FlowSpec, HystartSpec, LinkSpec, LossDetectionSpec,
     MptcpSchedulerSpec, NewRenoVariantSpec,
 };
 
@@ -59,6 +59,10 @@ pub fn tcp_config(f: &FlowSpec, iss: u32) -> TcpConfig {
             HystartSpec::Off => HystartMode::Off,
             HystartSpec::Linux => HystartMode::Linux,
             HystartSpec::Rfc9406 => HystartMode::Rfc9406,
+        },
+        cubic: match f.cubic_variant {
+            CubicVariantSpec::Linux => CubicVariant::Linux,
+            CubicVariantSpec::Rfc9438 => CubicVariant::Rfc9438,
         },
         prr: f.prr,
         loss_detection: match f.loss_detection {

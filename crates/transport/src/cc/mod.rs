@@ -26,6 +26,7 @@ use std::fmt;
 use std::rc::Rc;
 
 pub use shared::{SubflowHandle, SubflowSet, SubflowView};
+pub use cubic::CubicVariant;
 pub use slow_start::HystartMode;
 
 /// Delivery-rate sample per draft-cheng-iccrg-delivery-rate-estimation §3.3 (the input
@@ -109,6 +110,8 @@ pub struct CcInit {
     pub initial_cwnd_bytes: u64,
     /// How slow start may end before a loss (algorithms that have a choice: CUBIC).
     pub hystart: HystartMode,
+    /// CUBIC as Linux runs it or as RFC 9438 writes it.
+    pub cubic: CubicVariant,
 }
 
 pub trait CongestionControl {
@@ -259,7 +262,7 @@ mod tests {
     #[test]
     fn uncoupled_subflows_share_nothing() {
         let factory = CcFactory::by_name("newreno").expect("registered");
-        let init = CcInit { mss_bytes: 1000, initial_cwnd_bytes: 10_000, hystart: HystartMode::Off };
+        let init = CcInit { mss_bytes: 1000, initial_cwnd_bytes: 10_000, hystart: HystartMode::Off, cubic: CubicVariant::Linux };
         let (_a, _b) = (factory.build(&init), factory.build(&init));
         assert_eq!(factory.subflows().iter().count(), 0);
     }

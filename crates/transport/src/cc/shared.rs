@@ -111,9 +111,9 @@ impl Drop for SubflowHandle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::HystartMode;
+    use crate::cc::{CubicVariant, HystartMode};
 
-    const INIT: CcInit = CcInit { mss_bytes: 1000, initial_cwnd_bytes: 10_000, hystart: HystartMode::Off };
+    const INIT: CcInit = CcInit { mss_bytes: 1000, initial_cwnd_bytes: 10_000, hystart: HystartMode::Off, cubic: CubicVariant::Linux };
 
     #[test]
     fn members_see_each_other_and_leave_on_drop() {

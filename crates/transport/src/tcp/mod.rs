@@ -29,7 +29,7 @@ use std::ops::{Range, RangeInclusive};
 
 use millinet_wire::{Packet, TcpFlags, TcpHeader, TcpOptions, Timestamps};
 
-use crate::cc::{CcFactory, HystartMode};
+use crate::cc::{CcFactory, CubicVariant, HystartMode};
 use crate::deadline::earliest_ns;
 pub use error::TcpError;
 pub use hooks::ConnectionHooks;
@@ -91,6 +91,8 @@ pub struct TcpConfig {
     pub undo_spurious_rto: bool,
     /// How slow start may end before a loss (CUBIC; docs/models/transport.md §6).
     pub hystart: HystartMode,
+    /// CUBIC as Linux runs it or as RFC 9438 writes it (docs/models/transport.md §6).
+    pub cubic: CubicVariant,
     /// Proportional Rate Reduction (RFC 9937) sets the window of SACK recovery
     /// (docs/models/transport.md §5); otherwise cwnd = ssthresh at once (RFC 6675 §5).
     pub prr: bool,
@@ -120,6 +122,7 @@ impl Default for TcpConfig {
             cwnd_growth: CwndGrowth::WhenCwndLimited,
             undo_spurious_rto: true,
             hystart: HystartMode::Linux,
+            cubic: CubicVariant::Linux,
             prr: true,
             loss_detection: LossDetection::RackTlp,
             iss: 0,

@@ -20,7 +20,7 @@ use std::net::Ipv4Addr;
 
 use millinet_wire::{seq, Packet, TcpFlags, TcpHeader};
 
-use crate::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, HystartMode, Window};
+use crate::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, CubicVariant, HystartMode, Window};
 use crate::deadline::earliest_ns;
 use crate::pacing;
 
@@ -62,6 +62,7 @@ pub(crate) struct Sender {
     cc_factory: CcFactory,
     initial_window_segments: u64,
     hystart: HystartMode,
+    cubic: CubicVariant,
     variant: NewRenoVariant,
     growth: CwndGrowth,
     max_rto_ns: u64,
@@ -136,10 +137,11 @@ impl Sender {
         let mss_bytes = cfg.mss_bytes as u64;
         let initial_window_segments = cfg.initial_window_segments.max(1) as u64;
         Sender {
-            cc: cc_factory.build(&CcInit { mss_bytes, initial_cwnd_bytes: initial_window_segments * mss_bytes, hystart: cfg.hystart }),
+            cc: cc_factory.build(&CcInit { mss_bytes, initial_cwnd_bytes: initial_window_segments * mss_bytes, hystart: cfg.hystart, cubic: cfg.cubic }),
             cc_factory,
             initial_window_segments,
             hystart: cfg.hystart,
+            cubic: cfg.cubic,
             variant: cfg.newreno_variant,
             growth: cfg.cwnd_growth,
             max_rto_ns: cfg.max_rto_ns,
@@ -208,6 +210,7 @@ impl Sender {
             mss_bytes: self.mss_bytes,
             initial_cwnd_bytes: self.initial_window_segments * self.mss_bytes,
             hystart: self.hystart,
+            cubic: self.cubic,
         });
         self.snd_wnd = peer_window as u64;
         self.max_snd_wnd = self.snd_wnd;
