@@ -9,7 +9,8 @@ use std::cell::RefCell;
 use common::*;
 use millinet_transport::cc::newreno::NewReno;
 use millinet_transport::cc::{
-    AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, Constructor, CubicVariant, HystartMode, SubflowHandle, SubflowView, Window,
+    AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, Constructor, CubicVariant, HystartMode, SubflowHandle, SubflowView,
+    Window,
 };
 use millinet_transport::{ConnectionParts, TcpConfig, TcpConnection};
 

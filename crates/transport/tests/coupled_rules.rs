@@ -40,7 +40,12 @@ fn ack(acked_bytes: u64, srtt_ms: u64) -> AckSample {
 /// A subflow of `factory`'s connection in congestion avoidance at `cwnd_bytes`, which has
 /// published its RTT and `inter_loss_bytes` acknowledged since its (only) loss.
 fn subflow_at(factory: &CcFactory, cwnd_bytes: u64, srtt_ms: u64, inter_loss_bytes: u64) -> Box<dyn CongestionControl> {
-    let mut cc = factory.build(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 2 * cwnd_bytes, hystart: HystartMode::Off, cubic: CubicVariant::Linux });
+    let mut cc = factory.build(&CcInit {
+        mss_bytes: MSS,
+        initial_cwnd_bytes: 2 * cwnd_bytes,
+        hystart: HystartMode::Off,
+        cubic: CubicVariant::Linux,
+    });
     // A loss with 2·cwnd in flight: ssthresh = cwnd = FlightSize/2 (RFC 5681 eq. (4)).
     cc.on_congestion_event(CongestionEvent::FastRetransmit, 0, 2 * cwnd_bytes);
     cc.on_recovery_exit(0);

@@ -99,7 +99,9 @@ fn lose(cc: &mut dyn CongestionControl, flight_bytes: u64) {
 /// A subflow of `factory`'s connection in `state`, with its RTT and ℓ published.
 fn subflow(factory: &CcFactory, state: State) -> Box<dyn CongestionControl> {
     let cwnd_bytes = state.cwnd_segments * MSS;
-    let build = |initial_cwnd_bytes| factory.build(&CcInit { mss_bytes: MSS, initial_cwnd_bytes, hystart: HystartMode::Off, cubic: CubicVariant::Linux });
+    let build = |initial_cwnd_bytes| {
+        factory.build(&CcInit { mss_bytes: MSS, initial_cwnd_bytes, hystart: HystartMode::Off, cubic: CubicVariant::Linux })
+    };
     let cc = match state.phase {
         Phase::Avoidance => {
             // A loss with 2·cwnd in flight: ssthresh = cwnd = FlightSize/2 (a first loss
@@ -655,7 +657,8 @@ fn olia_moves_window_below_ssthresh_where_linux_slow_starts_back() {
 #[test]
 fn olia_never_shrinks_a_window_below_one_segment() {
     let factory = CcFactory::by_name("olia").expect("registered");
-    let mut a = factory.build(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 4 * MSS, hystart: HystartMode::Off, cubic: CubicVariant::Linux });
+    let mut a =
+        factory.build(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 4 * MSS, hystart: HystartMode::Off, cubic: CubicVariant::Linux });
     a.on_congestion_event(CongestionEvent::Rto, 0, 4 * MSS);
     a.on_ack(&AckSample { cwnd_limited: false, ..ack(5_000_000, 20) });
     assert_eq!(a.cwnd_bytes(), MSS);

@@ -211,8 +211,10 @@ mod tests {
 
     #[test]
     fn a_timeout_forgets_w_max_and_growth_is_at_least_five_percent_per_rtt() {
-        let mut cc =
-            Cubic::new(&CcInit { mss_bytes: 1000, initial_cwnd_bytes: 10_000, hystart: HystartMode::Off, cubic: CubicVariant::Linux }, CubicOptions::of(CubicVariant::Rfc9438));
+        let mut cc = Cubic::new(
+            &CcInit { mss_bytes: 1000, initial_cwnd_bytes: 10_000, hystart: HystartMode::Off, cubic: CubicVariant::Linux },
+            CubicOptions::of(CubicVariant::Rfc9438),
+        );
         cc.cwnd_bytes = 100_000.0;
         cc.on_congestion_event(CongestionEvent::Rto, 0, 100_000);
         assert_eq!(cc.w_max_segments, 0.0);
@@ -280,8 +282,10 @@ mod tests {
         assert_eq!(cc.cwnd_bytes(), 49 * MSS);
         // Small W_max (K ≈ 2 s) and a long RTT: Reno-friendly growth (α ≈ 0.53 segment per
         // RTT, then 1) outpaces the flat start of the cubic curve.
-        let mut cc =
-            Cubic::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off, cubic: CubicVariant::Linux }, CubicOptions::of(CubicVariant::Rfc9438));
+        let mut cc = Cubic::new(
+            &CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off, cubic: CubicVariant::Linux },
+            CubicOptions::of(CubicVariant::Rfc9438),
+        );
         cc.on_congestion_event(CongestionEvent::FastRetransmit, 0, 10 * MSS);
         let mut now = 0;
         for _ in 0..10 {
@@ -345,7 +349,14 @@ mod tests {
             cc.w_max_segments = 50.0;
             cc.cwnd_bytes = 50.0 * MSS as f64;
             cc.ssthresh_bytes = 50 * MSS;
-            let ack = AckSample { now_ns: 3_000_000_000, acked_bytes: MSS, srtt_ns: 300_000_000, min_rtt_ns: 20_000_000, cwnd_limited: true, ..AckSample::default() };
+            let ack = AckSample {
+                now_ns: 3_000_000_000,
+                acked_bytes: MSS,
+                srtt_ns: 300_000_000,
+                min_rtt_ns: 20_000_000,
+                cwnd_limited: true,
+                ..AckSample::default()
+            };
             cc.on_ack(&AckSample { now_ns: 0, ..ack });
             cc.on_ack(&ack);
             cc.cwnd_bytes / MSS as f64

@@ -25,8 +25,8 @@ use std::cell::{Ref, RefCell};
 use std::fmt;
 use std::rc::Rc;
 
-pub use shared::{SubflowHandle, SubflowSet, SubflowView};
 pub use cubic::CubicVariant;
+pub use shared::{SubflowHandle, SubflowSet, SubflowView};
 pub use slow_start::HystartMode;
 
 /// Delivery-rate sample per draft-cheng-iccrg-delivery-rate-estimation §3.3 (the input

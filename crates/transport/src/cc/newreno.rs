@@ -84,7 +84,8 @@ mod tests {
 
     #[test]
     fn slow_start_counts_bytes_with_abc_limit() {
-        let mut cc = NewReno::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off, cubic: CubicVariant::Linux });
+        let mut cc =
+            NewReno::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off, cubic: CubicVariant::Linux });
         cc.on_ack(&ack(MSS));
         assert_eq!(cc.cwnd_bytes(), 11 * MSS);
         // A stretch ACK of 5 segments grows cwnd by at most L = 2 SMSS (RFC 3465 §2.2).
@@ -94,7 +95,8 @@ mod tests {
 
     #[test]
     fn congestion_avoidance_adds_one_mss_per_window() {
-        let mut cc = NewReno::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off, cubic: CubicVariant::Linux });
+        let mut cc =
+            NewReno::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off, cubic: CubicVariant::Linux });
         cc.on_congestion_event(CongestionEvent::FastRetransmit, 0, 20 * MSS);
         assert_eq!((cc.cwnd_bytes(), cc.ssthresh_bytes()), (10 * MSS, 10 * MSS));
         cc.on_recovery_exit(0);
@@ -108,7 +110,8 @@ mod tests {
 
     #[test]
     fn no_growth_when_not_cwnd_limited_or_in_recovery() {
-        let mut cc = NewReno::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off, cubic: CubicVariant::Linux });
+        let mut cc =
+            NewReno::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off, cubic: CubicVariant::Linux });
         cc.on_ack(&AckSample { acked_bytes: MSS, cwnd_limited: false, ..AckSample::default() });
         cc.on_ack(&AckSample { acked_bytes: MSS, cwnd_limited: true, in_recovery: true, ..AckSample::default() });
         assert_eq!(cc.cwnd_bytes(), 10 * MSS);
@@ -116,7 +119,8 @@ mod tests {
 
     #[test]
     fn rto_sets_loss_window_and_floor_of_two_segments() {
-        let mut cc = NewReno::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off, cubic: CubicVariant::Linux });
+        let mut cc =
+            NewReno::new(&CcInit { mss_bytes: MSS, initial_cwnd_bytes: 10 * MSS, hystart: HystartMode::Off, cubic: CubicVariant::Linux });
         cc.on_congestion_event(CongestionEvent::Rto, 0, 3 * MSS);
         assert_eq!((cc.cwnd_bytes(), cc.ssthresh_bytes()), (MSS, 2 * MSS));
     }

@@ -137,7 +137,12 @@ impl Sender {
         let mss_bytes = cfg.mss_bytes as u64;
         let initial_window_segments = cfg.initial_window_segments.max(1) as u64;
         Sender {
-            cc: cc_factory.build(&CcInit { mss_bytes, initial_cwnd_bytes: initial_window_segments * mss_bytes, hystart: cfg.hystart, cubic: cfg.cubic }),
+            cc: cc_factory.build(&CcInit {
+                mss_bytes,
+                initial_cwnd_bytes: initial_window_segments * mss_bytes,
+                hystart: cfg.hystart,
+                cubic: cfg.cubic,
+            }),
             cc_factory,
             initial_window_segments,
             hystart: cfg.hystart,
