@@ -438,7 +438,10 @@ def test_urban_per_ue_goodputs_rank_as_the_simulators():
     """Ten kernel TCP flows to ten UEs sharing one round-robin cell, from an edge and a remote
     server: the per-UE goodputs rank as the simulator's on the same seed (Spearman's rho over
     the ten), each within 10%."""
-    emulated = pd.Series([f["goodput_bps"] for f in millinet.emulate("urban").summary["flows"]])
+    flows = millinet.emulate("urban").summary["flows"]
+    # Five flows share each server's namespace, whose probe counter is therefore no flow's.
+    assert all(f["tail_loss_probes"] is None for f in flows)
+    emulated = pd.Series([f["goodput_bps"] for f in flows])
     simulated = pd.Series([f["goodput_bps"] for f in millinet.run("urban").summary["flows"]])
     assert emulated.corr(simulated, method="spearman") >= 0.95, (list(emulated), list(simulated))
     assert ((emulated - simulated).abs() <= 0.10 * simulated).all(), (list(emulated), list(simulated))
@@ -467,3 +470,16 @@ def test_the_ran_latency_is_a_mean_over_packets_in_both_drivers():
     for summary in (emulated, simulated):
         assert summary["flows"][0]["ran_latency_ms"]["mean"] == pytest.approx(summary["ues"][0]["ran_latency_ms"]["mean"])
     assert emulated["flows"][0]["ran_latency_ms"]["mean"] == pytest.approx(simulated["flows"][0]["ran_latency_ms"]["mean"], rel=0.15)
+
+
+def test_the_kernel_probes_an_outages_tail_as_the_simulator_does():
+    """e2e-outage over 8 s (outages of 0.4 s at 3 s and 1.0 s at 7 s): with the radio gone
+    the last segments of the window get no ACK, and both Linux and the simulator's RACK-TLP
+    send a tail loss probe (RFC 8985 §7) instead of waiting for the RTO; the kernel's count
+    is its server namespace's TCPLossProbes."""
+    overrides = {"duration_s": 8.0}
+    emulated = millinet.emulate("e2e-outage", overrides=overrides).summary["flows"][0]
+    simulated = millinet.run("e2e-outage", overrides=overrides).summary["flows"][0]
+    assert emulated["rtos"] == simulated["rtos"] == 0, (emulated["rtos"], simulated["rtos"])
+    assert simulated["tail_loss_probes"] >= 1 and emulated["tail_loss_probes"] >= 1, (emulated["tail_loss_probes"], simulated["tail_loss_probes"])
+    assert abs(emulated["tail_loss_probes"] - simulated["tail_loss_probes"]) <= 1, (emulated["tail_loss_probes"], simulated["tail_loss_probes"])

@@ -100,6 +100,9 @@ pub struct FlowReport {
     /// A UDP flow: datagrams the server sent, and those the UE received.
     pub datagrams_sent: u64,
     pub datagrams_received: u64,
+    /// The kernel's tail loss probes of this flow's server, when its namespace sends no other
+    /// flow (the counter is the namespace's).
+    pub tail_loss_probes: Option<u64>,
 }
 
 /// What the UE's application has read of the stream, told to the server's application as
@@ -126,6 +129,8 @@ pub struct Served {
     pub last: PathInfos,
     pub downloads: Vec<Download>,
     pub datagrams_sent: u64,
+    /// The server's namespace's tail loss probes at the end (`TcpExt: TCPLossProbes`).
+    pub namespace_loss_probes: Option<u64>,
 }
 
 impl Served {
@@ -203,7 +208,9 @@ impl Server {
             let downloads = downloads?;
             let last = infos(&stream, plan)?;
             abort_on_close(&stream)?;
-            Ok(Served { samples, last, downloads, datagrams_sent: 0 })
+            // The thread serves from the flow's namespace: its counters are the server's.
+            let namespace_loss_probes = crate::netns::tcp_ext_counter("TCPLossProbes");
+            Ok(Served { samples, last, downloads, datagrams_sent: 0, namespace_loss_probes })
         })
     }
 }

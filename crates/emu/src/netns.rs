@@ -67,6 +67,26 @@ pub fn enter(name: &str) -> Result<(), EmuError> {
     Ok(())
 }
 
+/// A `TcpExt` counter (e.g. `TCPLossProbes`) of the calling thread's namespace, from its
+/// `/proc/thread-self/net/netstat`; None if the kernel does not have it.
+pub fn tcp_ext_counter(name: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/net/netstat").ok()?;
+    netstat_counter(&text, "TcpExt:", name)
+}
+
+/// `netstat`'s format: for each group a line of names and a line of values, both starting
+/// with the group's prefix.
+fn netstat_counter(text: &str, group: &str, name: &str) -> Option<u64> {
+    let mut lines = text.lines().filter(|l| l.starts_with(group));
+    while let (Some(names), Some(values)) = (lines.next(), lines.next()) {
+        let position = names.split_whitespace().position(|n| n == name);
+        if let Some(k) = position {
+            return values.split_whitespace().nth(k)?.parse().ok();
+        }
+    }
+    None
+}
+
 fn spawn_watchdog(names: &[String]) -> Result<Child, EmuError> {
     let script = format!(
         "trap '' INT TERM HUP; read _; for ns in {}; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done; exit 0",
@@ -122,4 +142,18 @@ pub fn cleanup_stale() -> Result<Vec<String>, EmuError> {
         removed.push(name);
     }
     Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::netstat_counter;
+
+    #[test]
+    fn a_counter_is_read_from_its_group_by_name() {
+        let text =
+            "TcpExt: SyncookiesSent TCPLossProbes TCPLossProbeRecovery\nTcpExt: 0 17 3\nIpExt: InNoRoutes TCPLossProbes\nIpExt: 5 99\n";
+        assert_eq!(netstat_counter(text, "TcpExt:", "TCPLossProbes"), Some(17));
+        assert_eq!(netstat_counter(text, "IpExt:", "TCPLossProbes"), Some(99));
+        assert_eq!(netstat_counter(text, "TcpExt:", "TCPSackRecovery"), None);
+    }
 }

@@ -343,6 +343,11 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
             flow.samples = served.samples;
             flow.downloads = served.downloads;
             flow.datagrams_sent = served.datagrams_sent;
+            // The counter is the namespace's: a flow's own only where its server sends no other.
+            let server_host = plan.flow_hosts[i].0;
+            if plan.flow_hosts.iter().filter(|(host, _)| *host == server_host).count() == 1 {
+                flow.tail_loss_probes = served.namespace_loss_probes;
+            }
             flow.last_info = served.last.first().map(|(_, info)| *info).unwrap_or_default();
             if plan.flows[i].is_mptcp() {
                 flow.last_subflows = served.last;

@@ -87,6 +87,7 @@ fn flow_summary(i: usize, s: &Scenario, plan: &Plan, client: &Client, flow: &Flo
     entry.insert("client".into(), json!(if own { "own" } else { "iperf3" }));
     entry.insert("min_rtt_ms".into(), json!(info.min_rtt_us as f64 / 1e3));
     entry.insert("bytes_retransmitted".into(), json!(own.then_some(info.bytes_retrans)));
+    entry.insert("tail_loss_probes".into(), json!(flow.tail_loss_probes));
     // Every byte the UE read was the byte the server wrote at that offset.
     entry.insert("payload_intact".into(), json!(own.then_some(flow.first_corrupt_offset.is_none())));
     // The kernel's chronographs (tcp_chrono, tcpi_busy_time and friends, µs): how long the

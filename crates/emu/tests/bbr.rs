@@ -35,12 +35,16 @@ fn kernel_bbr_and_the_simulators_get_the_same_goodput_from_an_lte_cell_with_burs
     assert_eq!(emu["kernel_cc"], "bbr");
     let goodput = |f: &serde_json::Value| f["goodput_bps"].as_f64().unwrap();
     println!(
-        "goodput: kernel {:.1} Mbit/s ({} retransmissions), simulator {:.1} Mbit/s ({})",
+        "goodput: kernel {:.1} Mbit/s ({} retransmissions, {} tail loss probes), simulator {:.1} Mbit/s ({}, {})",
         goodput(emu) / 1e6,
         emu["retransmits"],
+        emu["tail_loss_probes"],
         goodput(sim) / 1e6,
-        sim["retransmits"]
+        sim["retransmits"],
+        sim["tail_loss_probes"]
     );
+    // The server's namespace sends this flow alone: its probe counter is the flow's.
+    assert!(emu["tail_loss_probes"].is_u64(), "{}", emu["tail_loss_probes"]);
     assert!((goodput(sim) - goodput(emu)).abs() <= TOLERANCE * goodput(emu), "within 15% of the kernel's BBR");
     // The cell's rate, not the 36 Mbit/s of a bandwidth estimate starved by ACK bursts.
     let cell_bps = emulated.summary["ues"][0]["mean_rate_bps"].as_f64().unwrap();
