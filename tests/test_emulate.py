@@ -473,11 +473,11 @@ def test_the_ran_latency_is_a_mean_over_packets_in_both_drivers():
 
 
 def test_the_kernel_probes_an_outages_tail_as_the_simulator_does():
-    """e2e-outage over 8 s (outages of 0.4 s at 3 s and 1.0 s at 7 s): with the radio gone
-    the last segments of the window get no ACK, and both Linux and the simulator's RACK-TLP
-    send a tail loss probe (RFC 8985 §7) instead of waiting for the RTO; the kernel's count
-    is its server namespace's TCPLossProbes."""
-    overrides = {"duration_s": 8.0}
+    """e2e-outage over 6 s (its 0.4 s outage at 3 s; the second starts at 7 s): with the
+    radio gone the last segments of the window get no ACK, and both Linux and the simulator's
+    RACK-TLP send a tail loss probe (RFC 8985 §7), well before the 1 s minimum RTO; the
+    kernel's count is its server namespace's TCPLossProbes (one each, measured)."""
+    overrides = {"duration_s": 6.0}
     emulated = millinet.emulate("e2e-outage", overrides=overrides).summary["flows"][0]
     simulated = millinet.run("e2e-outage", overrides=overrides).summary["flows"][0]
     assert emulated["rtos"] == simulated["rtos"] == 0, (emulated["rtos"], simulated["rtos"])
