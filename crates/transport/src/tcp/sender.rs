@@ -20,7 +20,7 @@ use std::net::Ipv4Addr;
 
 use millinet_wire::{seq, Packet, TcpFlags, TcpHeader};
 
-use crate::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, CubicVariant, HystartMode, Window};
+use crate::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, Window};
 use crate::deadline::earliest_ns;
 use crate::pacing;
 
@@ -60,9 +60,8 @@ enum Next {
 pub(crate) struct Sender {
     cc: Box<dyn CongestionControl>,
     cc_factory: CcFactory,
-    initial_window_segments: u64,
-    hystart: HystartMode,
-    cubic: CubicVariant,
+    /// What `cc` was built from; rebuilt with the negotiated MSS at establishment.
+    cc_init: CcInit,
     variant: NewRenoVariant,
     growth: CwndGrowth,
     max_rto_ns: u64,
@@ -136,17 +135,11 @@ impl Sender {
         let data_start = cfg.iss as u64 + 1;
         let mss_bytes = cfg.mss_bytes as u64;
         let initial_window_segments = cfg.initial_window_segments.max(1) as u64;
+        let cc_init = CcInit { mss_bytes, initial_cwnd_bytes: initial_window_segments * mss_bytes, hystart: cfg.hystart, cubic: cfg.cubic };
         Sender {
-            cc: cc_factory.build(&CcInit {
-                mss_bytes,
-                initial_cwnd_bytes: initial_window_segments * mss_bytes,
-                hystart: cfg.hystart,
-                cubic: cfg.cubic,
-            }),
+            cc: cc_factory.build(&cc_init),
             cc_factory,
-            initial_window_segments,
-            hystart: cfg.hystart,
-            cubic: cfg.cubic,
+            cc_init,
             variant: cfg.newreno_variant,
             growth: cfg.cwnd_growth,
             max_rto_ns: cfg.max_rto_ns,
@@ -211,12 +204,9 @@ impl Sender {
             self.tlp = Some(TailLossProbe::default());
         }
         self.snd_wscale = neg.snd_wscale;
-        self.cc = self.cc_factory.build(&CcInit {
-            mss_bytes: self.mss_bytes,
-            initial_cwnd_bytes: self.initial_window_segments * self.mss_bytes,
-            hystart: self.hystart,
-            cubic: self.cubic,
-        });
+        let initial_window_segments = self.cc_init.initial_cwnd_bytes / self.cc_init.mss_bytes;
+        self.cc_init = CcInit { mss_bytes: self.mss_bytes, initial_cwnd_bytes: initial_window_segments * self.mss_bytes, ..self.cc_init };
+        self.cc = self.cc_factory.build(&self.cc_init);
         self.snd_wnd = peer_window as u64;
         self.max_snd_wnd = self.snd_wnd;
         self.last_adv_wnd = self.snd_wnd;

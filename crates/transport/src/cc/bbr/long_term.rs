@@ -8,8 +8,9 @@
 const MIN_ROUNDS: u32 = 4;
 /// `bbr_lt_loss_thresh` = 50/256 (≈ 20%): lost / delivered of a lossy interval.
 const LOSS_THRESHOLD_OF_256: u64 = 50;
-/// `bbr_lt_bw_ratio` = 1/8 and `bbr_lt_bw_diff` = 4 kbit/s: two intervals' rates agree.
-const AGREEING_RATIO_OF_8: u64 = 1;
+/// `bbr_lt_bw_ratio` = 1/8 and `bbr_lt_bw_diff` = 4 kbit/s: two intervals' rates agree
+/// when they differ by at most an eighth, or by that little.
+const AGREEING_FRACTION_DENOMINATOR: u64 = 8;
 const AGREEING_DIFFERENCE_BPS: u64 = 4000;
 /// `bbr_lt_bw_max_rtts`: rounds of PROBE_BW spent on the long-term rate.
 const IN_USE_ROUNDS: u32 = 48;
@@ -116,7 +117,7 @@ impl LongTermBandwidth {
         if self.bw_bps > 0 {
             let difference_bps = bw_bps.abs_diff(self.bw_bps);
             // The difference as a pacing rate (with BBR's 1% margin) against 4 kbit/s.
-            let agree = difference_bps * 8 <= AGREEING_RATIO_OF_8 * self.bw_bps
+            let agree = difference_bps * AGREEING_FRACTION_DENOMINATOR <= self.bw_bps
                 || (difference_bps as f64 * super::PACING_MARGIN) as u64 <= AGREEING_DIFFERENCE_BPS;
             if agree {
                 self.bw_bps = (bw_bps + self.bw_bps) / 2;

@@ -296,14 +296,7 @@ impl Bbr {
         }
         let sent_in_probe_rtt = self.probe_rtt_limited.is_some_and(|(start, end)| (start..=end).contains(&rs.prior_delivered_bytes));
         let app_limited = rs.is_app_limited || sent_in_probe_rtt;
-        let observation = Observation {
-            round_start: self.round_start,
-            losses: ack.lost_bytes > 0,
-            app_limited,
-            delivered_at_ns: self.delivered_at_ns,
-            delivered_total_bytes: ack.delivered_total_bytes,
-            lost_total_bytes: self.lost_total_bytes,
-        };
+        let observation = Observation { round_start: self.round_start, losses: ack.lost_bytes > 0, app_limited, ..self.observation_now() };
         if self.long_term.observe(&observation, self.mode == Mode::ProbeBw) {
             self.enter_probe_bw(ack.now_ns);
         }
@@ -431,7 +424,8 @@ impl Bbr {
         }
     }
 
-    /// The connection's counters as long-term sampling reads them outside an ACK.
+    /// The connection's counters as long-term sampling reads them (`on_ack` has updated them
+    /// before the model runs), with no round start, loss or application limit.
     fn observation_now(&self) -> Observation {
         Observation {
             round_start: false,
