@@ -122,9 +122,12 @@ def dumbbell_cases(duration_s: float | None) -> list[ns3check.Case]:
 
 def scenario_of(case) -> tuple[str, dict]:
     """The shipped scenario and overrides both sides run."""
+    # The kernel's receiver delays its ACKs as Linux does (the emulator sets no `quickack`
+    # route), and the simulator's receiver runs Linux's rules, its default.
+    receiver = {"flows.0.delayed_ack": "linux"}
     if isinstance(case, RouteCase):
         overrides = {"duration_s": case.duration_s, "seed": case.seed, "flows.0.cc": case.cc, "outputs.sample_step_s": 0.01}
-        return "milliproxy", overrides
+        return "milliproxy", overrides | receiver
     overrides = ns3check.millinet_overrides(case)
     # Linux runs the simulator's defaults where the ns-3 cross-check turns them off: it grows
     # cwnd only while it limits the sender (tcp_is_cwnd_limited), undoes a spurious timeout,
@@ -132,7 +135,7 @@ def scenario_of(case) -> tuple[str, dict]:
     # recovery by PRR and finds losses by RACK-TLP.
     for key in ("cwnd_growth", "undo_spurious_rto", "hystart", "cubic_variant", "prr", "loss_detection"):
         del overrides[f"flows.0.{key}"]
-    return "dumbbell-switching" if case.switching else "dumbbell", overrides
+    return "dumbbell-switching" if case.switching else "dumbbell", overrides | receiver
 
 
 def run_both(case) -> ns3check.Row:

@@ -255,12 +255,14 @@ def test_a_real_split_proxy_relays_the_download_and_answers_the_server_from_the_
         (["flows.0.hystart=rfc9406"], "flows.0.hystart"),
         (["flows.0.cubic_variant=rfc9438"], "flows.0.cubic_variant"),
         (["flows.0.prr=false"], "flows.0.prr"),
+        (["flows.0.delayed_ack=rfc5681"], "flows.0.delayed_ack"),
     ],
 )
 def test_slow_start_and_recovery_the_kernel_cannot_run_are_refused(tmp_path, overrides, field):
     """Linux's CUBIC always runs its HyStart (a host-wide module parameter) and its own CUBIC,
-    and every recovery of a window-based control runs PRR: a scenario asking otherwise is
-    refused, not silently run as the kernel does it."""
+    every recovery of a window-based control runs PRR, and the kernel's receiver delays ACKs
+    only its own way (quick ACKs first): a scenario asking otherwise is refused, not silently
+    run as the kernel does it."""
     args = [a for o in overrides for a in ("--set", o)]
     result = cli("emulate", "dumbbell", *args, cwd=tmp_path)
     assert result.returncode == 2 and field in result.stderr and "the emulator cannot host this scenario" in result.stderr, result.stderr

@@ -50,6 +50,8 @@ CASES = [
     ("unknown cc", "dumbbell", ["flows.0.cc=vegas"], ["flows.0.cc", "vegas", "cubic"]),
     ("unknown hystart", "dumbbell", ["flows.0.hystart=fast"], ["flows.0.hystart", "fast", "rfc9406"]),
     ("unknown CUBIC variant", "dumbbell", ["flows.0.cubic_variant=ns3"], ["flows.0.cubic_variant", "ns3", "rfc9438"]),
+    ("unknown delayed-ACK rule", "dumbbell", ["flows.0.delayed_ack=bsd"], ["flows.0.delayed_ack", "bsd", "rfc5681"]),
+    ("delayed-ACK rule of the wrong type", "dumbbell", ["flows.0.delayed_ack=2"], ["flows.0.delayed_ack", "2", "rfc5681"]),
     ("HyStart++ without CUBIC", "dumbbell", ["flows.0.cc=newreno", "flows.0.hystart=rfc9406"], ["flows.0.hystart", "rfc9406", "cubic"]),
     (
         "trace and switching rate on one link",

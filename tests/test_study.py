@@ -96,7 +96,7 @@ def test_a_tcp_profile_runs_every_server_with_that_tcp_and_the_page_names_it(tmp
     runs = store.load(out / "store")
     assert len(runs) == 12 and set(runs["flows.0.tcp_profile"]) == {"ns3-2017"}
     flow = tomllib.loads(resolve("milliproxy", overrides={"flows.0.tcp_profile": "ns3-2017"}))["flows"][0]
-    assert (flow["sack"], flow["initial_window_segments"], flow["delayed_ack"], flow["min_rto_s"]) == (False, 1, True, 1.0)
+    assert (flow["sack"], flow["initial_window_segments"], flow["delayed_ack"], flow["min_rto_s"]) == (False, 1, "rfc5681", 1.0)
 
 
 def test_the_resolved_scenario_runs_the_calibrated_policy_by_default():

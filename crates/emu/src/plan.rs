@@ -12,7 +12,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 
 use millinet_bpfcc::Cc;
 use millinet_network::{Network, NodeId};
-use millinet_scenario::{CubicVariantSpec, FlowKind, HystartSpec, LossDetectionSpec, ProxyKind, Scenario};
+use millinet_scenario::{CubicVariantSpec, DelayedAckSpec, FlowKind, HystartSpec, LossDetectionSpec, ProxyKind, Scenario};
 
 use millinet_scenario::translate::app_spec;
 
@@ -213,6 +213,15 @@ impl Plan {
                     "the kernel's TCP always reduces its window by PRR in fast recovery (BBR excepted); allowed: true".to_string(),
                 ));
             }
+            if f.delayed_ack == DelayedAckSpec::Rfc5681 && !matches!(carrier, Carrier::Datagrams(_)) {
+                // The kernel's receiver delays its ACKs its own way (quick ACKs first, SACK
+                // compression); a route's `quickack` only turns delaying off.
+                return Err(EmuError::unsupported(
+                    field("delayed_ack"),
+                    "the kernel's receiver delays ACKs as Linux does, or not at all (the route's quickack); allowed: \"linux\", \"off\""
+                        .to_string(),
+                ));
+            }
             if bpf.is_some_and(|cc| cc != Cc::HighSpeed) && !mptcp {
                 // They would run as Reno on a plain TCP socket, which is not what the scenario asks.
                 return Err(EmuError::unsupported(
@@ -279,7 +288,7 @@ impl Plan {
                     ));
                 }
                 hosts[server].sender = Some(route);
-                hosts[client].quickack |= !f.delayed_ack;
+                hosts[client].quickack |= f.delayed_ack == DelayedAckSpec::Off;
             }
             hosts[client].mptcp |= mptcp;
             let server_address = SocketAddrV4::new(network.address(src), server_port(i));
@@ -403,7 +412,7 @@ fn split_plan(s: &Scenario, network: &Network, node: NodeId, plan: &mut Plan, av
             ));
         }
         proxy_host.mtu_bytes = proxy_host.mtu_bytes.max(server_host.mtu_bytes);
-        proxy_host.quickack |= !f.delayed_ack;
+        proxy_host.quickack |= f.delayed_ack == DelayedAckSpec::Off;
         let listen = SocketAddrV4::new(address, server_port(i));
         plan.flows[i].connect_to = listen;
         let max_segment_bytes =

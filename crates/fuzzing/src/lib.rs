@@ -23,6 +23,12 @@ pub use tcp_receiver::tcp_receiver;
 pub use traces::{trace_5gophers, trace_capacity_csv, trace_mahimahi, trace_sinr_csv};
 pub use wire::packet_round_trip;
 
+/// The receiver's ACK timing one byte of the fuzzer's picks.
+pub(crate) fn delayed_ack(choice: u8) -> millinet_transport::DelayedAck {
+    use millinet_transport::DelayedAck;
+    [DelayedAck::Off, DelayedAck::Rfc5681, DelayedAck::Linux][usize::from(choice % 3)]
+}
+
 /// A fuzz target: the name of its cargo-fuzz target and corpus folder, and its harness.
 pub type Target = (&'static str, fn(&[u8]));
 

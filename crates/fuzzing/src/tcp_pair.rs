@@ -158,8 +158,9 @@ struct Input {
     sack: bool,
     timestamps: bool,
     window_scaling: bool,
-    server_delayed_ack: bool,
-    client_delayed_ack: bool,
+    /// Each side's ACK timing (`delayed_ack`).
+    server_delayed_ack: u8,
+    client_delayed_ack: u8,
     /// The client's receive buffer above 4 KiB, in 128-byte units.
     client_rcv_buf: u8,
     server_iss: u32,
@@ -194,8 +195,8 @@ pub fn tcp_pair_faults(data: &[u8]) {
         ..TcpConfig::default()
     };
     let setup = PairSetup {
-        server: config(i.server_iss, i.server_delayed_ack, 1 << 20),
-        client: config(i.client_iss, i.client_delayed_ack, 4096 + u64::from(i.client_rcv_buf) * 128),
+        server: config(i.server_iss, crate::delayed_ack(i.server_delayed_ack), 1 << 20),
+        client: config(i.client_iss, crate::delayed_ack(i.client_delayed_ack), 4096 + u64::from(i.client_rcv_buf) * 128),
         bytes: u64::from(i.length) * 128 + 1,
         link_delay_ns: u64::from(i.link_delay_ms % 50 + 1) * MS,
         faults: Faults {

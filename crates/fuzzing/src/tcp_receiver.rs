@@ -17,7 +17,8 @@ struct Input {
     sack: bool,
     timestamps: bool,
     window_scaling: bool,
-    delayed_ack: bool,
+    /// The receiver's ACK timing (`delayed_ack`).
+    delayed_ack: u8,
     app_paced_reads: bool,
     /// Receive buffer in KiB (+1): small, so that the window matters.
     rcv_buf_kib: u8,
@@ -67,7 +68,7 @@ pub fn tcp_receiver(data: &[u8]) {
         sack: input.sack,
         timestamps: input.timestamps,
         window_scaling: input.window_scaling,
-        delayed_ack: input.delayed_ack,
+        delayed_ack: crate::delayed_ack(input.delayed_ack),
         app_paced_reads: input.app_paced_reads,
         rcv_buf_bytes: (u64::from(input.rcv_buf_kib) + 1) * 1024,
         iss: input.local_iss,

@@ -508,7 +508,7 @@ mod tests {
 
     const ACCEPT: &str = "\
 --tolerance_usecs=10000
---delayed_ack=true
+--delayed_ack=rfc5681
 0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3   // a comment
 +0    setsockopt(3, SOL_TCP, TCP_CONGESTION, \"newreno\", 8) = 0
 /* a comment
@@ -531,7 +531,7 @@ mod tests {
     fn a_script_with_every_supported_form() {
         let script = parse(ACCEPT).expect("valid");
         assert_eq!(script.settings.tolerance_ns, Some(10_000_000));
-        assert_eq!(script.settings.tcp, vec![TcpSetting::DelayedAck(true)]);
+        assert_eq!(script.settings.tcp, vec![TcpSetting::DelayedAck(millinet_transport::DelayedAck::Rfc5681)]);
         let times: Vec<EventTime> = script.events.iter().map(|e| e.time).collect();
         assert_eq!(
             times,

@@ -6,7 +6,7 @@
 
 use millinet_transport::cc::{CubicVariant, HystartMode};
 use millinet_transport::tcp::MSS_RANGE_BYTES;
-use millinet_transport::{CwndGrowth, LossDetection, NewRenoVariant, TcpConfig};
+use millinet_transport::{CwndGrowth, DelayedAck, LossDetection, NewRenoVariant, TcpConfig};
 
 use crate::error::{ErrorKind, ScriptError};
 use crate::lexer::{Pos, Tok};
@@ -26,7 +26,7 @@ pub enum TcpSetting {
     Sack(bool),
     Timestamps(bool),
     WindowScaling(bool),
-    DelayedAck(bool),
+    DelayedAck(DelayedAck),
     MinRtoNs(u64),
     UndoSpuriousRto(bool),
     NewRenoVariant(NewRenoVariant),
@@ -133,7 +133,13 @@ impl Settings {
             "sack" => TcpSetting::Sack(boolean(name, pos, value)?),
             "timestamps" => TcpSetting::Timestamps(boolean(name, pos, value)?),
             "window_scaling" => TcpSetting::WindowScaling(boolean(name, pos, value)?),
-            "delayed_ack" => TcpSetting::DelayedAck(boolean(name, pos, value)?),
+            // The scenario key's values, its booleans included (false = off, true = rfc5681).
+            "delayed_ack" => match choice(name, pos, value, "\"linux\", \"rfc5681\" or \"off\"")? {
+                "linux" => TcpSetting::DelayedAck(DelayedAck::Linux),
+                "rfc5681" | "true" => TcpSetting::DelayedAck(DelayedAck::Rfc5681),
+                "off" | "false" => TcpSetting::DelayedAck(DelayedAck::Off),
+                other => return Err(out_of_range(value.map_or(pos, |(_, at)| *at), name, other, "\"linux\", \"rfc5681\", \"off\"")),
+            },
             "undo_spurious_rto" => TcpSetting::UndoSpuriousRto(boolean(name, pos, value)?),
             "min_rto_s" => {
                 let Some((tok, at)) = value else {

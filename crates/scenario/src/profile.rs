@@ -35,7 +35,7 @@ impl TcpProfile {
 /// - NewReno (TcpNewReno was the default TcpL4Protocol::SocketType);
 /// - no SACK: the SACK option came with ns-3.28 (2018);
 /// - InitialCwnd 1 segment: ns-3 raised it to 10 only in November 2019;
-/// - DelAckCount 2 (an ACK every second segment, DelAckTimeout 200 ms);
+/// - DelAckCount 2 (an ACK every second segment, DelAckTimeout 200 ms), no quick ACKs;
 /// - MinRto 1 s;
 /// - cwnd grown on every ACK, whether or not the window limited the sender (no
 ///   tcp_is_cwnd_limited check in that release);
@@ -52,7 +52,7 @@ pub const NS3_2017_FLOW_SETTINGS: &[(&str, FileDefault)] = &[
     ("cc", FileDefault::Text("newreno")),
     ("sack", FileDefault::Flag(false)),
     ("initial_window_segments", FileDefault::Whole(1)),
-    ("delayed_ack", FileDefault::Flag(true)),
+    ("delayed_ack", FileDefault::Text("rfc5681")),
     ("min_rto_s", FileDefault::Number(1.0)),
     ("cwnd_growth", FileDefault::Text("always")),
     ("undo_spurious_rto", FileDefault::Flag(false)),
@@ -65,7 +65,7 @@ pub const NS3_2017_FLOW_SETTINGS: &[(&str, FileDefault)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{load_text, CwndGrowthSpec, FlowSpec};
+    use crate::{load_text, CwndGrowthSpec, DelayedAckSpec, FlowSpec};
 
     const DUMBBELL: &str = include_str!("../../../python/millinet/scenarios/dumbbell.toml");
 
@@ -80,7 +80,7 @@ mod tests {
     fn the_ns3_2017_profile_sets_that_releases_tcp() {
         let f = flow(&[], "tcp_profile = \"ns3-2017\"\n").unwrap();
         assert_eq!(f.tcp_profile, TcpProfile::Ns3_2017);
-        assert_eq!((f.cc.as_str(), f.sack, f.initial_window_segments, f.delayed_ack), ("newreno", false, 1, true));
+        assert_eq!((f.cc.as_str(), f.sack, f.initial_window_segments, f.delayed_ack), ("newreno", false, 1, DelayedAckSpec::Rfc5681));
         assert_eq!((f.min_rto_s, f.cwnd_growth, f.undo_spurious_rto), (1.0, CwndGrowthSpec::Always, false));
         // Chosen with --set as well.
         let g = flow(&["flows.0.tcp_profile=ns3-2017"], "").unwrap();
@@ -90,7 +90,7 @@ mod tests {
     #[test]
     fn keys_set_by_an_override_win_over_the_profile_and_the_files_do_not() {
         let f = flow(&["flows.0.cc=bbr", "flows.0.sack=true"], "tcp_profile = \"ns3-2017\"\n").unwrap();
-        assert_eq!((f.cc.as_str(), f.sack, f.initial_window_segments, f.delayed_ack), ("bbr", true, 1, true));
+        assert_eq!((f.cc.as_str(), f.sack, f.initial_window_segments, f.delayed_ack), ("bbr", true, 1, DelayedAckSpec::Rfc5681));
     }
 
     #[test]
@@ -111,6 +111,9 @@ mod tests {
         assert_eq!(format!("{plain:?}"), format!("{modern:?}"));
         assert_eq!((plain.sack, plain.initial_window_segments, plain.cwnd_growth), (true, 10, CwndGrowthSpec::CwndLimited));
         assert!(plain.undo_spurious_rto);
+        // The dumbbell writes out delayed_ack; a flow that does not gets Linux's receiver.
+        let linux = load_text(&DUMBBELL.replace("delayed_ack = \"off\"\n", ""), "dumbbell.toml", &[], None).unwrap();
+        assert_eq!(linux.flows[0].delayed_ack, DelayedAckSpec::Linux);
     }
 
     #[test]

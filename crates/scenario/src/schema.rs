@@ -373,6 +373,43 @@ pub enum CubicVariantSpec {
     Rfc9438,
 }
 
+/// When a TCP receiver acknowledges (docs/models/transport.md §3). The booleans this key took
+/// before Linux's receiver existed still load: `false` as "off", `true` as "rfc5681".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DelayedAckSpec {
+    /// Every segment at once.
+    Off,
+    /// RFC 5681 §4.2: every second full-sized segment or after 40 ms.
+    Rfc5681,
+    /// Linux's receiver: quick ACKs, then more than one full segment; SACK compression.
+    Linux,
+}
+
+impl<'de> Deserialize<'de> for DelayedAckSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Choice;
+        impl serde::de::Visitor<'_> for Choice {
+            type Value = DelayedAckSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(r#"one of `linux`, `rfc5681`, `off` (or true for `rfc5681`, false for `off`)"#)
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<DelayedAckSpec, E> {
+                Ok(if v { DelayedAckSpec::Rfc5681 } else { DelayedAckSpec::Off })
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<DelayedAckSpec, E> {
+                match v {
+                    "off" => Ok(DelayedAckSpec::Off),
+                    "rfc5681" => Ok(DelayedAckSpec::Rfc5681),
+                    "linux" => Ok(DelayedAckSpec::Linux),
+                    other => Err(E::unknown_variant(other, &["linux", "rfc5681", "off"])),
+                }
+            }
+        }
+        deserializer.deserialize_any(Choice)
+    }
+}
+
 /// How a SACK sender finds its losses (docs/models/transport.md §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -431,8 +468,8 @@ pub struct FlowSpec {
     pub timestamps: bool,
     #[serde(default = "yes")]
     pub window_scaling: bool,
-    #[serde(default)]
-    pub delayed_ack: bool,
+    #[serde(default = "default_delayed_ack")]
+    pub delayed_ack: DelayedAckSpec,
     #[serde(default = "default_min_rto_s")]
     pub min_rto_s: f64,
     #[serde(default = "default_rcv_buf_bytes")]
@@ -504,6 +541,9 @@ fn default_newreno_variant() -> NewRenoVariantSpec {
 }
 fn default_cwnd_growth() -> CwndGrowthSpec {
     CwndGrowthSpec::CwndLimited
+}
+fn default_delayed_ack() -> DelayedAckSpec {
+    DelayedAckSpec::Linux
 }
 fn default_hystart() -> HystartSpec {
     HystartSpec::Linux

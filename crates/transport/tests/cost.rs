@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use millinet_transport::TcpConfig;
+use millinet_transport::{DelayedAck, TcpConfig};
 
 const MSS: u64 = 1400;
 
@@ -14,7 +14,9 @@ const MSS: u64 = 1400;
 /// random loss (so the scoreboard holds many SACKed ranges and holes).
 fn steps_per_ack(window: u64, sack: bool) -> f64 {
     let server_cfg = TcpConfig { cc: "newreno".into(), initial_window_segments: window as u32, sack, ..TcpConfig::default() };
-    let client_cfg = TcpConfig { rcv_buf_bytes: window * MSS, sack, ..TcpConfig::default() };
+    // An ACK per segment: a compressed ACK (Linux's receiver) legitimately reports many
+    // segments at once, and this test is about the cost of one segment's news.
+    let client_cfg = TcpConfig { rcv_buf_bytes: window * MSS, sack, delayed_ack: DelayedAck::Off, ..TcpConfig::default() };
     let down = Link::new(10 * MS).with_filter(random_loss(0.01, 7));
     let mut h = Harness::new(server_cfg, client_cfg, down, Link::new(10 * MS), 20_000 * MSS, false);
     assert!(h.run_to_completion(3_600_000 * MS), "window {window}");

@@ -12,7 +12,7 @@ use millinet_transport::cc::{
     AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, Constructor, CubicVariant, HystartMode, SubflowHandle, SubflowView,
     Window,
 };
-use millinet_transport::{ConnectionParts, TcpConfig, TcpConnection};
+use millinet_transport::{ConnectionParts, DelayedAck, TcpConfig, TcpConnection};
 
 thread_local! {
     /// (observer's subflow id, other subflow's id, the other's srtt) for every ACK.
@@ -62,7 +62,8 @@ const QUEUE_PACKETS: usize = 5;
 /// One subflow: a sender built by `factory` over a path with this one-way delay, so its
 /// RTT is twice that delay plus at most 2.8 ms.
 fn subflow(factory: &CcFactory, one_way_ns: u64) -> Harness {
-    let cfg = TcpConfig::default();
+    // An ACK per segment keeps each RTT at the path's (a delayed ACK would add up to 40 ms).
+    let cfg = TcpConfig { delayed_ack: DelayedAck::Off, ..TcpConfig::default() };
     let parts = ConnectionParts { cc: factory.clone(), hooks: None };
     let server = TcpConnection::listen_with(cfg.clone(), parts, SERVER).expect("config");
     let mut syn = Vec::new();

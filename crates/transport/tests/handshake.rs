@@ -6,7 +6,7 @@ mod common;
 use std::net::{Ipv4Addr, SocketAddrV4};
 
 use common::*;
-use millinet_transport::{LimitedBy, TcpConfig, TcpConnection, TcpError, TcpState};
+use millinet_transport::{DelayedAck, LimitedBy, TcpConfig, TcpConnection, TcpError, TcpState};
 use millinet_wire::{Packet, TcpFlags};
 
 const MSS: u64 = 1400;
@@ -123,7 +123,7 @@ fn persist_timer_probes_a_zero_window_with_backoff_and_resumes() {
 
 #[test]
 fn delayed_ack_waits_40_ms_or_acks_every_second_segment() {
-    let client_cfg = TcpConfig { delayed_ack: true, ..TcpConfig::default() };
+    let client_cfg = TcpConfig { delayed_ack: DelayedAck::Rfc5681, ..TcpConfig::default() };
     let mut h = Harness::new(TcpConfig::default(), client_cfg, Link::new(10 * MS), Link::new(10 * MS), MSS, false).recording();
     assert!(h.run_to_completion(1_000 * MS));
     assert!(h.run_until(2_000 * MS, |h| h.server.stats().acked_bytes == MSS));

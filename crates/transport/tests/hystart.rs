@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use millinet_transport::cc::HystartMode;
-use millinet_transport::{TcpConfig, TcpStats};
+use millinet_transport::{DelayedAck, TcpConfig, TcpStats};
 
 const MSS: u64 = 1400;
 const RATE_BPS: u64 = 100_000_000;
@@ -15,10 +15,10 @@ const BDP_BYTES: u64 = RATE_BPS / 8 * 20 / 1000;
 
 /// Ten seconds of a bulk CUBIC transfer; the server's state after each event.
 fn transfer(hystart: HystartMode) -> Harness {
-    let server_cfg = TcpConfig { hystart, ..config("cubic", true, false) };
+    let server_cfg = TcpConfig { hystart, ..config("cubic", true, DelayedAck::Off) };
     let queue_packets = (BDP_BYTES / (MSS + 52)) as usize;
     let down = Link::new(10 * MS).with_rate(RATE_BPS, queue_packets);
-    let mut h = Harness::new(server_cfg, config("cubic", true, false), down, Link::new(10 * MS), 1 << 40, false).recording();
+    let mut h = Harness::new(server_cfg, config("cubic", true, DelayedAck::Off), down, Link::new(10 * MS), 1 << 40, false).recording();
     h.run_until(10_000 * MS, |_| false);
     h
 }
@@ -54,9 +54,9 @@ fn without_a_queue_to_fill_hystart_changes_nothing_before_the_first_loss() {
     // A window below 16 segments never triggers it: a 2 Mbit/s path whose BDP is 5 kB
     // overflows its queue of 3 packets before the window reaches 16 segments.
     let run = |hystart| {
-        let server_cfg = TcpConfig { hystart, ..config("cubic", true, false) };
+        let server_cfg = TcpConfig { hystart, ..config("cubic", true, DelayedAck::Off) };
         let down = Link::new(10 * MS).with_rate(2_000_000, 3);
-        let mut h = Harness::new(server_cfg, config("cubic", true, false), down, Link::new(10 * MS), 400 * MSS, false);
+        let mut h = Harness::new(server_cfg, config("cubic", true, DelayedAck::Off), down, Link::new(10 * MS), 400 * MSS, false);
         assert!(h.run_to_completion(60_000 * MS));
         h.server.stats().clone()
     };

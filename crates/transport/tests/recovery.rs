@@ -5,13 +5,13 @@ mod common;
 
 use common::*;
 use millinet_transport::cc::HystartMode;
-use millinet_transport::{LossDetection, NewRenoVariant, TcpConfig, TcpStats};
+use millinet_transport::{DelayedAck, LossDetection, NewRenoVariant, TcpConfig, TcpStats};
 use millinet_wire::TcpFlags;
 
 const MSS: u64 = 1400;
 
 fn cfg(cc: &str, sack: bool) -> TcpConfig {
-    config(cc, sack, false)
+    config(cc, sack, DelayedAck::Off)
 }
 
 /// `segments` full segments (within the initial window of 10) with the given ones dropped.

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use millinet_transport::TcpState;
+use millinet_transport::{DelayedAck, TcpState};
 
 const FILE_BYTES: u64 = 1_500_000;
 
@@ -15,7 +15,7 @@ enum Loss {
     Burst,
 }
 
-fn transfer(cc: &str, loss: Loss, sack: bool, delayed_ack: bool, iss: u32, seed: u64) {
+fn transfer(cc: &str, loss: Loss, sack: bool, delayed_ack: DelayedAck, iss: u32, seed: u64) {
     let mut server_cfg = config(cc, sack, delayed_ack);
     server_cfg.iss = iss;
     let mut client_cfg = config(cc, sack, delayed_ack);
@@ -27,7 +27,7 @@ fn transfer(cc: &str, loss: Loss, sack: bool, delayed_ack: bool, iss: u32, seed:
     let down = Link::new(10 * MS).with_rate(20_000_000, 60).with_filter(down_filter);
     let up = Link::new(10 * MS).with_filter(up_filter);
     let mut h = Harness::new(server_cfg, client_cfg, down, up, FILE_BYTES, true);
-    let label = format!("{cc} {loss:?} sack={sack} delayed_ack={delayed_ack} iss={iss}");
+    let label = format!("{cc} {loss:?} sack={sack} delayed_ack={delayed_ack:?} iss={iss}");
     assert!(h.run_to_completion(600_000 * MS), "{label}: delivered {} of {FILE_BYTES}", h.delivered_bytes());
     // The stream ends: the client sees the FIN, and the server's FIN is acknowledged.
     assert!(
@@ -40,9 +40,19 @@ fn transfer(cc: &str, loss: Loss, sack: bool, delayed_ack: bool, iss: u32, seed:
     assert!(s.retransmitted_segments > 0, "{label}: the loss pattern must have caused retransmissions");
 }
 
+/// SACK or not, with each receiver's ACK timing.
+const COMBINATIONS: [(bool, DelayedAck); 6] = [
+    (true, DelayedAck::Off),
+    (true, DelayedAck::Rfc5681),
+    (true, DelayedAck::Linux),
+    (false, DelayedAck::Off),
+    (false, DelayedAck::Rfc5681),
+    (false, DelayedAck::Linux),
+];
+
 #[test]
 fn random_loss_one_percent_all_feature_combinations() {
-    for (i, (sack, delayed_ack)) in [(true, false), (true, true), (false, false), (false, true)].into_iter().enumerate() {
+    for (i, (sack, delayed_ack)) in COMBINATIONS.into_iter().enumerate() {
         transfer("newreno", Loss::Random(0.01), sack, delayed_ack, 1_000 + i as u32, 11 + i as u64);
         transfer("cubic", Loss::Random(0.01), sack, delayed_ack, 3_000_000_000, 21 + i as u64);
     }
@@ -50,7 +60,7 @@ fn random_loss_one_percent_all_feature_combinations() {
 
 #[test]
 fn random_loss_five_percent_all_feature_combinations() {
-    for (i, (sack, delayed_ack)) in [(true, false), (true, true), (false, false), (false, true)].into_iter().enumerate() {
+    for (i, (sack, delayed_ack)) in COMBINATIONS.into_iter().enumerate() {
         transfer("newreno", Loss::Random(0.05), sack, delayed_ack, 7, 31 + i as u64);
         transfer("cubic", Loss::Random(0.05), sack, delayed_ack, u32::MAX - 5_000, 41 + i as u64);
     }
@@ -58,7 +68,7 @@ fn random_loss_five_percent_all_feature_combinations() {
 
 #[test]
 fn burst_loss_all_feature_combinations() {
-    for (sack, delayed_ack) in [(true, false), (true, true), (false, false), (false, true)] {
+    for (sack, delayed_ack) in COMBINATIONS {
         transfer("newreno", Loss::Burst, sack, delayed_ack, 0, 0);
         transfer("cubic", Loss::Burst, sack, delayed_ack, u32::MAX - 5_000, 0);
     }
@@ -67,14 +77,21 @@ fn burst_loss_all_feature_combinations() {
 #[test]
 fn sequence_numbers_wrap_during_the_transfer() {
     // ISS = 2^32 − 5000: the stream crosses the wrap after 5000 bytes.
-    transfer("cubic", Loss::Random(0.02), true, true, u32::MAX - 4_999, 99);
-    transfer("newreno", Loss::Random(0.02), false, false, u32::MAX - 4_999, 98);
+    transfer("cubic", Loss::Random(0.02), true, DelayedAck::Linux, u32::MAX - 4_999, 99);
+    transfer("newreno", Loss::Random(0.02), false, DelayedAck::Off, u32::MAX - 4_999, 98);
 }
 
 #[test]
 fn clean_path_fills_the_bottleneck_and_tears_down() {
     let down = Link::new(10 * MS).with_rate(20_000_000, 100_000);
-    let mut h = Harness::new(config("cubic", true, true), config("cubic", true, true), down, Link::new(10 * MS), 5_000_000, true);
+    let mut h = Harness::new(
+        config("cubic", true, DelayedAck::Rfc5681),
+        config("cubic", true, DelayedAck::Rfc5681),
+        down,
+        Link::new(10 * MS),
+        5_000_000,
+        true,
+    );
     assert!(h.run_to_completion(60_000 * MS));
     let s = h.server.stats().clone();
     assert_eq!((s.retransmitted_segments, s.rtos), (0, 0));

@@ -6,7 +6,7 @@ use millinet_transport::cc::{CubicVariant, HystartMode};
 use millinet_transport::delivery::DeliveryOpportunities;
 use millinet_transport::link::LinkParams;
 use millinet_transport::mptcp::{MptcpConfig, Scheduler};
-use millinet_transport::{CwndGrowth, LossDetection, NewRenoVariant, TcpConfig};
+use millinet_transport::{CwndGrowth, DelayedAck, LossDetection, NewRenoVariant, TcpConfig};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,8 +16,8 @@ use millinet_channel::{CapacityCarrier, CapacityConfig, CapacityProcess, LinkRng
 
 use super::seconds_to_ns;
 use crate::{
-    rng, App, Aqm, CapacityCarrierSpec, ConfigError, CubicVariantSpec, CwndGrowthSpec, FlowSpec, HystartSpec, LinkSpec, LossDetectionSpec,
-    MptcpSchedulerSpec, NewRenoVariantSpec,
+    rng, App, Aqm, CapacityCarrierSpec, ConfigError, CubicVariantSpec, CwndGrowthSpec, DelayedAckSpec, FlowSpec, HystartSpec, LinkSpec,
+    LossDetectionSpec, MptcpSchedulerSpec, NewRenoVariantSpec,
 };
 
 /// The MTU CoDel is told: it does not drop while no more than one such packet is queued
@@ -43,7 +43,11 @@ pub fn tcp_config(f: &FlowSpec, iss: u32) -> TcpConfig {
         sack: f.sack,
         timestamps: f.timestamps,
         window_scaling: f.window_scaling,
-        delayed_ack: f.delayed_ack,
+        delayed_ack: match f.delayed_ack {
+            DelayedAckSpec::Off => DelayedAck::Off,
+            DelayedAckSpec::Rfc5681 => DelayedAck::Rfc5681,
+            DelayedAckSpec::Linux => DelayedAck::Linux,
+        },
         min_rto_ns: seconds_to_ns(f.min_rto_s),
         rcv_buf_bytes: f.rcv_buf_bytes,
         newreno_variant: match f.newreno_variant {

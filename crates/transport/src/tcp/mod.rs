@@ -1,15 +1,17 @@
 //! TCP connection: one endpoint (sender and receiver halves) per RFC 9293,
 //! with SACK (RFC 2018/6675), NewReno (RFC 6582), RTO (RFC 6298), timestamps and
-//! window scaling (RFC 7323), delayed ACK (RFC 5681 §4.2), persist timer.
+//! window scaling (RFC 7323), delayed ACK (RFC 5681 §4.2, or as Linux), persist timer.
 
 //!
 //! Layout: `sender` (what to send, ACK processing, loss recovery, timers) over `scoreboard`
 //! (outstanding segments, SACK, pipe), `rate` (delivery-rate samples) and `rtt` (RFC 6298);
-//! `receiver` (reassembly, SACK blocks, window, delayed ACK); `options` (SYN negotiation);
+//! `receiver` (reassembly, SACK blocks, window) over `delayed_ack` (when to acknowledge);
+//! `options` (SYN negotiation);
 //! `ranges` (sorted range set); `wrap` (32-bit wire counters); `hooks` (extension points
 //! for MP-TCP subflows); `error`. This file holds the connection state machine
 //! (RFC 9293 §3.3.2) that ties them together.
 
+mod delayed_ack;
 mod error;
 mod hooks;
 pub(crate) mod options;
@@ -31,6 +33,8 @@ use millinet_wire::{Packet, TcpFlags, TcpHeader, TcpOptions, Timestamps};
 
 use crate::cc::{CcFactory, CubicVariant, HystartMode};
 use crate::deadline::earliest_ns;
+use delayed_ack::AckTiming;
+pub use delayed_ack::DelayedAck;
 pub use error::TcpError;
 pub use hooks::ConnectionHooks;
 use options::{negotiate, syn_options, Negotiated};
@@ -74,7 +78,9 @@ pub struct TcpConfig {
     pub sack: bool,
     pub timestamps: bool,
     pub window_scaling: bool,
-    pub delayed_ack: bool,
+    /// When the receiver acknowledges (delayed_ack.rs).
+    pub delayed_ack: DelayedAck,
+    /// The delayed-ACK timer: Linux's TCP_ATO_MIN, 40 ms, where bulk data keeps its ato.
     pub delayed_ack_timeout_ns: u64,
     pub initial_rto_ns: u64,
     pub min_rto_ns: u64,
@@ -111,7 +117,7 @@ impl Default for TcpConfig {
             sack: true,
             timestamps: true,
             window_scaling: true,
-            delayed_ack: false,
+            delayed_ack: DelayedAck::Linux,
             delayed_ack_timeout_ns: 40_000_000,
             initial_rto_ns: 1_000_000_000,
             min_rto_ns: 200_000_000,
@@ -693,7 +699,8 @@ impl TcpConnection {
             self.on_fin_acked(now_ns);
         }
         let fin = hdr.flags.contains(TcpFlags::FIN);
-        if self.rcv.on_segment(now_ns, hdr.seq, payload_bytes, fin, self.peer_tsval(hdr)) {
+        let timing = AckTiming { rto_ns: self.snd.rto_ns(), srtt_ns: self.snd.srtt_ns() };
+        if self.rcv.on_segment(now_ns, hdr.seq, payload_bytes, fin, self.peer_tsval(hdr), timing) {
             self.on_peer_fin(now_ns);
         } else if fin && self.state == TcpState::TimeWait {
             // RFC 9293 §3.10.7.4: a retransmitted FIN restarts the TIME-WAIT timeout.
@@ -723,7 +730,7 @@ impl TcpConnection {
         self.snd.on_handshake_rtt(sample);
         self.syn_deadline_ns = None;
         self.synchronized = true;
-        self.rcv.establish(neg.mss_bytes, neg.rcv_wscale);
+        self.rcv.establish(neg.mss_bytes, neg.rcv_wscale, neg.sack);
         self.snd.establish(&neg, hdr.window, hdr.seq);
         if self.state != TcpState::FinWait1 {
             self.state = TcpState::Established;

@@ -1,6 +1,6 @@
 //! The receiving half: cumulative ACK, out-of-order queue, SACK blocks (RFC 2018) and
-//! D-SACK (RFC 2883), the advertised window (free receive buffer, scaled per RFC 7323), delayed ACK (RFC 5681
-//! §4.2) and the timestamp to echo (RFC 7323 §4.3). By default the application consumes
+//! D-SACK (RFC 2883), the advertised window (free receive buffer, scaled per RFC 7323), when to
+//! acknowledge (delayed_ack.rs) and the timestamp to echo (RFC 7323 §4.3). By default the application consumes
 //! in-order bytes at once, so the buffer only holds out-of-order data; an application-paced
 //! receiver (a splitting proxy relaying at the pace of its other side) keeps in-order bytes
 //! in the buffer until it reads them, and they shrink the advertised window.
@@ -9,6 +9,7 @@ use std::ops::Range;
 
 use millinet_wire::TcpOptions;
 
+use super::delayed_ack::{AckClock, AckTiming, Arrival, DelayedAck};
 use super::ranges::RangeSet;
 use super::wrap::unwrap32;
 
@@ -40,19 +41,15 @@ pub(crate) struct Receiver {
     read_bytes: u64,
     /// In-order bytes occupy the buffer until read (else they are read at once).
     app_paced: bool,
-    delayed_ack: bool,
-    delayed_ack_timeout_ns: u64,
+    acks: AckClock,
     mss_bytes: u64,
-    unacked_bytes: u64,
-    ack_deadline_ns: Option<u64>,
-    ack_now: bool,
     /// RFC 7323 §4.3 TS.Recent and Last.ACK.sent.
     ts_recent: u32,
     last_ack_sent: u64,
 }
 
 impl Receiver {
-    pub fn new(rcv_buf_bytes: u64, app_paced: bool, delayed_ack: bool, delayed_ack_timeout_ns: u64) -> Receiver {
+    pub fn new(rcv_buf_bytes: u64, app_paced: bool, delayed_ack: DelayedAck, delayed_ack_timeout_ns: u64) -> Receiver {
         Receiver {
             data_start: 0,
             rcv_nxt: 0,
@@ -67,12 +64,8 @@ impl Receiver {
             adv_right_edge: 0,
             read_bytes: 0,
             app_paced,
-            delayed_ack,
-            delayed_ack_timeout_ns,
+            acks: AckClock::new(delayed_ack, delayed_ack_timeout_ns),
             mss_bytes: 1,
-            unacked_bytes: 0,
-            ack_deadline_ns: None,
-            ack_now: false,
             ts_recent: 0,
             last_ack_sent: 0,
         }
@@ -92,8 +85,9 @@ impl Receiver {
     }
 
     /// The handshake completed with this agreement.
-    pub fn establish(&mut self, mss_bytes: u64, wscale: u8) {
+    pub fn establish(&mut self, mss_bytes: u64, wscale: u8, sack: bool) {
         self.mss_bytes = mss_bytes;
+        self.acks.establish(mss_bytes, sack);
         self.wscale = wscale;
         if wscale == 0 {
             // Without scaling the window field caps what can ever be buffered usefully.
@@ -145,7 +139,7 @@ impl Receiver {
     }
 
     /// A segment arrived. Returns true when it made the peer's FIN consumable now.
-    pub fn on_segment(&mut self, now_ns: u64, seq: u32, payload_bytes: u32, fin: bool, tsval: Option<u32>) -> bool {
+    pub fn on_segment(&mut self, now_ns: u64, seq: u32, payload_bytes: u32, fin: bool, tsval: Option<u32>, timing: AckTiming) -> bool {
         let start = unwrap32(self.rcv_nxt, seq);
         let had_fin = self.fin_received();
         // RFC 7323 §4.3: remember the TSval of the segment at the left window edge (the
@@ -159,7 +153,7 @@ impl Receiver {
         if payload_bytes == 0 && !fin {
             // RFC 9293 §3.10.7.4: an old zero-length segment (a window probe) gets an ACK.
             if start < self.rcv_nxt {
-                self.ack_now = true;
+                self.acks.request();
             }
             return false;
         }
@@ -176,23 +170,21 @@ impl Receiver {
             // RFC 2883 §4: data received before (all of it, or its start) is reported.
             self.duplicate = Some(start..end.min(self.rcv_nxt));
         }
-        if end <= self.rcv_nxt || start >= edge {
-            // Duplicate or outside the window: ACK at once (RFC 5681 §4.2 / RFC 9293).
-            self.ack_now = true;
+        if end <= self.rcv_nxt {
+            // A duplicate: ACK at once (RFC 5681 §4.2).
+            self.on_arrival(now_ns, Arrival::Duplicate, timing);
+        } else if start >= edge {
+            // Outside the window: ACK at once (RFC 9293 §3.10.7.4).
+            self.acks.request();
         } else if start <= self.rcv_nxt {
-            let filled_hole = !self.ooo.is_empty();
-            self.unacked_bytes += end - self.rcv_nxt;
+            let filled_gap = !self.ooo.is_empty();
+            let bytes = end - self.rcv_nxt;
             self.rcv_nxt = end;
             while let Some(span) = self.ooo.pop_first_if_reaches(self.rcv_nxt) {
                 self.rcv_nxt = self.rcv_nxt.max(span.end);
             }
-            // RFC 5681 §4.2: ACK at once when a segment fills (part of) a gap; otherwise at
-            // least every second full-sized segment, or when the delayed-ACK timer fires.
-            if filled_hole || !self.delayed_ack || self.unacked_bytes >= 2 * self.mss_bytes {
-                self.ack_now = true;
-            } else if self.ack_deadline_ns.is_none() {
-                self.ack_deadline_ns = Some(now_ns + self.delayed_ack_timeout_ns);
-            }
+            let short = (payload_bytes as u64) < self.mss_bytes;
+            self.on_arrival(now_ns, Arrival::InOrder { bytes, short, filled_gap }, timing);
         } else {
             if self.ooo.containing(start).is_some_and(|span| span.end >= end) {
                 // RFC 2883 §4.2: a duplicate of data held out of order.
@@ -200,15 +192,19 @@ impl Receiver {
             }
             self.ooo.insert(start, end);
             self.remember_block(start);
-            // RFC 5681 §4.2: out-of-order data is acknowledged at once.
-            self.ack_now = true;
+            self.on_arrival(now_ns, Arrival::OutOfOrder, timing);
         }
         if self.fin_seq == Some(self.rcv_nxt) {
             // The FIN occupies one sequence number and is acknowledged at once.
             self.rcv_nxt += 1;
-            self.ack_now = true;
+            self.acks.request();
         }
         !had_fin && self.fin_received()
+    }
+
+    fn on_arrival(&mut self, now_ns: u64, arrival: Arrival, timing: AckTiming) {
+        let advertised_bytes = self.adv_right_edge - self.last_ack_sent;
+        self.acks.on_arrival(now_ns, arrival, self.rcv_nxt, advertised_bytes, timing);
     }
 
     fn remember_block(&mut self, seq: u64) {
@@ -220,27 +216,25 @@ impl Receiver {
 
     /// Asks for an immediate ACK (e.g. a retransmitted SYN after the handshake).
     pub fn request_ack(&mut self) {
-        self.ack_now = true;
+        self.acks.request();
     }
 
     pub fn wants_ack_now(&self) -> bool {
-        self.ack_now
+        self.acks.wants_ack_now()
     }
 
     pub fn ack_deadline_ns(&self) -> Option<u64> {
-        self.ack_deadline_ns
+        self.acks.deadline_ns()
     }
 
     /// The delayed-ACK timer fired (checked against the deadline by the caller).
     pub fn on_ack_timer(&mut self) {
-        self.ack_now = true;
+        self.acks.on_timer();
     }
 
     /// A segment carrying our current ACK went out.
     pub fn ack_sent(&mut self) {
-        self.unacked_bytes = 0;
-        self.ack_deadline_ns = None;
-        self.ack_now = false;
+        self.acks.ack_sent();
         self.duplicate = None;
         self.last_ack_sent = self.rcv_nxt;
         self.adv_right_edge = self.adv_right_edge.max(self.rcv_nxt + ((self.window_field() as u64) << self.wscale));
@@ -300,11 +294,12 @@ mod tests {
     use super::*;
 
     const MSS: u32 = 100;
+    const TIMING: AckTiming = AckTiming { rto_ns: 1_000_000_000, srtt_ns: 0 };
 
-    fn receiver(delayed: bool) -> Receiver {
+    fn receiver(delayed: DelayedAck) -> Receiver {
         let mut r = Receiver::new(10_000, false, delayed, 40);
         r.on_syn(u32::MAX - 150, None);
-        r.establish(MSS as u64, 0);
+        r.establish(MSS as u64, 0, true);
         r
     }
 
@@ -314,34 +309,34 @@ mod tests {
 
     #[test]
     fn in_order_out_of_order_and_hole_filling_across_wrap() {
-        let mut r = receiver(false);
-        r.on_segment(0, seq(&r, 0), MSS, false, None);
+        let mut r = receiver(DelayedAck::Off);
+        r.on_segment(0, seq(&r, 0), MSS, false, None, TIMING);
         assert_eq!(r.read(u64::MAX), 0..100);
-        r.on_segment(0, seq(&r, 200), MSS, false, None);
-        r.on_segment(0, seq(&r, 400), MSS, false, None);
+        r.on_segment(0, seq(&r, 200), MSS, false, None, TIMING);
+        r.on_segment(0, seq(&r, 400), MSS, false, None, TIMING);
         let mut opts = TcpOptions::default();
         r.fill_sack_blocks(&mut opts);
         let blocks: Vec<(u32, u32)> = opts.sack().iter().map(|b| (b.left, b.right)).collect();
         assert_eq!(blocks, vec![(seq(&r, 400), seq(&r, 500)), (seq(&r, 200), seq(&r, 300))], "latest block first");
         // 200 bytes buffered out of order, but the advertised right edge does not move left.
         assert_eq!(r.window_field(), 9_900);
-        r.on_segment(0, seq(&r, 100), MSS, false, None);
+        r.on_segment(0, seq(&r, 100), MSS, false, None, TIMING);
         assert!(r.wants_ack_now(), "filling a hole is ACKed at once");
         assert_eq!(r.read(u64::MAX), 100..300);
-        r.on_segment(0, seq(&r, 300), MSS, false, None);
+        r.on_segment(0, seq(&r, 300), MSS, false, None, TIMING);
         assert_eq!(r.read(u64::MAX), 300..500);
-        assert!(r.on_segment(0, seq(&r, 500), 0, true, None), "a FIN alone is consumed");
+        assert!(r.on_segment(0, seq(&r, 500), 0, true, None, TIMING), "a FIN alone is consumed");
         assert_eq!(r.read(u64::MAX), 500..500);
         assert_eq!(r.ack_number(), seq(&r, 501));
     }
 
     #[test]
     fn an_application_paced_receiver_advertises_only_the_unread_free_space() {
-        let mut r = Receiver::new(1_000, true, false, 40);
+        let mut r = Receiver::new(1_000, true, DelayedAck::Off, 40);
         r.on_syn(7, None);
-        r.establish(MSS as u64, 0);
+        r.establish(MSS as u64, 0, true);
         for k in 0..6 {
-            r.on_segment(0, seq(&r, k * 100), MSS, false, None);
+            r.on_segment(0, seq(&r, k * 100), MSS, false, None, TIMING);
         }
         r.ack_sent();
         assert_eq!(r.window_field(), 400, "600 unread bytes occupy the buffer");
@@ -353,7 +348,7 @@ mod tests {
         assert_eq!(r.window_field(), 600);
         // Data beyond the advertised window is not accepted.
         for k in 6..13 {
-            r.on_segment(0, seq(&r, k * 100), MSS, false, None);
+            r.on_segment(0, seq(&r, k * 100), MSS, false, None, TIMING);
         }
         assert_eq!(r.delivered_bytes(), 1_200, "only up to the right edge");
         assert_eq!(r.read(u64::MAX), 200..1_200);
@@ -361,15 +356,15 @@ mod tests {
 
     #[test]
     fn delayed_ack_every_second_full_segment_or_timer() {
-        let mut r = receiver(true);
-        r.on_segment(1000, seq(&r, 0), MSS, false, None);
+        let mut r = receiver(DelayedAck::Rfc5681);
+        r.on_segment(1000, seq(&r, 0), MSS, false, None, TIMING);
         assert!(!r.wants_ack_now());
         assert_eq!(r.ack_deadline_ns(), Some(1040));
-        r.on_segment(1010, seq(&r, 100), MSS, false, None);
+        r.on_segment(1010, seq(&r, 100), MSS, false, None, TIMING);
         assert!(r.wants_ack_now());
         r.ack_sent();
         assert_eq!(r.ack_deadline_ns(), None);
-        r.on_segment(1020, seq(&r, 300), MSS, false, None);
+        r.on_segment(1020, seq(&r, 300), MSS, false, None, TIMING);
         assert!(r.wants_ack_now(), "out-of-order data is ACKed at once");
     }
 
@@ -381,23 +376,23 @@ mod tests {
 
     #[test]
     fn duplicates_are_reported_once_as_a_first_dsack_block() {
-        let mut r = receiver(false);
-        r.on_segment(0, seq(&r, 0), MSS, false, None);
+        let mut r = receiver(DelayedAck::Off);
+        r.on_segment(0, seq(&r, 0), MSS, false, None, TIMING);
         r.ack_sent();
         // RFC 2883 §4.1.1: a duplicate below the cumulative ACK.
-        r.on_segment(0, seq(&r, 0), MSS, false, None);
+        r.on_segment(0, seq(&r, 0), MSS, false, None, TIMING);
         assert!(r.wants_ack_now());
         assert_eq!(blocks(&r), vec![(seq(&r, 0), seq(&r, 100))]);
         r.ack_sent();
         assert_eq!(blocks(&r), vec![], "only in the first ACK after it");
         // RFC 2883 §4.1.3: a duplicate of data held out of order, then the block holding it.
-        r.on_segment(0, seq(&r, 300), MSS, false, None);
+        r.on_segment(0, seq(&r, 300), MSS, false, None, TIMING);
         r.ack_sent();
-        r.on_segment(0, seq(&r, 300), MSS, false, None);
+        r.on_segment(0, seq(&r, 300), MSS, false, None, TIMING);
         assert_eq!(blocks(&r), vec![(seq(&r, 300), seq(&r, 400)), (seq(&r, 300), seq(&r, 400))]);
         r.ack_sent();
         // A segment that starts below RCV.NXT: its old part is the duplicate.
-        r.on_segment(0, seq(&r, 50), 2 * MSS, false, None);
+        r.on_segment(0, seq(&r, 50), 2 * MSS, false, None, TIMING);
         assert_eq!(blocks(&r)[0], (seq(&r, 50), seq(&r, 100)));
         assert_eq!(r.ack_number(), seq(&r, 250));
     }

@@ -12,7 +12,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::ops::{Deref, DerefMut};
 
 use millinet_testkit::{Driver, LinkId, Outbox, Port, SplitMix64, Station, StreamCheck};
-use millinet_transport::{TcpConfig, TcpConnection, TcpState, TcpStats};
+use millinet_transport::{DelayedAck, TcpConfig, TcpConnection, TcpState, TcpStats};
 use millinet_wire::Packet;
 
 pub use millinet_testkit::{Filter, Link, Sent, MS};
@@ -359,6 +359,6 @@ impl Harness {
 }
 
 /// A configuration with the given congestion control and feature switches.
-pub fn config(cc: &str, sack: bool, delayed_ack: bool) -> TcpConfig {
+pub fn config(cc: &str, sack: bool, delayed_ack: DelayedAck) -> TcpConfig {
     TcpConfig { cc: cc.to_string(), sack, delayed_ack, ..TcpConfig::default() }
 }
