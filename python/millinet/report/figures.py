@@ -207,8 +207,7 @@ def subflow_throughput_runs(runs: dict[str, Path]) -> bytes | None:
         if "los" in ues.columns:
             plot.shade_nlos(ax, ues[ues["ue"] == 0], labelled=i == 0)
         for k, rows in flow.groupby("subflow"):
-            acked = rows.groupby(np.floor(rows["t"] / bin_s + 1e-6) * bin_s)["acked_bytes"].max()
-            rate = acked.diff() * 8 / bin_s * 1e-6
+            rate = _acked_rate_bps(rows, bin_s) * 1e-6
             ax.plot(rate.index, rate, linewidth=0.8, label=cells.get(k, f"subflow {k}"))
         ax.set_ylim(bottom=0)
         ax.set_ylabel("Mbit/s")
@@ -216,6 +215,44 @@ def subflow_throughput_runs(runs: dict[str, Path]) -> bytes | None:
         ax.grid(True, alpha=0.3)
         ax.legend(loc="upper right", fontsize="small")
     axes[-1, 0].set_xlabel("time (s)")
+    return _png(fig)
+
+
+def _acked_rate_bps(rows: pd.DataFrame, bin_s: float) -> pd.Series:
+    """What the peer acknowledged per bin of `bin_s` seconds, in bit/s, indexed by the bin's
+    start (one flow's or subflow's rows of the flows table)."""
+    acked = rows.groupby(np.floor(rows["t"] / bin_s + 1e-6) * bin_s)["acked_bytes"].max()
+    return acked.diff() * 8 / bin_s
+
+
+def shared_bearer_share_runs(runs: dict[str, Path], bin_s: float) -> bytes | None:
+    """On a bearer an MP-TCP subflow (flow 0's subflow 1) shares with a single-path flow
+    (flow 1): the subflow's share of what the two carried, per bin of `bin_s` seconds, one
+    line per named run (label -> run directory). RFC 6356's goal 2 caps it at one half.
+    None when no run has both."""
+    fig, ax = plt.subplots(figsize=(10, 3.2))
+    drawn = False
+    for label, run_dir in runs.items():
+        flows = outputs.read_tables(run_dir, ("flows",)).get("flows", pd.DataFrame())
+        if "subflow" not in flows.columns:
+            continue
+        subflow = _acked_rate_bps(flows[(flows["flow"] == 0) & (flows["subflow"] == 1)], bin_s)
+        single = _acked_rate_bps(flows[flows["flow"] == 1], bin_s)
+        both = (subflow + single).where(lambda total: total > 0)
+        share = (subflow / both).dropna()
+        if share.empty:
+            continue
+        ax.plot(share.index, share, linewidth=1.0, label=label)
+        drawn = True
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.axhline(0.5, color="grey", linestyle="--", linewidth=0.8, label="equal share (RFC 6356 goal 2: at most this)")
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(f"MP-TCP subflow's share ({bin_s:g} s bins)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper right", fontsize="small")
     return _png(fig)
 
 

@@ -37,6 +37,9 @@ ARMS = (SINGLE, "uncoupled", "lia", "olia", "balia")
 PATHS = {"mptcp": ("28 GHz + LTE", "LTE"), "mptcp-73": ("28 + 73 GHz", "73 GHz"), "mptcp-shared": ("28 GHz + LTE, shared LTE", "LTE")}
 SHARED = "mptcp-shared"
 SINGLE_PATH = "28 GHz only"
+# The shares over time are plotted per second: the LTE bearer's flows change their windows
+# over several round trips, and a second holds tens of them.
+SHARE_BIN_S = 1.0
 POINT = [SCENARIO_COLUMN, DISTANCE]
 
 
@@ -222,6 +225,9 @@ def _plots(frame: pd.DataFrame, points: list[dict], shared: list[dict], store: P
     panels = figures.subflow_throughput_runs(named) if named else None
     if panels is not None:
         images["each path's throughput over time, one run per CC"] = panels
+    shares = figures.shared_bearer_share_runs(_shared_runs(frame, store), SHARE_BIN_S)
+    if shares is not None:
+        images["shared LTE bearer: the MP-TCP subflow's share over time, one run per CC"] = shares
     mptcp_shared = [r for r in shared if r["jain_index"] is not None]
     if mptcp_shared:
         bars = pd.DataFrame([r["jain_index"] for r in mptcp_shared])
@@ -232,7 +238,18 @@ def _plots(frame: pd.DataFrame, points: list[dict], shared: list[dict], store: P
 def _subflow_runs(frame: pd.DataFrame, store: Path) -> dict[str, Path]:
     """One 28 GHz + LTE run per MP-TCP congestion control: the lowest seed, the distance
     nearest 100 m."""
-    runs = frame[(frame["status"] == "ok") & (frame[SCENARIO_COLUMN] == "mptcp") & (frame["arm"] != SINGLE)]
+    return _one_run_per_cc(frame, store, "mptcp", "28 GHz + LTE")
+
+
+def _shared_runs(frame: pd.DataFrame, store: Path) -> dict[str, Path]:
+    """The same choice on the shared LTE bearer."""
+    return _one_run_per_cc(frame, store, SHARED, "shared LTE")
+
+
+def _one_run_per_cc(frame: pd.DataFrame, store: Path, scenario: str, paths: str) -> dict[str, Path]:
+    """One run of `scenario` per MP-TCP congestion control: the lowest seed, the distance
+    nearest 100 m; label -> run directory."""
+    runs = frame[(frame["status"] == "ok") & (frame[SCENARIO_COLUMN] == scenario) & (frame["arm"] != SINGLE)]
     if runs.empty:
         return {}
     runs = runs[runs["seed"] == runs["seed"].min()]
@@ -240,5 +257,5 @@ def _subflow_runs(frame: pd.DataFrame, store: Path) -> dict[str, Path]:
     runs = runs[runs[DISTANCE] == distance]
     named = {}
     for _, row in sorted(runs.iterrows(), key=lambda item: _arm_order(item[1]["arm"])):
-        named[f"{row['arm']}: 28 GHz + LTE, {float(distance):g} m, seed {row['seed']} (run {row['run_key']})"] = stores.run_dir(store, row["run_key"])
+        named[f"{row['arm']}: {paths}, {float(distance):g} m, seed {row['seed']} (run {row['run_key']})"] = stores.run_dir(store, row["run_key"])
     return named

@@ -27,6 +27,10 @@ const IMMEDIATE_DUPLICATE_ACKS: u32 = 3;
 const MAX_COMPRESSED_ACKS: u32 = 44;
 /// `net.ipv4.tcp_comp_sack_delay_ns`'s default: the longest a compressed ACK waits.
 const MAX_COMPRESSION_DELAY_NS: u64 = 1_000_000;
+/// Linux's `TCP_SACK_BLOCKS_EXPECTED`: a block beyond the two most recent could fall out of a
+/// SACK option (three blocks fit beside timestamps, and an ACK may be lost), so a segment that
+/// touches one sends the compressed ACK at once (tcp_sack_new_ofo_skb).
+const SACK_BLOCKS_EXPECTED: usize = 2;
 
 /// What the endpoint's own timing tells the receiver (its sender's estimator).
 #[derive(Clone, Copy, Debug)]
@@ -44,8 +48,9 @@ pub(crate) enum Arrival {
     /// In-order data (`bytes` of it, a full segment or not), filling (part of) a gap when data
     /// was held out of order.
     InOrder { bytes: u64, short: bool, filled_gap: bool },
-    /// Data beyond a gap.
-    OutOfOrder,
+    /// Data beyond a gap, in the SACK block that was the `sack_block_rank`-th most recently
+    /// reported (0: the latest), or starting a new block when that is the number of blocks.
+    OutOfOrder { sack_block_rank: usize },
     /// Data received before (a retransmission the receiver did not need).
     Duplicate,
 }
@@ -133,7 +138,15 @@ impl AckClock {
                 }
                 false
             }
-            Arrival::OutOfOrder => true,
+            Arrival::OutOfOrder { sack_block_rank } => {
+                if self.mode == DelayedAck::Linux && sack_block_rank >= SACK_BLOCKS_EXPECTED && self.compressed_acks > 0 {
+                    // Linux sends the held ACK before this segment's block could push an
+                    // older one out of the option; one ACK here carries both.
+                    self.now = true;
+                    return;
+                }
+                true
+            }
             Arrival::Duplicate => {
                 // RFC 5681 §4.2 / Linux tcp_data_queue: a retransmission we did not need is
                 // acknowledged at once, and Linux enters quick-ACK mode (its ACK was lost).
@@ -328,7 +341,7 @@ mod tests {
         acked_after(&mut c, 0, 20);
         let mut at_once = 0;
         for k in 0..10u64 {
-            c.on_arrival(100_000 + k, Arrival::OutOfOrder, 7, WINDOW, TIMING);
+            c.on_arrival(100_000 + k, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, TIMING);
             if c.wants_ack_now() {
                 at_once += 1;
                 c.ack_sent();
@@ -338,8 +351,29 @@ mod tests {
         // The fourth arrival armed the timer: 5% of the 10 ms SRTT is 500 µs.
         assert_eq!(c.deadline_ns(), Some(100_003 + 500_000));
         // A new cumulative ACK point (a partly filled hole) gets three immediate ACKs again.
-        c.on_arrival(200_000, Arrival::OutOfOrder, 9, WINDOW, TIMING);
+        c.on_arrival(200_000, Arrival::OutOfOrder { sack_block_rank: 0 }, 9, WINDOW, TIMING);
         assert!(c.wants_ack_now());
+    }
+
+    #[test]
+    fn a_held_ack_goes_before_a_third_sack_block() {
+        let mut c = clock(DelayedAck::Linux);
+        acked_after(&mut c, 0, 20);
+        for k in 0..3 {
+            c.on_arrival(100_000 + k, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, TIMING);
+            c.ack_sent();
+        }
+        // Held: more of the latest block, then a second block.
+        c.on_arrival(100_010, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, TIMING);
+        c.on_arrival(100_020, Arrival::OutOfOrder { sack_block_rank: 1 }, 7, WINDOW, TIMING);
+        assert!(!c.wants_ack_now());
+        // A third block: the held ACK goes now.
+        c.on_arrival(100_030, Arrival::OutOfOrder { sack_block_rank: 2 }, 7, WINDOW, TIMING);
+        assert!(c.wants_ack_now());
+        c.ack_sent();
+        // With nothing held, a third block waits like any other.
+        c.on_arrival(100_040, Arrival::OutOfOrder { sack_block_rank: 2 }, 7, WINDOW, TIMING);
+        assert!(!c.wants_ack_now());
     }
 
     #[test]
@@ -348,15 +382,15 @@ mod tests {
         acked_after(&mut c, 0, 20);
         let slow = AckTiming { rto_ns: TIMING.rto_ns, srtt_ns: 100_000_000 };
         for k in 0..3 {
-            c.on_arrival(100_000 + k, Arrival::OutOfOrder, 7, WINDOW, slow);
+            c.on_arrival(100_000 + k, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, slow);
             c.ack_sent();
         }
         for k in 0..MAX_COMPRESSED_ACKS as u64 {
-            c.on_arrival(100_010 + k, Arrival::OutOfOrder, 7, WINDOW, slow);
+            c.on_arrival(100_010 + k, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, slow);
             assert!(!c.wants_ack_now());
         }
         assert_eq!(c.deadline_ns(), Some(100_010 + 1_000_000), "min(5% of 100 ms, 1 ms)");
-        c.on_arrival(100_100, Arrival::OutOfOrder, 7, WINDOW, slow);
+        c.on_arrival(100_100, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, slow);
         assert!(c.wants_ack_now(), "the 45th compressed arrival sends");
     }
 
@@ -366,7 +400,7 @@ mod tests {
         c.establish(MSS, false);
         acked_after(&mut c, 0, 20);
         for k in 0..6 {
-            c.on_arrival(100_000 + k, Arrival::OutOfOrder, 7, WINDOW, TIMING);
+            c.on_arrival(100_000 + k, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, TIMING);
             assert!(c.wants_ack_now());
             c.ack_sent();
         }
@@ -376,7 +410,7 @@ mod tests {
     fn rfc5681_and_off() {
         let mut c = clock(DelayedAck::Rfc5681);
         assert_eq!(acked_after(&mut c, 0, 6), vec![2, 4, 6], "no quick-ACK start");
-        c.on_arrival(10_000, Arrival::OutOfOrder, 7, WINDOW, TIMING);
+        c.on_arrival(10_000, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, TIMING);
         assert!(c.wants_ack_now());
         let mut c = clock(DelayedAck::Off);
         assert_eq!(acked_after(&mut c, 0, 3), vec![1, 2, 3]);

@@ -22,8 +22,9 @@ pub(crate) struct Receiver {
     data_start: u64,
     rcv_nxt: u64,
     ooo: RangeSet,
-    /// Sequence numbers inside recently received out-of-order segments, newest first:
-    /// RFC 2018 §4 reports the block of the latest segment first, then the latest others.
+    /// The out-of-order blocks most recently added to, newest first, each named by a sequence
+    /// number inside it: RFC 2018 §4 reports the block of the latest segment first, then the
+    /// most recently reported others (Linux's `selective_acks`).
     recent: [u64; MAX_REMEMBERED_BLOCKS],
     recent_len: usize,
     /// RFC 2883 D-SACK: the duplicate data of the latest segment, reported as the first SACK
@@ -191,8 +192,9 @@ impl Receiver {
                 self.duplicate = Some(start..end);
             }
             self.ooo.insert(start, end);
+            let sack_block_rank = self.sack_block_rank(start);
             self.remember_block(start);
-            self.on_arrival(now_ns, Arrival::OutOfOrder, timing);
+            self.on_arrival(now_ns, Arrival::OutOfOrder { sack_block_rank }, timing);
         }
         if self.fin_seq == Some(self.rcv_nxt) {
             // The FIN occupies one sequence number and is acknowledged at once.
@@ -207,10 +209,28 @@ impl Receiver {
         self.acks.on_arrival(now_ns, arrival, self.rcv_nxt, advertised_bytes, timing);
     }
 
+    /// Where the block now holding `seq` stood among the most recent blocks (0: the latest),
+    /// or their number if `seq` started a new one (Linux's tcp_sack_new_ofo_skb).
+    fn sack_block_rank(&self, seq: u64) -> usize {
+        let joined = self.ooo.containing(seq).map(|span| span.start);
+        let blocks = self.recent[..self.recent_len].iter().filter_map(|&s| self.ooo.containing(s));
+        blocks.clone().position(|span| Some(span.start) == joined).unwrap_or_else(|| blocks.count())
+    }
+
+    /// The block holding `seq` (just received out of order) becomes the most recent; entries
+    /// it absorbed and entries no longer held out of order (delivered) leave the list.
     fn remember_block(&mut self, seq: u64) {
-        let n = self.recent_len.min(MAX_REMEMBERED_BLOCKS - 1);
-        self.recent.copy_within(0..n, 1);
+        let Some(block) = self.ooo.containing(seq) else { return };
+        let mut kept = [0; MAX_REMEMBERED_BLOCKS - 1];
+        let mut n = 0;
+        for &other in &self.recent[..self.recent_len] {
+            if n < kept.len() && !(block.start..block.end).contains(&other) && self.ooo.containing(other).is_some() {
+                kept[n] = other;
+                n += 1;
+            }
+        }
         self.recent[0] = seq;
+        self.recent[1..=n].copy_from_slice(&kept[..n]);
         self.recent_len = n + 1;
     }
 
@@ -328,6 +348,21 @@ mod tests {
         assert!(r.on_segment(0, seq(&r, 500), 0, true, None, TIMING), "a FIN alone is consumed");
         assert_eq!(r.read(u64::MAX), 500..500);
         assert_eq!(r.ack_number(), seq(&r, 501));
+    }
+
+    #[test]
+    fn a_segments_sack_block_rank_counts_the_more_recent_blocks() {
+        let mut r = receiver(DelayedAck::Off);
+        let mut ranks = Vec::new();
+        // Three new blocks, then one extending the oldest, then one extending the one that was
+        // the latest before it.
+        for offset in [200, 400, 600, 100, 700] {
+            let start = r.data_start + offset;
+            r.ooo.insert(start, start + MSS as u64);
+            ranks.push(r.sack_block_rank(start));
+            r.remember_block(start);
+        }
+        assert_eq!(ranks, vec![0, 1, 2, 2, 1]);
     }
 
     #[test]
