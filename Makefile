@@ -125,7 +125,7 @@ study: build
 study-train: build
 	$(BIN)/millinet study train --out runs/study-train
 
-# The full MP-TCP study (docs/studies.md#mptcp, 600 runs of 10 s, 10 paired seeds per point).
+# The full MP-TCP study (docs/studies.md#mptcp, 600 runs of 60 s, 10 paired seeds per point, about 30 min on 2 cores).
 # Not in CI; `millinet study mptcp --quick` (15 runs of 3 s, under a minute) is, in `make test`.
 study-mptcp: build
 	$(BIN)/millinet study mptcp --out runs/study-mptcp

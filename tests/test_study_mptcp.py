@@ -25,9 +25,10 @@ def test_prints_the_tables_and_writes_the_page(study):
     assert "28 GHz + LTE" in stdout and "28 + 73 GHz" in stdout and "balia" in stdout
     page = (out / "index.html").read_text()
     assert "Reproduce: millinet study mptcp --quick." in page and "<th>Jain's index</th>" in page
-    assert "src='http" not in page and page.count("data:image/png;base64,") >= 4, "self-contained, with plots"
+    assert "src='http" not in page and page.count("data:image/png;base64,") >= 5, "self-contained, with plots"
     plots = {p.name for p in (out / "plots").iterdir()}
     assert "each-path-s-throughput-over-time--one-run-per-cc.png" in plots
+    assert "shared-lte-bearer--the-mp-tcp-subflow-s-share-over-time--one-run-per-cc.png" in plots
     assert summary["command"] == "millinet study mptcp --quick" and summary["duration_s"] == 3.0
 
 

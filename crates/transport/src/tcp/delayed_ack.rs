@@ -212,6 +212,11 @@ impl AckClock {
         self.deadline_ns = Some(self.deadline_ns.map_or(deadline_ns, |d| d.min(deadline_ns)));
     }
 
+    /// Whether out-of-order arrivals need their SACK block's rank (only Linux's rules read it).
+    pub fn ranks_sack_blocks(&self) -> bool {
+        self.mode == DelayedAck::Linux
+    }
+
     /// Asks for an ACK at once (a FIN, a window probe, a window update, the handshake).
     pub fn request(&mut self) {
         self.now = true;

@@ -10,7 +10,7 @@ use std::ops::Range;
 use millinet_wire::TcpOptions;
 
 use super::delayed_ack::{AckClock, AckTiming, Arrival, DelayedAck};
-use super::ranges::RangeSet;
+use super::ranges::{RangeSet, Span};
 use super::wrap::unwrap32;
 
 /// RFC 2018 §3: at most 4 blocks fit in the option space.
@@ -191,9 +191,9 @@ impl Receiver {
                 // RFC 2883 §4.2: a duplicate of data held out of order.
                 self.duplicate = Some(start..end);
             }
-            self.ooo.insert(start, end);
-            let sack_block_rank = self.sack_block_rank(start);
-            self.remember_block(start);
+            let (block, _) = self.ooo.insert(start, end);
+            let sack_block_rank = if self.acks.ranks_sack_blocks() { self.sack_block_rank(block) } else { 0 };
+            self.remember_block(start, block);
             self.on_arrival(now_ns, Arrival::OutOfOrder { sack_block_rank }, timing);
         }
         if self.fin_seq == Some(self.rcv_nxt) {
@@ -209,22 +209,28 @@ impl Receiver {
         self.acks.on_arrival(now_ns, arrival, self.rcv_nxt, advertised_bytes, timing);
     }
 
-    /// Where the block now holding `seq` stood among the most recent blocks (0: the latest),
-    /// or their number if `seq` started a new one (Linux's tcp_sack_new_ofo_skb).
-    fn sack_block_rank(&self, seq: u64) -> usize {
-        let joined = self.ooo.containing(seq).map(|span| span.start);
-        let blocks = self.recent[..self.recent_len].iter().filter_map(|&s| self.ooo.containing(s));
-        blocks.clone().position(|span| Some(span.start) == joined).unwrap_or_else(|| blocks.count())
+    /// Where `block`, which a segment just joined or started, stood among the most recent
+    /// blocks (0: the latest), or their number if it is new (Linux's tcp_sack_new_ofo_skb).
+    fn sack_block_rank(&self, block: Span) -> usize {
+        // The entries name distinct blocks (`remember_block`); delivered ones name none.
+        let mut rank = 0;
+        for span in self.recent[..self.recent_len].iter().filter_map(|&s| self.ooo.containing(s)) {
+            if span.start == block.start {
+                return rank;
+            }
+            rank += 1;
+        }
+        rank
     }
 
-    /// The block holding `seq` (just received out of order) becomes the most recent; entries
-    /// it absorbed and entries no longer held out of order (delivered) leave the list.
-    fn remember_block(&mut self, seq: u64) {
-        let Some(block) = self.ooo.containing(seq) else { return };
+    /// `block`, holding `seq` just received out of order, becomes the most recent; entries it
+    /// absorbed and entries no longer held out of order (delivered) leave the list.
+    fn remember_block(&mut self, seq: u64, block: Span) {
         let mut kept = [0; MAX_REMEMBERED_BLOCKS - 1];
         let mut n = 0;
         for &other in &self.recent[..self.recent_len] {
-            if n < kept.len() && !(block.start..block.end).contains(&other) && self.ooo.containing(other).is_some() {
+            // Data below RCV.NXT was delivered: out-of-order data leaves the set no other way.
+            if n < kept.len() && !(block.start..block.end).contains(&other) && other >= self.rcv_nxt {
                 kept[n] = other;
                 n += 1;
             }
@@ -358,9 +364,9 @@ mod tests {
         // the latest before it.
         for offset in [200, 400, 600, 100, 700] {
             let start = r.data_start + offset;
-            r.ooo.insert(start, start + MSS as u64);
-            ranks.push(r.sack_block_rank(start));
-            r.remember_block(start);
+            let (block, _) = r.ooo.insert(start, start + MSS as u64);
+            ranks.push(r.sack_block_rank(block));
+            r.remember_block(start, block);
         }
         assert_eq!(ranks, vec![0, 1, 2, 2, 1]);
     }
