@@ -113,7 +113,8 @@ impl AckClock {
     /// while that data shrinks the window, and sends it when the application reads
     /// (tcp_cleanup_rbuf). The one application-paced receiver of the scenarios, the split
     /// proxy's, stands for a relay that reads at once into its own buffer.
-    pub fn on_arrival(&mut self, now_ns: u64, arrival: Arrival, rcv_nxt: u64, window_bytes: u64, timing: AckTiming) {
+    #[inline]
+    pub fn on_arrival(&mut self, now_ns: u64, arrival: Arrival, rcv_nxt: u64, window_bytes: u64, timing: impl Fn() -> AckTiming) {
         self.scheduled = true;
         let out_of_order = match arrival {
             Arrival::InOrder { bytes, short, filled_gap } => {
@@ -121,7 +122,7 @@ impl AckClock {
                 if self.mode == DelayedAck::Linux {
                     // tcp_event_data_recv: the first data, or data after a pause longer than
                     // the RTO, is acknowledged segment by segment for a while.
-                    if self.last_in_order_ns.is_none_or(|t| now_ns - t > timing.rto_ns) {
+                    if self.last_in_order_ns.is_none_or(|t| now_ns - t > timing().rto_ns) {
                         self.start_quick_acks(window_bytes);
                     }
                     self.last_in_order_ns = Some(now_ns);
@@ -172,7 +173,7 @@ impl AckClock {
     }
 
     /// `__tcp_ack_snd_check`.
-    fn linux_ack_check(&mut self, now_ns: u64, out_of_order: bool, rcv_nxt: u64, timing: AckTiming) {
+    fn linux_ack_check(&mut self, now_ns: u64, out_of_order: bool, rcv_nxt: u64, timing: impl Fn() -> AckTiming) {
         if self.unacked_bytes > self.mss_bytes || self.quick_acks > 0 {
             self.now = true;
         } else if !out_of_order {
@@ -196,7 +197,10 @@ impl AckClock {
             } else {
                 // SACK compression: 5% of the RTT, at most 1 ms.
                 self.compressed_acks += 1;
-                let srtt_ns = if timing.srtt_ns > 0 { timing.srtt_ns } else { u64::MAX };
+                let srtt_ns = match timing().srtt_ns {
+                    0 => u64::MAX,
+                    srtt_ns => srtt_ns,
+                };
                 self.arm(now_ns + MAX_COMPRESSION_DELAY_NS.min(srtt_ns / 20));
             }
         }
@@ -266,7 +270,7 @@ mod tests {
     }
 
     fn full(c: &mut AckClock, now_ns: u64) {
-        c.on_arrival(now_ns, Arrival::InOrder { bytes: MSS, short: false, filled_gap: false }, 0, WINDOW, TIMING);
+        c.on_arrival(now_ns, Arrival::InOrder { bytes: MSS, short: false, filled_gap: false }, 0, WINDOW, || TIMING);
     }
 
     /// Feeds `n` full in-order segments 1 µs apart from `start_ns`, sending each ACK the clock
@@ -296,7 +300,7 @@ mod tests {
         // tcp_incr_quickack: window / (2 MSS) = 3.
         let mut c = clock(DelayedAck::Linux);
         for k in 1..=5u64 {
-            c.on_arrival(k, Arrival::InOrder { bytes: MSS, short: false, filled_gap: false }, 0, 7 * MSS, TIMING);
+            c.on_arrival(k, Arrival::InOrder { bytes: MSS, short: false, filled_gap: false }, 0, 7 * MSS, || TIMING);
             if c.wants_ack_now() {
                 c.ack_sent();
             } else {
@@ -315,7 +319,7 @@ mod tests {
         c.on_timer();
         assert!(c.wants_ack_now());
         c.ack_sent();
-        c.on_arrival(2_000_000, Arrival::InOrder { bytes: 300, short: true, filled_gap: false }, 0, WINDOW, TIMING);
+        c.on_arrival(2_000_000, Arrival::InOrder { bytes: 300, short: true, filled_gap: false }, 0, WINDOW, || TIMING);
         assert!(c.wants_ack_now(), "a short segment read at once is acknowledged at once");
     }
 
@@ -334,7 +338,7 @@ mod tests {
     fn a_duplicate_is_acknowledged_at_once_and_restarts_quick_acks() {
         let mut c = clock(DelayedAck::Linux);
         acked_after(&mut c, 0, 20);
-        c.on_arrival(30_000, Arrival::Duplicate, 0, WINDOW, TIMING);
+        c.on_arrival(30_000, Arrival::Duplicate, 0, WINDOW, || TIMING);
         assert!(c.wants_ack_now());
         c.ack_sent();
         assert_eq!(acked_after(&mut c, 40_000, 3), vec![1, 2, 3]);
@@ -346,7 +350,7 @@ mod tests {
         acked_after(&mut c, 0, 20);
         let mut at_once = 0;
         for k in 0..10u64 {
-            c.on_arrival(100_000 + k, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, TIMING);
+            c.on_arrival(100_000 + k, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, || TIMING);
             if c.wants_ack_now() {
                 at_once += 1;
                 c.ack_sent();
@@ -356,7 +360,7 @@ mod tests {
         // The fourth arrival armed the timer: 5% of the 10 ms SRTT is 500 µs.
         assert_eq!(c.deadline_ns(), Some(100_003 + 500_000));
         // A new cumulative ACK point (a partly filled hole) gets three immediate ACKs again.
-        c.on_arrival(200_000, Arrival::OutOfOrder { sack_block_rank: 0 }, 9, WINDOW, TIMING);
+        c.on_arrival(200_000, Arrival::OutOfOrder { sack_block_rank: 0 }, 9, WINDOW, || TIMING);
         assert!(c.wants_ack_now());
     }
 
@@ -365,19 +369,19 @@ mod tests {
         let mut c = clock(DelayedAck::Linux);
         acked_after(&mut c, 0, 20);
         for k in 0..3 {
-            c.on_arrival(100_000 + k, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, TIMING);
+            c.on_arrival(100_000 + k, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, || TIMING);
             c.ack_sent();
         }
         // Held: more of the latest block, then a second block.
-        c.on_arrival(100_010, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, TIMING);
-        c.on_arrival(100_020, Arrival::OutOfOrder { sack_block_rank: 1 }, 7, WINDOW, TIMING);
+        c.on_arrival(100_010, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, || TIMING);
+        c.on_arrival(100_020, Arrival::OutOfOrder { sack_block_rank: 1 }, 7, WINDOW, || TIMING);
         assert!(!c.wants_ack_now());
         // A third block: the held ACK goes now.
-        c.on_arrival(100_030, Arrival::OutOfOrder { sack_block_rank: 2 }, 7, WINDOW, TIMING);
+        c.on_arrival(100_030, Arrival::OutOfOrder { sack_block_rank: 2 }, 7, WINDOW, || TIMING);
         assert!(c.wants_ack_now());
         c.ack_sent();
         // With nothing held, a third block waits like any other.
-        c.on_arrival(100_040, Arrival::OutOfOrder { sack_block_rank: 2 }, 7, WINDOW, TIMING);
+        c.on_arrival(100_040, Arrival::OutOfOrder { sack_block_rank: 2 }, 7, WINDOW, || TIMING);
         assert!(!c.wants_ack_now());
     }
 
@@ -387,15 +391,15 @@ mod tests {
         acked_after(&mut c, 0, 20);
         let slow = AckTiming { rto_ns: TIMING.rto_ns, srtt_ns: 100_000_000 };
         for k in 0..3 {
-            c.on_arrival(100_000 + k, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, slow);
+            c.on_arrival(100_000 + k, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, || slow);
             c.ack_sent();
         }
         for k in 0..MAX_COMPRESSED_ACKS as u64 {
-            c.on_arrival(100_010 + k, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, slow);
+            c.on_arrival(100_010 + k, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, || slow);
             assert!(!c.wants_ack_now());
         }
         assert_eq!(c.deadline_ns(), Some(100_010 + 1_000_000), "min(5% of 100 ms, 1 ms)");
-        c.on_arrival(100_100, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, slow);
+        c.on_arrival(100_100, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, || slow);
         assert!(c.wants_ack_now(), "the 45th compressed arrival sends");
     }
 
@@ -405,7 +409,7 @@ mod tests {
         c.establish(MSS, false);
         acked_after(&mut c, 0, 20);
         for k in 0..6 {
-            c.on_arrival(100_000 + k, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, TIMING);
+            c.on_arrival(100_000 + k, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, || TIMING);
             assert!(c.wants_ack_now());
             c.ack_sent();
         }
@@ -415,7 +419,7 @@ mod tests {
     fn rfc5681_and_off() {
         let mut c = clock(DelayedAck::Rfc5681);
         assert_eq!(acked_after(&mut c, 0, 6), vec![2, 4, 6], "no quick-ACK start");
-        c.on_arrival(10_000, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, TIMING);
+        c.on_arrival(10_000, Arrival::OutOfOrder { sack_block_rank: 0 }, 7, WINDOW, || TIMING);
         assert!(c.wants_ack_now());
         let mut c = clock(DelayedAck::Off);
         assert_eq!(acked_after(&mut c, 0, 3), vec![1, 2, 3]);

@@ -699,8 +699,11 @@ impl TcpConnection {
             self.on_fin_acked(now_ns);
         }
         let fin = hdr.flags.contains(TcpFlags::FIN);
-        let timing = AckTiming { rto_ns: self.snd.rto_ns(), srtt_ns: self.snd.srtt_ns() };
-        if self.rcv.on_segment(now_ns, hdr.seq, payload_bytes, fin, self.peer_tsval(hdr), timing) {
+        let tsval = self.peer_tsval(hdr);
+        let snd = &self.snd;
+        // Read only where Linux's receiver needs it.
+        let timing = || AckTiming { rto_ns: snd.rto_ns(), srtt_ns: snd.srtt_ns() };
+        if self.rcv.on_segment(now_ns, hdr.seq, payload_bytes, fin, tsval, timing) {
             self.on_peer_fin(now_ns);
         } else if fin && self.state == TcpState::TimeWait {
             // RFC 9293 §3.10.7.4: a retransmitted FIN restarts the TIME-WAIT timeout.

@@ -140,7 +140,15 @@ impl Receiver {
     }
 
     /// A segment arrived. Returns true when it made the peer's FIN consumable now.
-    pub fn on_segment(&mut self, now_ns: u64, seq: u32, payload_bytes: u32, fin: bool, tsval: Option<u32>, timing: AckTiming) -> bool {
+    pub fn on_segment(
+        &mut self,
+        now_ns: u64,
+        seq: u32,
+        payload_bytes: u32,
+        fin: bool,
+        tsval: Option<u32>,
+        timing: impl Fn() -> AckTiming,
+    ) -> bool {
         let start = unwrap32(self.rcv_nxt, seq);
         let had_fin = self.fin_received();
         // RFC 7323 §4.3: remember the TSval of the segment at the left window edge (the
@@ -204,7 +212,7 @@ impl Receiver {
         !had_fin && self.fin_received()
     }
 
-    fn on_arrival(&mut self, now_ns: u64, arrival: Arrival, timing: AckTiming) {
+    fn on_arrival(&mut self, now_ns: u64, arrival: Arrival, timing: impl Fn() -> AckTiming) {
         let advertised_bytes = self.adv_right_edge - self.last_ack_sent;
         self.acks.on_arrival(now_ns, arrival, self.rcv_nxt, advertised_bytes, timing);
     }
@@ -336,22 +344,22 @@ mod tests {
     #[test]
     fn in_order_out_of_order_and_hole_filling_across_wrap() {
         let mut r = receiver(DelayedAck::Off);
-        r.on_segment(0, seq(&r, 0), MSS, false, None, TIMING);
+        r.on_segment(0, seq(&r, 0), MSS, false, None, || TIMING);
         assert_eq!(r.read(u64::MAX), 0..100);
-        r.on_segment(0, seq(&r, 200), MSS, false, None, TIMING);
-        r.on_segment(0, seq(&r, 400), MSS, false, None, TIMING);
+        r.on_segment(0, seq(&r, 200), MSS, false, None, || TIMING);
+        r.on_segment(0, seq(&r, 400), MSS, false, None, || TIMING);
         let mut opts = TcpOptions::default();
         r.fill_sack_blocks(&mut opts);
         let blocks: Vec<(u32, u32)> = opts.sack().iter().map(|b| (b.left, b.right)).collect();
         assert_eq!(blocks, vec![(seq(&r, 400), seq(&r, 500)), (seq(&r, 200), seq(&r, 300))], "latest block first");
         // 200 bytes buffered out of order, but the advertised right edge does not move left.
         assert_eq!(r.window_field(), 9_900);
-        r.on_segment(0, seq(&r, 100), MSS, false, None, TIMING);
+        r.on_segment(0, seq(&r, 100), MSS, false, None, || TIMING);
         assert!(r.wants_ack_now(), "filling a hole is ACKed at once");
         assert_eq!(r.read(u64::MAX), 100..300);
-        r.on_segment(0, seq(&r, 300), MSS, false, None, TIMING);
+        r.on_segment(0, seq(&r, 300), MSS, false, None, || TIMING);
         assert_eq!(r.read(u64::MAX), 300..500);
-        assert!(r.on_segment(0, seq(&r, 500), 0, true, None, TIMING), "a FIN alone is consumed");
+        assert!(r.on_segment(0, seq(&r, 500), 0, true, None, || TIMING), "a FIN alone is consumed");
         assert_eq!(r.read(u64::MAX), 500..500);
         assert_eq!(r.ack_number(), seq(&r, 501));
     }
@@ -377,7 +385,7 @@ mod tests {
         r.on_syn(7, None);
         r.establish(MSS as u64, 0, true);
         for k in 0..6 {
-            r.on_segment(0, seq(&r, k * 100), MSS, false, None, TIMING);
+            r.on_segment(0, seq(&r, k * 100), MSS, false, None, || TIMING);
         }
         r.ack_sent();
         assert_eq!(r.window_field(), 400, "600 unread bytes occupy the buffer");
@@ -389,7 +397,7 @@ mod tests {
         assert_eq!(r.window_field(), 600);
         // Data beyond the advertised window is not accepted.
         for k in 6..13 {
-            r.on_segment(0, seq(&r, k * 100), MSS, false, None, TIMING);
+            r.on_segment(0, seq(&r, k * 100), MSS, false, None, || TIMING);
         }
         assert_eq!(r.delivered_bytes(), 1_200, "only up to the right edge");
         assert_eq!(r.read(u64::MAX), 200..1_200);
@@ -398,14 +406,14 @@ mod tests {
     #[test]
     fn delayed_ack_every_second_full_segment_or_timer() {
         let mut r = receiver(DelayedAck::Rfc5681);
-        r.on_segment(1000, seq(&r, 0), MSS, false, None, TIMING);
+        r.on_segment(1000, seq(&r, 0), MSS, false, None, || TIMING);
         assert!(!r.wants_ack_now());
         assert_eq!(r.ack_deadline_ns(), Some(1040));
-        r.on_segment(1010, seq(&r, 100), MSS, false, None, TIMING);
+        r.on_segment(1010, seq(&r, 100), MSS, false, None, || TIMING);
         assert!(r.wants_ack_now());
         r.ack_sent();
         assert_eq!(r.ack_deadline_ns(), None);
-        r.on_segment(1020, seq(&r, 300), MSS, false, None, TIMING);
+        r.on_segment(1020, seq(&r, 300), MSS, false, None, || TIMING);
         assert!(r.wants_ack_now(), "out-of-order data is ACKed at once");
     }
 
@@ -418,22 +426,22 @@ mod tests {
     #[test]
     fn duplicates_are_reported_once_as_a_first_dsack_block() {
         let mut r = receiver(DelayedAck::Off);
-        r.on_segment(0, seq(&r, 0), MSS, false, None, TIMING);
+        r.on_segment(0, seq(&r, 0), MSS, false, None, || TIMING);
         r.ack_sent();
         // RFC 2883 §4.1.1: a duplicate below the cumulative ACK.
-        r.on_segment(0, seq(&r, 0), MSS, false, None, TIMING);
+        r.on_segment(0, seq(&r, 0), MSS, false, None, || TIMING);
         assert!(r.wants_ack_now());
         assert_eq!(blocks(&r), vec![(seq(&r, 0), seq(&r, 100))]);
         r.ack_sent();
         assert_eq!(blocks(&r), vec![], "only in the first ACK after it");
         // RFC 2883 §4.1.3: a duplicate of data held out of order, then the block holding it.
-        r.on_segment(0, seq(&r, 300), MSS, false, None, TIMING);
+        r.on_segment(0, seq(&r, 300), MSS, false, None, || TIMING);
         r.ack_sent();
-        r.on_segment(0, seq(&r, 300), MSS, false, None, TIMING);
+        r.on_segment(0, seq(&r, 300), MSS, false, None, || TIMING);
         assert_eq!(blocks(&r), vec![(seq(&r, 300), seq(&r, 400)), (seq(&r, 300), seq(&r, 400))]);
         r.ack_sent();
         // A segment that starts below RCV.NXT: its old part is the duplicate.
-        r.on_segment(0, seq(&r, 50), 2 * MSS, false, None, TIMING);
+        r.on_segment(0, seq(&r, 50), 2 * MSS, false, None, || TIMING);
         assert_eq!(blocks(&r)[0], (seq(&r, 50), seq(&r, 100)));
         assert_eq!(r.ack_number(), seq(&r, 250));
     }
