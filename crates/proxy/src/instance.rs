@@ -1,7 +1,7 @@
 //! One per-flow instance (docs/proxy.md#how-a-flow-is-handled): buffer, coalescing toward the UE, ACK relay
 //! toward the server, local repair, RTT estimator and the flow window.
 
-use millinet_wire::{seq, Packet, PayloadId, TcpFlags, TcpHeader, TcpOptions, Telemetry};
+use millinet_wire::{seq, Packet, PayloadId, TcpFlags, TcpHeader, TcpOptions, Telemetry, ECN_CE};
 
 use crate::ack_relay::{pure_ack, window_field};
 use crate::buffer::{Entry, SegmentBuffer};
@@ -297,6 +297,8 @@ impl<S: PayloadStore> Instance<S> {
         let mut latest: Option<Entry> = None;
         // FIN only if the final constituent carries it.
         let mut fin = false;
+        // RFC 3168 §5: a CE mark on any constituent is congestion the UE must echo.
+        let mut congestion_experienced = false;
         for (s, e) in self.buffer.from(start) {
             let fits = s + e.seq_len() <= max_end && payload_bytes.saturating_add(e.payload_bytes) <= max_payload;
             let same_options = latest.is_none_or(|l| l.raw_options == e.raw_options);
@@ -306,6 +308,7 @@ impl<S: PayloadStore> Instance<S> {
             end = s + e.seq_len();
             payload_bytes += e.payload_bytes;
             fin = e.fin;
+            congestion_experienced |= e.ecn == ECN_CE;
             if latest.is_none_or(|l| e.arrival > l.arrival) {
                 latest = Some(*e);
             }
@@ -316,7 +319,7 @@ impl<S: PayloadStore> Instance<S> {
         let Some(latest) = latest else { return false };
         let mut p = template;
         p.payload_bytes = payload_bytes;
-        p.ecn = latest.ecn;
+        p.ecn = if congestion_experienced { ECN_CE } else { latest.ecn };
         p.meta = latest.meta;
         p.meta.payload = PayloadId::NONE;
         if S::HOLDS_BYTES {

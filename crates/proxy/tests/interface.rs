@@ -10,7 +10,7 @@ use millinet_proxy::{
     SplitProxy,
 };
 use millinet_transport::TcpConfig;
-use millinet_wire::{emit, parse, Packet, PayloadId, TcpFlags, TcpOptions};
+use millinet_wire::{emit, parse, Packet, PayloadId, TcpFlags, TcpOptions, ECN_CE};
 
 #[test]
 fn both_proxies_run_through_one_driver_path() {
@@ -161,6 +161,31 @@ fn segments_with_different_unknown_options_are_not_merged() {
 }
 
 /// Byte `offset` of the server's stream: varied enough that a misplaced range shows.
+#[test]
+fn a_coalesced_segment_keeps_a_constituents_congestion_mark() {
+    // RFC 3168 §5: the UE must see a CE mark a router set on any of the segments milliProxy
+    // merges, or the server never hears of that congestion. ECT(0) is 0b10.
+    let ect0 = 0b10;
+    for (marks, expected) in [([ect0, ECN_CE, ect0], ECN_CE), ([ect0, ect0, ect0], ect0)] {
+        let cfg = ProxyConfig { policy: PolicySpec::new("passthrough"), ..ProxyConfig::default() };
+        let mut proxy: Proxy = Proxy::new(cfg).unwrap();
+        handshake(&mut proxy, 0, 4000);
+        let mut out = Vec::new();
+        // A window of one segment (field 11, shift 7: 1408 bytes): the rest wait in the buffer.
+        proxy.on_packet(MS, ue_ack(0, 11), Direction::FromUe, &mut NoPayloads, &mut out);
+        for (i, ecn) in [ect0, marks[0], marks[1], marks[2]].into_iter().enumerate() {
+            let mut p = data(4000, 1400 * i as u32, 1400);
+            p.ecn = ecn;
+            proxy.on_packet((2 + i as u64) * MS, p, Direction::FromServer, &mut NoPayloads, &mut out);
+        }
+        out.clear();
+        proxy.on_packet(20 * MS, ue_ack(1400, 1000), Direction::FromUe, &mut NoPayloads, &mut out);
+        let toward_ue: Vec<&Packet> = out.iter().filter(|p| p.dst == UE_IP && p.payload_bytes > 0).collect();
+        assert_eq!(toward_ue.iter().map(|p| p.payload_bytes).collect::<Vec<_>>(), vec![4200], "the three waiting segments leave as one");
+        assert_eq!(toward_ue[0].ecn, expected, "constituents {marks:?}");
+    }
+}
+
 fn stream_byte(offset: u64) -> u8 {
     (offset.wrapping_mul(131) ^ (offset >> 8)) as u8
 }

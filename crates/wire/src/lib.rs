@@ -17,7 +17,7 @@ mod tcp;
 pub mod telemetry;
 
 pub use emit::{emit, emit_headers, header_bytes, rewrite_tcp_window, EmitError, MAX_HEADER_BYTES};
-pub use packet::{Meta, OtherHeader, Packet, PayloadId, Tag, Transport, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+pub use packet::{Meta, OtherHeader, Packet, PayloadId, Tag, Transport, UdpHeader, ECN_CE, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 pub use parse::{parse, ParseError};
 pub use sealed_telemetry::{OpenError, ReplayGuard, Sealed, TelemetryKey, MIN_KEY_BYTES, SEALED_TELEMETRY_BYTES};
 pub use tcp::{

@@ -100,6 +100,10 @@ impl PayloadId {
     }
 }
 
+/// The ECN field's Congestion Experienced codepoint (RFC 3168 §5): a router that marks sets it,
+/// and whatever merges packets must keep it.
+pub const ECN_CE: u8 = 0b11;
+
 /// One IPv4 packet. Payload is carried as a length, and as bytes only through `meta.payload`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
