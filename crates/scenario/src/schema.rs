@@ -373,7 +373,7 @@ pub enum CubicVariantSpec {
     Rfc9438,
 }
 
-/// When a TCP receiver acknowledges (docs/models/transport.md §3). The booleans this key took
+/// When a TCP receiver acknowledges (docs/models/transport.md §2). The booleans this key took
 /// before Linux's receiver existed still load: `false` as "off", `true` as "rfc5681".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

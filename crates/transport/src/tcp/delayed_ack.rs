@@ -1,7 +1,9 @@
 //! When the receiver's ACK goes out: at once, delayed (RFC 5681 §4.2), or as Linux's receiver
 //! decides (Linux 6.18, net/ipv4/tcp_input.c `tcp_event_data_recv` and `__tcp_ack_snd_check`,
 //! tcp_timer.c's compressed-ACK timer). The receiver reports what arrived; this state machine
-//! answers "ACK now", "ACK by this deadline" or nothing yet (docs/models/transport.md §3).
+//! answers "ACK now", "ACK by this deadline" or nothing yet (docs/models/transport.md §2).
+
+use crate::deadline::earliest_ns;
 
 /// Which receiver's rules decide when in-order data is acknowledged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,7 +215,7 @@ impl AckClock {
     }
 
     fn arm(&mut self, deadline_ns: u64) {
-        self.deadline_ns = Some(self.deadline_ns.map_or(deadline_ns, |d| d.min(deadline_ns)));
+        self.deadline_ns = earliest_ns(self.deadline_ns, Some(deadline_ns));
     }
 
     /// Whether out-of-order arrivals need their SACK block's rank (only Linux's rules read it).
@@ -221,7 +223,8 @@ impl AckClock {
         self.mode == DelayedAck::Linux
     }
 
-    /// Asks for an ACK at once (a FIN, a window probe, a window update, the handshake).
+    /// Asks for an ACK at once (a FIN, a window probe, a window update, the handshake, the
+    /// delayed-ACK or compression timer).
     pub fn request(&mut self) {
         self.now = true;
     }
@@ -232,11 +235,6 @@ impl AckClock {
 
     pub fn deadline_ns(&self) -> Option<u64> {
         self.deadline_ns
-    }
-
-    /// The delayed-ACK or compression timer fired (checked against the deadline by the caller).
-    pub fn on_timer(&mut self) {
-        self.now = true;
     }
 
     /// A segment carrying the current ACK went out (tcp_event_ack_sent).
@@ -316,7 +314,7 @@ mod tests {
         full(&mut c, 1_000_000);
         assert!(!c.wants_ack_now());
         assert_eq!(c.deadline_ns(), Some(41_000_000), "TCP_ATO_MIN after the arrival");
-        c.on_timer();
+        c.request();
         assert!(c.wants_ack_now());
         c.ack_sent();
         c.on_arrival(2_000_000, Arrival::InOrder { bytes: 300, short: true, filled_gap: false }, 0, WINDOW, || TIMING);

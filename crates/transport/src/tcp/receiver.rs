@@ -263,7 +263,7 @@ impl Receiver {
 
     /// The delayed-ACK timer fired (checked against the deadline by the caller).
     pub fn on_ack_timer(&mut self) {
-        self.acks.on_timer();
+        self.acks.request();
     }
 
     /// A segment carrying our current ACK went out.
