@@ -218,7 +218,7 @@ mod tests {
     use millinet_wire::{TcpFlags, TcpHeader};
 
     /// A TCP GSO frame of `payload` bytes in segments of `mss`, as a TUN hands it over.
-    fn gso_frame(frames: &mut Frames, payload: usize, mss: u16, flags: u8) -> PayloadId {
+    fn gso_frame(frames: &mut Frames, payload: usize, mss: u16, flags: u16) -> PayloadId {
         let mut header = TcpHeader { src_port: 5201, dst_port: 40000, seq: 1000, ack: 7, window: 500, ..TcpHeader::default() };
         header.flags = TcpFlags(flags);
         let packet = Packet::tcp(Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2), header, payload as u32);
@@ -267,8 +267,8 @@ mod tests {
             let (packet, payload) = parse(datagram, false).unwrap();
             let h = packet.tcp_header().unwrap();
             assert_eq!(h.seq, 1000 + (k as u32) * 1448);
-            assert_eq!(h.flags.0 & TCP_FIN != 0, k == 6, "FIN only on the last segment");
-            assert_eq!(h.flags.0 & TCP_PSH != 0, k == 6, "PSH only on the last segment");
+            assert_eq!(h.flags.contains(TcpFlags::FIN), k == 6, "FIN only on the last segment");
+            assert_eq!(h.flags.contains(TcpFlags::PSH), k == 6, "PSH only on the last segment");
             // The checksum field holds the pseudo-header sum, for the receiver to complete.
             let l4_bytes = (datagram.len() - 20) as u16;
             let partial = Checksum::pseudo_header(packet.src, packet.dst, IPPROTO_TCP, l4_bytes).sum();
@@ -280,7 +280,7 @@ mod tests {
     }
 
     /// A single TCP segment with complete checksums, as the proxy's datapath emits it.
-    fn segment(frames: &mut Frames, seq: u32, payload: &[u8], flags: u8) -> PayloadId {
+    fn segment(frames: &mut Frames, seq: u32, payload: &[u8], flags: u16) -> PayloadId {
         let mut header = TcpHeader { src_port: 5201, dst_port: 40000, seq, ack: 7, window: 500, ..TcpHeader::default() };
         header.flags = TcpFlags(flags);
         let packet = Packet::tcp(Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2), header, payload.len() as u32);
@@ -302,7 +302,7 @@ mod tests {
         assert_eq!(packet.wire_bytes(), 4000 + 3 * 40, "charged as three segments");
         let mut parts = Vec::new();
         frames.split(first, 1, &mut parts);
-        let got: Vec<(u32, u8, Vec<u8>)> = parts
+        let got: Vec<(u32, u16, Vec<u8>)> = parts
             .iter()
             .map(|&p| {
                 let (packet, payload) = parse(&frames.frame(p)[VNET_HEADER_BYTES..], false).unwrap();

@@ -74,7 +74,8 @@ impl TelemetryOp {
 
 #[derive(Arbitrary, Debug)]
 pub(crate) struct Segment {
-    flags: u8,
+    /// The 9 control bits (AE included), masked from 16.
+    flags: u16,
     /// Own sequence and acknowledged offsets from the ISNs + 1, in `OFFSET_UNIT_BYTES`.
     seq_units: u16,
     ack_units: u16,
@@ -235,7 +236,7 @@ pub(crate) fn flow_key(i: usize) -> FlowKey {
 /// A segment from `from` to `to`: a SYN at the sender's ISN, anything else in the stream
 /// after it.
 pub(crate) fn segment(from: SocketAddrV4, to: SocketAddrV4, own_isn: u32, peer_isn: u32, s: &Segment) -> Packet {
-    let flags = TcpFlags(s.flags);
+    let flags = TcpFlags(s.flags & 0x1ff);
     let offset = |units: u16| u32::from(units).wrapping_mul(OFFSET_UNIT_BYTES);
     let seq = if flags.contains(TcpFlags::SYN) { own_isn } else { own_isn.wrapping_add(1).wrapping_add(offset(s.seq_units)) };
     let ack = peer_isn.wrapping_add(1).wrapping_add(offset(s.ack_units));

@@ -42,7 +42,8 @@ struct Segment {
     /// the fuzzer reaches the window's edges, or anywhere in sequence space.
     seq: Seq,
     payload_bytes: u16,
-    flags: u8,
+    /// The 9 control bits (AE included), masked from 16.
+    flags: u16,
     /// Acknowledgment number relative to the receiver's ISS + 1 (what a correct peer sends).
     ack_delta: i8,
     window: u16,
@@ -113,7 +114,7 @@ pub fn tcp_receiver(data: &[u8]) {
             }
         }
         let ack = input.local_iss.wrapping_add(1).wrapping_add(s.ack_delta as i32 as u32);
-        let pkt = segment(TcpHeader { seq, ack, flags: TcpFlags(s.flags), window: s.window, options, ..header() }, s.payload_bytes);
+        let pkt = segment(TcpHeader { seq, ack, flags: TcpFlags(s.flags & 0x1ff), window: s.window, options, ..header() }, s.payload_bytes);
         // Only the first SYN tells the check where the stream starts: a later one is a
         // segment like any other to the receiver, which must not restart the stream for it.
         let mut seen = pkt;

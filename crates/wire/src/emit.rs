@@ -208,9 +208,10 @@ fn write_tcp(h: &TcpHeader, out: &mut [u8]) {
     out[2..4].copy_from_slice(&h.dst_port.to_be_bytes());
     out[4..8].copy_from_slice(&h.seq.to_be_bytes());
     out[8..12].copy_from_slice(&h.ack.to_be_bytes());
-    // RFC 9293 §3.1: data offset in 32-bit words in the high nibble, reserved bits zero.
-    out[12] = ((out.len() / 4) as u8) << 4;
-    out[13] = h.flags.0;
+    // RFC 9293 §3.1: data offset in 32-bit words in the high nibble, reserved bits zero but
+    // the last, AE (RFC 9768 §3.2.1).
+    out[12] = ((out.len() / 4) as u8) << 4 | (h.flags.0 >> 8) as u8 & 1;
+    out[13] = h.flags.0 as u8;
     out[14..16].copy_from_slice(&h.window.to_be_bytes());
     out[16..20].fill(0); // checksum (filled later) and urgent pointer
     let opts = &h.options;

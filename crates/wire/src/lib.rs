@@ -5,6 +5,7 @@
 //! turns a packet into real IPv4/TCP/UDP bytes for captures and for the
 //! emulator, and `parse` reads real bytes back.
 
+pub mod accecn;
 pub mod aqm;
 pub mod checksum;
 pub mod emit;
@@ -17,7 +18,10 @@ mod tcp;
 pub mod telemetry;
 
 pub use emit::{emit, emit_headers, header_bytes, rewrite_tcp_window, EmitError, MAX_HEADER_BYTES};
-pub use packet::{Meta, OtherHeader, Packet, PayloadId, Tag, Transport, UdpHeader, ECN_CE, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+pub use packet::{
+    Meta, OtherHeader, Packet, PayloadId, Tag, Transport, UdpHeader, ECN_CE, ECN_ECT0, ECN_ECT1, ECN_NOT_ECT, IPV4_HEADER_BYTES,
+    UDP_HEADER_BYTES,
+};
 pub use parse::{parse, ParseError};
 pub use sealed_telemetry::{OpenError, ReplayGuard, Sealed, TelemetryKey, MIN_KEY_BYTES, SEALED_TELEMETRY_BYTES};
 pub use tcp::{

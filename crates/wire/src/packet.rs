@@ -100,8 +100,14 @@ impl PayloadId {
     }
 }
 
-/// The ECN field's Congestion Experienced codepoint (RFC 3168 §5): a router that marks sets it,
-/// and whatever merges packets must keep it.
+/// The ECN field's codepoints (RFC 3168 §5). Not-ECT: the transport does not take marks.
+pub const ECN_NOT_ECT: u8 = 0b00;
+/// ECT(1): the L4S identifier (RFC 9331 §4), a scalable congestion control's packets.
+pub const ECN_ECT1: u8 = 0b01;
+/// ECT(0): a classic ECN-capable transport.
+pub const ECN_ECT0: u8 = 0b10;
+/// Congestion Experienced: a router that marks sets it, and whatever merges packets must
+/// keep it.
 pub const ECN_CE: u8 = 0b11;
 
 /// One IPv4 packet. Payload is carried as a length, and as bytes only through `meta.payload`.

@@ -245,7 +245,7 @@ fn parse_tcp(seg: &[u8]) -> Result<(TcpHeader, usize), ParseError> {
         dst_port: be16(seg, 2),
         seq: be32(seg, 4),
         ack: be32(seg, 8),
-        flags: TcpFlags(seg[13]),
+        flags: TcpFlags(((seg[12] & 1) as u16) << 8 | seg[13] as u16),
         window: be16(seg, 14),
         options: parse_options(&seg[TCP_HDR..hlen])?,
     };

@@ -7,9 +7,10 @@ pub const MAX_TCP_OPTION_BYTES: usize = 40;
 /// `TcpOptions` for why not the whole option space).
 pub const OPTION_AREA_BYTES: usize = 32;
 
-/// TCP control bits (RFC 9293 §3.1, RFC 3168 for ECE/CWR).
+/// TCP control bits (RFC 9293 §3.1, RFC 3168 for ECE/CWR, RFC 9768 §3.2.1 for AE): the low
+/// byte is header byte 13, bit 8 is the last bit of byte 12 (the former NS bit).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TcpFlags(pub u8);
+pub struct TcpFlags(pub u16);
 
 impl TcpFlags {
     pub const FIN: TcpFlags = TcpFlags(0x01);
@@ -19,10 +20,32 @@ impl TcpFlags {
     pub const ACK: TcpFlags = TcpFlags(0x10);
     pub const ECE: TcpFlags = TcpFlags(0x40);
     pub const CWR: TcpFlags = TcpFlags(0x80);
+    /// Accurate ECN's third counter bit (RFC 9768 §3.2.1).
+    pub const AE: TcpFlags = TcpFlags(0x100);
+    /// AE, CWR and ECE: the ACE field of Accurate ECN, or RFC 3168's two flags and AE.
+    pub const ECN_BITS: TcpFlags = TcpFlags(0x1c0);
 
     #[inline]
     pub fn contains(self, other: TcpFlags) -> bool {
         self.0 & other.0 == other.0
+    }
+
+    /// The ACE field (RFC 9768 §3.2.1): AE, CWR and ECE read as a 3-bit number, AE highest.
+    #[inline]
+    pub fn ace(self) -> u8 {
+        ((self.0 & TcpFlags::ECN_BITS.0) >> 6) as u8
+    }
+
+    /// These flags with the ACE field set to `ace` (its low 3 bits).
+    #[inline]
+    pub fn with_ace(self, ace: u8) -> TcpFlags {
+        TcpFlags((self.0 & !TcpFlags::ECN_BITS.0) | (((ace & 0b111) as u16) << 6))
+    }
+
+    /// Only the flags also in `mask`.
+    #[inline]
+    pub fn masked(self, mask: TcpFlags) -> TcpFlags {
+        TcpFlags(self.0 & mask.0)
     }
 }
 

@@ -73,7 +73,8 @@ fn random_packet(rng: &mut Rng) -> Packet {
             dst_port: rng.next() as u16,
             seq: rng.next() as u32,
             ack: rng.next() as u32,
-            flags: TcpFlags(rng.next() as u8),
+            // The 9 control bits, AE (RFC 9768) included.
+            flags: TcpFlags(rng.next() as u16 & 0x1ff),
             window: rng.next() as u16,
             options: o,
         };
