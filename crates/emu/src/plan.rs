@@ -12,7 +12,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 
 use millinet_bpfcc::Cc;
 use millinet_network::{Network, NodeId};
-use millinet_scenario::{CubicVariantSpec, DelayedAckSpec, FlowKind, HystartSpec, LossDetectionSpec, ProxyKind, Scenario};
+use millinet_scenario::{CubicVariantSpec, DelayedAckSpec, EcnSpec, FlowKind, HystartSpec, LossDetectionSpec, ProxyKind, Scenario};
 
 use millinet_scenario::translate::app_spec;
 
@@ -52,6 +52,8 @@ pub struct TcpSettings {
     /// RACK-TLP (`net.ipv4.tcp_recovery` 1 and `tcp_early_retrans` 3, the kernel's defaults)
     /// or neither (0 and 0: duplicate-ACK loss marking, no probe).
     pub rack_tlp: bool,
+    /// The ECN feedback it asks for and accepts (`net.ipv4.tcp_ecn`).
+    pub ecn: EcnSpec,
 }
 
 /// The per-route TCP settings of a sending host (ip-route(8)).
@@ -261,12 +263,13 @@ impl Plan {
                     timestamps: f.timestamps,
                     window_scaling: f.window_scaling,
                     rack_tlp: f.loss_detection == LossDetectionSpec::RackTlp,
+                    ecn: f.ecn,
                 };
                 if host.tcp.is_some_and(|t| t != settings) {
                     return Err(EmuError::unsupported(
                         field("sack"),
                         format!(
-                            "`{}` runs one kernel TCP: its flows must agree on sack, timestamps, window_scaling and loss_detection",
+                            "`{}` runs one kernel TCP: its flows must agree on sack, timestamps, window_scaling, loss_detection and ecn",
                             host.name
                         ),
                     ));
@@ -406,7 +409,7 @@ fn split_plan(s: &Scenario, network: &Network, node: NodeId, plan: &mut Plan, av
             return Err(EmuError::unsupported(
                 format!("flows.{i}.src"),
                 format!(
-                    "the split proxy on `{}` runs one kernel TCP: the flows it relays must agree on sack, timestamps, window_scaling, loss_detection, min_rto_s and initial_window_segments",
+                    "the split proxy on `{}` runs one kernel TCP: the flows it relays must agree on sack, timestamps, window_scaling, loss_detection, ecn, min_rto_s and initial_window_segments",
                     s.proxy.node
                 ),
             ));

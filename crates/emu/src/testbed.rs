@@ -9,6 +9,8 @@
 //! what leaves from each address over that radio. Kernel MPTCP opens a subflow from each
 //! further address (`ip mptcp endpoint ... subflow`).
 
+use millinet_scenario::EcnSpec;
+
 use crate::error::EmuError;
 use crate::netns::{self, run, Namespaces};
 use crate::plan::{HostPlan, Plan};
@@ -76,6 +78,16 @@ fn wire_host(name: &str, host: &HostPlan, mptcp_subflows: Option<usize>) -> Resu
                 // RACK loss detection (bit 0 of tcp_recovery) and TLP (tcp_early_retrans 3).
                 ("net.ipv4.tcp_recovery", flag(tcp.rack_tlp)),
                 ("net.ipv4.tcp_early_retrans", if tcp.rack_tlp { "3".into() } else { "0".into() }),
+                // Ask for and accept: nothing (0), RFC 3168 (1) or Accurate ECN (3, this
+                // kernel's 6.18 has it), as both ends of a simulated flow do.
+                (
+                    "net.ipv4.tcp_ecn",
+                    match tcp.ecn {
+                        EcnSpec::Off => "0".into(),
+                        EcnSpec::Rfc3168 => "1".into(),
+                        EcnSpec::Accurate => "3".into(),
+                    },
+                ),
             ])?;
         }
         Tun::create(DEVICE)

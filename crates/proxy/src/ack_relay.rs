@@ -22,7 +22,9 @@ pub fn pure_ack(ue: &Packet, seq: u32, ack: u32, window: u16) -> Packet {
         h.seq = seq;
         h.ack = ack;
         h.window = window;
-        h.flags = TcpFlags::ACK | TcpFlags(h.flags.0 & (TcpFlags::ECE.0 | TcpFlags::CWR.0));
+        // The ECN feedback (RFC 3168 ECE/CWR, or Accurate ECN's ACE field and option) is the
+        // UE's, carried as it sent it.
+        h.flags = TcpFlags::ACK | h.flags.masked(TcpFlags::ECN_BITS);
         h.options.sack_count = 0;
     }
     p.payload_bytes = 0;

@@ -223,7 +223,7 @@ impl<S: PayloadStore> Instance<S> {
                     arrival: self.arrivals,
                     ack: hdr.ack,
                     window: hdr.window,
-                    flags: TcpFlags(hdr.flags.0 & (TcpFlags::PSH.0 | TcpFlags::ECE.0 | TcpFlags::CWR.0)) | TcpFlags::ACK,
+                    flags: hdr.flags.masked(TcpFlags::PSH | TcpFlags::ECN_BITS) | TcpFlags::ACK,
                     timestamps: hdr.options.timestamps,
                     raw_options: hdr.options.raw(),
                     ecn: packet.ecn,

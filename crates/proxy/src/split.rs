@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 
 use millinet_transport::deadline::earliest_ns;
-use millinet_transport::{TcpConfig, TcpConnection, TcpState};
+use millinet_transport::{EcnMode, TcpConfig, TcpConnection, TcpState};
 use millinet_wire::{Packet, TcpFlags, Telemetry};
 
 use crate::config::HandlingRule;
@@ -199,12 +199,15 @@ impl SplitProxy {
             sack: opts.sack_permitted,
             timestamps: opts.timestamps.is_some(),
             window_scaling: opts.window_scale.is_some(),
+            ecn: EcnMode::requested_by(hdr.flags),
             rcv_buf_bytes: self.cfg.buffer_bytes,
             app_paced_reads: true,
             iss,
             ..self.cfg.downstream.clone()
         };
-        let downstream = TcpConfig { iss: iss.wrapping_add(0x9e37_79b9), ..self.cfg.downstream.clone() };
+        // ECN ends at the proxy on each side (docs/proxy.md): toward the UE it answers the UE's
+        // request with the best both have, toward the server it asks what the UE asked.
+        let downstream = TcpConfig { iss: iss.wrapping_add(0x9e37_79b9), ecn: EcnMode::Accurate, ..self.cfg.downstream.clone() };
         let (Ok(mut toward_ue), Ok(toward_server)) =
             (TcpConnection::listen(downstream, key.server), TcpConnection::connect(upstream, key.ue, key.server, now_ns, out))
         else {

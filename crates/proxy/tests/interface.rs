@@ -10,7 +10,8 @@ use millinet_proxy::{
     SplitProxy,
 };
 use millinet_transport::TcpConfig;
-use millinet_wire::{emit, parse, Packet, PayloadId, TcpFlags, TcpOptions, ECN_CE};
+use millinet_wire::accecn::AccEcnOption;
+use millinet_wire::{emit, parse, Packet, PayloadId, TcpFlags, TcpHeader, TcpOptions, ECN_CE};
 
 #[test]
 fn both_proxies_run_through_one_driver_path() {
@@ -183,6 +184,34 @@ fn a_coalesced_segment_keeps_a_constituents_congestion_mark() {
         let toward_ue: Vec<&Packet> = out.iter().filter(|p| p.dst == UE_IP && p.payload_bytes > 0).collect();
         assert_eq!(toward_ue.iter().map(|p| p.payload_bytes).collect::<Vec<_>>(), vec![4200], "the three waiting segments leave as one");
         assert_eq!(toward_ue[0].ecn, expected, "constituents {marks:?}");
+    }
+}
+
+/// Accurate ECN (RFC 9768 §3.2): the UE's ACE field and AccECN option are its counters of what
+/// arrived; the ACKs milliProxy relays toward the server carry them as the UE sent them, or the
+/// server's congestion control would read other counts than the UE's.
+#[test]
+fn relayed_acks_carry_the_ues_accurate_ecn_feedback() {
+    let cfg = ProxyConfig { policy: PolicySpec::new("passthrough"), ..ProxyConfig::default() };
+    let mut proxy: Proxy = Proxy::new(cfg).unwrap();
+    handshake(&mut proxy, 0, 4000);
+    let mut out = Vec::new();
+    proxy.on_packet(MS, ue_ack(0, 1000), Direction::FromUe, &mut NoPayloads, &mut out);
+    for i in 0..3 {
+        proxy.on_packet((2 + i as u64) * MS, data(4000, 1400 * i, 1400), Direction::FromServer, &mut NoPayloads, &mut out);
+    }
+    out.clear();
+    let counters = AccEcnOption { e0b: Some(2801), ceb: Some(1400), e1b: Some(1) };
+    let mut ack = ue_ack(4200, 1000);
+    let header = ack.tcp_header_mut().unwrap();
+    header.flags = header.flags.with_ace(6);
+    header.options.push_accecn(&counters).unwrap();
+    proxy.on_packet(20 * MS, ack, Direction::FromUe, &mut NoPayloads, &mut out);
+    let relayed: Vec<&TcpHeader> = out.iter().filter(|p| p.dst != UE_IP).filter_map(|p| p.tcp_header()).collect();
+    assert!(!relayed.is_empty());
+    for h in relayed {
+        assert_eq!(h.flags.ace(), 6, "{h:?}");
+        assert_eq!(h.options.accecn(), Some(counters), "{h:?}");
     }
 }
 

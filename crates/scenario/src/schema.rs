@@ -410,6 +410,23 @@ impl<'de> Deserialize<'de> for DelayedAckSpec {
     }
 }
 
+/// The ECN feedback a TCP flow asks for (docs/models/transport.md §12).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EcnSpec {
+    /// Not ECN-capable (Linux's default for the connections it opens).
+    #[default]
+    Off,
+    /// RFC 3168's feedback.
+    Rfc3168,
+    /// Accurate ECN (RFC 9768), falling back to RFC 3168.
+    Accurate,
+}
+
+fn is_ecn_off(e: &EcnSpec) -> bool {
+    *e == EcnSpec::Off
+}
+
 /// How a SACK sender finds its losses (docs/models/transport.md §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -499,6 +516,10 @@ pub struct FlowSpec {
     /// before this key existed (RFC 6675) are not taken for runs with it.
     #[serde(default = "default_loss_detection")]
     pub loss_detection: LossDetectionSpec,
+    /// ECN feedback asked for in the SYN exchange. Left out of the resolved scenario while
+    /// off, so runs stored before this key existed keep their ids.
+    #[serde(default, skip_serializing_if = "is_ecn_off")]
+    pub ecn: EcnSpec,
     // UDP
     #[serde(default = "default_udp_rate_bps")]
     pub udp_rate_bps: f64,

@@ -14,6 +14,6 @@ pub mod tcp;
 pub mod udp;
 
 pub use tcp::{
-    ConnectionHooks, ConnectionParts, CwndGrowth, DelayedAck, LimitedBy, LossDetection, NewRenoVariant, TcpConfig, TcpConnection, TcpError,
-    TcpState, TcpStats,
+    ConnectionHooks, ConnectionParts, CwndGrowth, DelayedAck, EcnMode, LimitedBy, LossDetection, NewRenoVariant, TcpConfig, TcpConnection,
+    TcpError, TcpState, TcpStats,
 };

@@ -6,7 +6,7 @@ use millinet_transport::cc::{CubicVariant, HystartMode};
 use millinet_transport::delivery::DeliveryOpportunities;
 use millinet_transport::link::LinkParams;
 use millinet_transport::mptcp::{MptcpConfig, Scheduler};
-use millinet_transport::{CwndGrowth, DelayedAck, LossDetection, NewRenoVariant, TcpConfig};
+use millinet_transport::{CwndGrowth, DelayedAck, EcnMode, LossDetection, NewRenoVariant, TcpConfig};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,8 +16,8 @@ use millinet_channel::{CapacityCarrier, CapacityConfig, CapacityProcess, LinkRng
 
 use super::seconds_to_ns;
 use crate::{
-    rng, App, Aqm, CapacityCarrierSpec, ConfigError, CubicVariantSpec, CwndGrowthSpec, DelayedAckSpec, FlowSpec, HystartSpec, LinkSpec,
-    LossDetectionSpec, MptcpSchedulerSpec, NewRenoVariantSpec,
+    rng, App, Aqm, CapacityCarrierSpec, ConfigError, CubicVariantSpec, CwndGrowthSpec, DelayedAckSpec, EcnSpec, FlowSpec, HystartSpec,
+    LinkSpec, LossDetectionSpec, MptcpSchedulerSpec, NewRenoVariantSpec,
 };
 
 /// The MTU CoDel is told: it does not drop while no more than one such packet is queued
@@ -72,6 +72,11 @@ pub fn tcp_config(f: &FlowSpec, iss: u32) -> TcpConfig {
         loss_detection: match f.loss_detection {
             LossDetectionSpec::RackTlp => LossDetection::RackTlp,
             LossDetectionSpec::Rfc6675 => LossDetection::Rfc6675,
+        },
+        ecn: match f.ecn {
+            EcnSpec::Off => EcnMode::Off,
+            EcnSpec::Rfc3168 => EcnMode::Rfc3168,
+            EcnSpec::Accurate => EcnMode::Accurate,
         },
         iss,
         ..TcpConfig::default()

@@ -172,7 +172,8 @@ impl CongestionControl for Cubic {
         // RFC 9438 §4.6 computes ssthresh from cwnd (as Linux does; the RFC notes both forms).
         self.ssthresh_bytes = ((self.cwnd_bytes * BETA) as u64).max(2 * self.mss_bytes);
         self.cwnd_bytes = match kind {
-            CongestionEvent::FastRetransmit => self.ssthresh_bytes as f64,
+            // RFC 9438 §4.6 applies to ECN-Echo as to a loss (RFC 3168 §6.1.2).
+            CongestionEvent::FastRetransmit | CongestionEvent::EcnEcho => self.ssthresh_bytes as f64,
             // RFC 9438 §4.8: after a timeout follow Reno (loss window of one segment), with
             // ssthresh from β_cubic as above. Linux (bictcp_reset on entering the loss
             // state) and ns-3 also forget W_max, so the next epoch probes convexly from

@@ -75,6 +75,9 @@ pub struct AckSample {
     /// window ends.
     pub snd_una: u64,
     pub snd_nxt: u64,
+    /// Payload bytes this ACK newly reports as having arrived CE-marked (ECN feedback,
+    /// docs/models/transport.md §12): what DCTCP and Prague take their marking fraction from.
+    pub ce_bytes: u64,
 }
 
 /// How the sender detected a loss.
@@ -84,6 +87,9 @@ pub enum CongestionEvent {
     FastRetransmit,
     /// Retransmission timeout (first of a series of back-to-back timeouts).
     Rto,
+    /// ECN feedback reported congestion (RFC 3168 §6.1.2): the window is reduced as for a fast
+    /// retransmit, once per window of data, with nothing to retransmit.
+    EcnEcho,
 }
 
 /// A window as a congestion event found it: what an undo restores.
@@ -129,6 +135,11 @@ pub trait CongestionControl {
     /// The algorithm sets its own window during fast recovery (BBR's packet conservation, as
     /// Linux's `cong_control` algorithms do), so the sender applies no PRR to it.
     fn sets_recovery_window(&self) -> bool {
+        false
+    }
+    /// The algorithm is scalable and marks its packets ECT(1), the L4S identifier (RFC 9331
+    /// §4), where Accurate ECN's feedback was agreed.
+    fn l4s(&self) -> bool {
         false
     }
     /// Pacing rate in bit/s, or None for ACK-clocked sending.
@@ -241,7 +252,7 @@ fn ack_growth(ack: &AckSample, cwnd_bytes: u64, ssthresh_bytes: u64, mss_bytes: 
 fn reduced_window(kind: CongestionEvent, kept_bytes: u64, mss_bytes: u64) -> (u64, u64) {
     let ssthresh_bytes = kept_bytes.max(2 * mss_bytes);
     let cwnd_bytes = match kind {
-        CongestionEvent::FastRetransmit => ssthresh_bytes,
+        CongestionEvent::FastRetransmit | CongestionEvent::EcnEcho => ssthresh_bytes,
         CongestionEvent::Rto => mss_bytes,
     };
     (ssthresh_bytes, cwnd_bytes)

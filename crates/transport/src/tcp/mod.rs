@@ -12,6 +12,7 @@
 //! (RFC 9293 §3.3.2) that ties them together.
 
 mod delayed_ack;
+mod ecn;
 mod error;
 mod hooks;
 pub(crate) mod options;
@@ -35,6 +36,8 @@ use crate::cc::{CcFactory, CubicVariant, HystartMode};
 use crate::deadline::earliest_ns;
 use delayed_ack::AckTiming;
 pub use delayed_ack::DelayedAck;
+use ecn::EcnAgreed;
+pub use ecn::EcnMode;
 pub use error::TcpError;
 pub use hooks::ConnectionHooks;
 use options::{negotiate, syn_options, Negotiated};
@@ -104,6 +107,9 @@ pub struct TcpConfig {
     pub prr: bool,
     /// How SACK loss recovery finds losses (docs/models/transport.md §5).
     pub loss_detection: LossDetection,
+    /// The ECN feedback asked for in the SYN exchange (ecn.rs); off by default, as Linux's
+    /// `tcp_ecn = 2` asks for none on the connections it opens.
+    pub ecn: EcnMode,
     /// Initial send sequence number (RFC 9293 §3.4.1); the caller draws it, the model has no randomness.
     pub iss: u32,
 }
@@ -131,6 +137,7 @@ impl Default for TcpConfig {
             cubic: CubicVariant::Linux,
             prr: true,
             loss_detection: LossDetection::RackTlp,
+            ecn: EcnMode::Off,
             iss: 0,
         }
     }
@@ -200,6 +207,10 @@ pub struct TcpStats {
     /// Outstanding bytes SACKed by the peer, and deemed lost (RFC 6675 scoreboard).
     pub sacked_bytes: u64,
     pub lost_bytes: u64,
+    /// Window reductions in answer to ECN feedback (RFC 3168 §6.1.2).
+    pub ecn_reductions: u64,
+    /// Payload bytes the peer reported as having arrived CE-marked (ecn.rs).
+    pub ce_bytes: u64,
 }
 
 /// Read-only access to a connection's sender state, without computing all of `TcpStats`.
@@ -255,6 +266,8 @@ pub struct TcpConnection {
     negotiated: Negotiated,
     /// Options of the peer's SYN, to answer a retransmitted SYN identically.
     peer_syn: TcpOptions,
+    /// The ECN flags of our SYN-ACK (ecn.rs).
+    syn_ack_ecn_flags: TcpFlags,
     syn_deadline_ns: Option<u64>,
     syn_retries: u32,
     syn_sent_ns: u64,
@@ -283,13 +296,21 @@ impl TcpConnection {
             snd: Sender::new(&cfg, parts.cc),
             hooks: parts.hooks,
             rcv: Receiver::new(cfg.rcv_buf_bytes, cfg.app_paced_reads, cfg.delayed_ack, cfg.delayed_ack_timeout_ns),
-            negotiated: Negotiated { mss_bytes: cfg.mss_bytes as u64, snd_wscale: 0, rcv_wscale: 0, sack: false, timestamps: false },
+            negotiated: Negotiated {
+                mss_bytes: cfg.mss_bytes as u64,
+                snd_wscale: 0,
+                rcv_wscale: 0,
+                sack: false,
+                timestamps: false,
+                ecn: EcnAgreed::None,
+            },
             cfg,
             local,
             remote,
             state,
             synchronized: false,
             peer_syn: TcpOptions::default(),
+            syn_ack_ecn_flags: TcpFlags(0),
             syn_deadline_ns: None,
             syn_retries: 0,
             syn_sent_ns: 0,
@@ -355,8 +376,8 @@ impl TcpConnection {
         }
         match self.state {
             TcpState::Listen => self.on_segment_listen(now_ns, pkt, hdr, out),
-            TcpState::SynSent => self.on_segment_syn_sent(now_ns, hdr),
-            _ => self.on_segment_synchronized(now_ns, pkt.payload_bytes, hdr, out),
+            TcpState::SynSent => self.on_segment_syn_sent(now_ns, pkt.ecn, hdr),
+            _ => self.on_segment_synchronized(now_ns, pkt, hdr, out),
         }
         self.flush(now_ns, out);
         self.leave_hooks(out, mark);
@@ -588,6 +609,11 @@ impl TcpConnection {
         if self.negotiated.sack {
             self.rcv.fill_sack_blocks(&mut options);
         }
+        if let Some(option) = self.rcv.accecn_option() {
+            // RFC 9768 §3.2.3.3: on every segment, as Linux's `tcp_ecn_option = 2`; shortened
+            // or left out where SACK blocks fill the option space.
+            let _ = options.push_accecn(&option);
+        }
         Template {
             src: *self.local.ip(),
             dst: *remote.ip(),
@@ -596,7 +622,7 @@ impl TcpConnection {
                 dst_port: remote.port(),
                 seq: 0,
                 ack: self.rcv.ack_number(),
-                flags: TcpFlags::ACK,
+                flags: TcpFlags::ACK | self.rcv.ecn_flags(),
                 window: self.rcv.window_field(),
                 options,
             },
@@ -613,7 +639,11 @@ impl TcpConnection {
             dst_port: remote.port(),
             seq: self.cfg.iss,
             ack: if passive { self.rcv.ack_number() } else { 0 },
-            flags: if passive { TcpFlags::SYN | TcpFlags::ACK } else { TcpFlags::SYN },
+            flags: if passive {
+                TcpFlags::SYN | TcpFlags::ACK | self.syn_ack_ecn_flags
+            } else {
+                TcpFlags::SYN | ecn::syn_flags(self.cfg.ecn)
+            },
             window: self.rcv.syn_window(),
             options,
         };
@@ -643,12 +673,13 @@ impl TcpConnection {
         self.remote = Some(SocketAddrV4::new(pkt.src, hdr.src_port));
         self.peer_syn = hdr.options;
         self.negotiated = negotiate(&self.cfg, &hdr.options);
+        (self.negotiated.ecn, self.syn_ack_ecn_flags) = ecn::answer_syn(self.cfg.ecn, hdr.flags, pkt.ecn);
         self.rcv.on_syn(hdr.seq, self.peer_tsval(hdr));
         self.state = TcpState::SynReceived;
         self.send_syn(now_ns, out);
     }
 
-    fn on_segment_syn_sent(&mut self, now_ns: u64, hdr: &TcpHeader) {
+    fn on_segment_syn_sent(&mut self, now_ns: u64, ecn: u8, hdr: &TcpHeader) {
         let acks_syn = hdr.flags.contains(TcpFlags::ACK) && hdr.ack == self.cfg.iss.wrapping_add(1);
         if hdr.flags.contains(TcpFlags::RST) {
             if acks_syn {
@@ -661,12 +692,14 @@ impl TcpConnection {
             return;
         }
         self.negotiated = negotiate(&self.cfg, &hdr.options);
+        self.negotiated.ecn = ecn::read_syn_ack(self.cfg.ecn, hdr.flags);
         self.rcv.on_syn(hdr.seq, self.peer_tsval(hdr));
-        self.establish(now_ns, hdr);
+        self.establish(now_ns, hdr, Some(ecn));
         self.rcv.request_ack();
     }
 
-    fn on_segment_synchronized(&mut self, now_ns: u64, payload_bytes: u32, hdr: &TcpHeader, out: &mut Vec<Packet>) {
+    fn on_segment_synchronized(&mut self, now_ns: u64, pkt: &Packet, hdr: &TcpHeader, out: &mut Vec<Packet>) {
+        let payload_bytes = pkt.payload_bytes;
         if hdr.flags.contains(TcpFlags::RST) {
             // RFC 9293 §3.10.7.4 (minimal): a reset inside the receive window closes.
             let offset = unwrap32(self.rcv.rcv_nxt(), hdr.seq).wrapping_sub(self.rcv.rcv_nxt());
@@ -692,8 +725,9 @@ impl TcpConnection {
             if hdr.ack != self.cfg.iss.wrapping_add(1) {
                 return;
             }
-            self.establish(now_ns, hdr);
+            self.establish(now_ns, hdr, None);
         }
+        self.rcv.on_ecn(pkt.ecn, payload_bytes, hdr.flags);
         self.snd.on_ack(now_ns, hdr, payload_bytes);
         if self.snd.fin_acked() {
             self.on_fin_acked(now_ns);
@@ -720,8 +754,9 @@ impl TcpConnection {
         }
     }
 
-    /// The SYN exchange completed with the segment `hdr` (SYN-ACK or ACK of our SYN-ACK).
-    fn establish(&mut self, now_ns: u64, hdr: &TcpHeader) {
+    /// The SYN exchange completed with the segment `hdr`: a SYN-ACK that arrived with the
+    /// IP-ECN field `syn_ack_ecn`, or the ACK of our SYN-ACK (None).
+    fn establish(&mut self, now_ns: u64, hdr: &TcpHeader, syn_ack_ecn: Option<u8>) {
         let neg = self.negotiated;
         // RTT of the handshake: from the echoed timestamp, else only if the SYN was not
         // retransmitted (Karn).
@@ -734,7 +769,8 @@ impl TcpConnection {
         self.syn_deadline_ns = None;
         self.synchronized = true;
         self.rcv.establish(neg.mss_bytes, neg.rcv_wscale, neg.sack);
-        self.snd.establish(&neg, hdr.window, hdr.seq);
+        self.rcv.establish_ecn(neg.ecn, syn_ack_ecn);
+        self.snd.establish(&neg, hdr.window, hdr.seq, syn_ack_ecn.is_none());
         if self.state != TcpState::FinWait1 {
             self.state = TcpState::Established;
         }

@@ -4,6 +4,7 @@
 
 use millinet_wire::{TcpOptions, Timestamps};
 
+use super::ecn::EcnAgreed;
 use super::TcpConfig;
 
 /// RFC 9293 §3.7.1: the MSS assumed when the peer sends none.
@@ -22,6 +23,8 @@ pub(crate) struct Negotiated {
     pub rcv_wscale: u8,
     pub sack: bool,
     pub timestamps: bool,
+    /// ECN feedback, agreed by flags rather than options (ecn.rs).
+    pub ecn: EcnAgreed,
 }
 
 /// RFC 7323 §2.2: the smallest shift that lets the 16-bit field express the whole buffer.
@@ -56,6 +59,7 @@ pub(crate) fn negotiate(cfg: &TcpConfig, peer: &TcpOptions) -> Negotiated {
         rcv_wscale: if scaling { window_shift_for(cfg.rcv_buf_bytes) } else { 0 },
         sack: cfg.sack && peer.sack_permitted,
         timestamps: cfg.timestamps && peer.timestamps.is_some(),
+        ecn: EcnAgreed::None,
     }
 }
 
@@ -78,6 +82,6 @@ mod tests {
         let reply = syn_options(&cfg, 7, Some(&syn));
         assert_eq!((reply.window_scale, reply.sack_permitted, reply.timestamps), (None, true, None));
         let n = negotiate(&cfg, &syn);
-        assert_eq!(n, Negotiated { mss_bytes: 1000, snd_wscale: 0, rcv_wscale: 0, sack: true, timestamps: false });
+        assert_eq!(n, Negotiated { mss_bytes: 1000, snd_wscale: 0, rcv_wscale: 0, sack: true, timestamps: false, ecn: EcnAgreed::None });
     }
 }

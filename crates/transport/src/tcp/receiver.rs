@@ -7,9 +7,11 @@
 
 use std::ops::Range;
 
-use millinet_wire::TcpOptions;
+use millinet_wire::accecn::AccEcnOption;
+use millinet_wire::{TcpFlags, TcpOptions};
 
 use super::delayed_ack::{AckClock, AckTiming, Arrival, DelayedAck};
+use super::ecn::{EcnAgreed, EcnEcho};
 use super::ranges::{RangeSet, Span};
 use super::wrap::unwrap32;
 
@@ -43,6 +45,8 @@ pub(crate) struct Receiver {
     /// In-order bytes occupy the buffer until read (else they are read at once).
     app_paced: bool,
     acks: AckClock,
+    /// What the ACKs feed back of the ECN field of what arrives (ecn.rs).
+    ecn: EcnEcho,
     mss_bytes: u64,
     /// RFC 7323 §4.3 TS.Recent and Last.ACK.sent.
     ts_recent: u32,
@@ -66,6 +70,7 @@ impl Receiver {
             read_bytes: 0,
             app_paced,
             acks: AckClock::new(delayed_ack, delayed_ack_timeout_ns),
+            ecn: EcnEcho::default(),
             mss_bytes: 1,
             ts_recent: 0,
             last_ack_sent: 0,
@@ -94,6 +99,32 @@ impl Receiver {
             // Without scaling the window field caps what can ever be buffered usefully.
             self.rcv_buf_bytes = self.rcv_buf_bytes.min(u16::MAX as u64);
         }
+    }
+
+    /// The handshake agreed `agreed` ECN feedback; a client passes the SYN-ACK's IP-ECN field.
+    pub fn establish_ecn(&mut self, agreed: EcnAgreed, syn_ack_ecn: Option<u8>) {
+        self.ecn.establish(agreed, syn_ack_ecn);
+    }
+
+    /// A segment arrived after the handshake with the IP-ECN field `ecn` (ecn.rs): counted, and
+    /// acknowledged at once where the feedback asks for it.
+    #[inline]
+    pub fn on_ecn(&mut self, ecn: u8, payload_bytes: u32, flags: TcpFlags) {
+        if self.ecn.on_segment(ecn, payload_bytes, flags) {
+            self.acks.request();
+        }
+    }
+
+    /// The ECN flags of a segment sent now.
+    #[inline]
+    pub fn ecn_flags(&self) -> TcpFlags {
+        self.ecn.flags()
+    }
+
+    /// The AccECN option of a segment sent now, where Accurate ECN was agreed.
+    #[inline]
+    pub fn accecn_option(&self) -> Option<AccEcnOption> {
+        self.ecn.option()
     }
 
     pub fn syn_window(&self) -> u16 {
@@ -269,6 +300,7 @@ impl Receiver {
     /// A segment carrying our current ACK went out.
     pub fn ack_sent(&mut self) {
         self.acks.ack_sent();
+        self.ecn.ack_sent();
         self.duplicate = None;
         self.last_ack_sent = self.rcv_nxt;
         self.adv_right_edge = self.adv_right_edge.max(self.rcv_nxt + ((self.window_field() as u64) << self.wscale));

@@ -24,6 +24,7 @@ use crate::cc::{AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent
 use crate::deadline::earliest_ns;
 use crate::pacing;
 
+use super::ecn::EcnFeedback;
 use super::options::Negotiated;
 use super::prr::Prr;
 use super::rack::Rack;
@@ -113,8 +114,16 @@ pub(crate) struct Sender {
     /// The window the current timeout series reduced, while the Eifel test may still find
     /// it spurious and `undo_spurious_rto` is set.
     window_before_rto: Option<Window>,
-    /// When cwnd and ssthresh were last lowered (recovery, RTO, lost retransmission).
+    /// When cwnd and ssthresh were last lowered (recovery, RTO, lost retransmission, ECN).
     window_reduced_ns: u64,
+    /// ECN: the codepoint of new data and what the ACKs feed back (ecn.rs).
+    ecn: EcnFeedback,
+    /// RFC 3168 §6.1.2: after a reduction for ECN, no other before SND.UNA passes this point
+    /// (SND.NXT at the reduction; Linux's CWR state).
+    cwr_point: u64,
+    ecn_reductions: u64,
+    /// Payload bytes the peer reported as having arrived CE-marked.
+    ce_bytes: u64,
     /// Linux `tcp_cwnd_validate`: per window of data, the largest pipe and whether cwnd
     /// was filled.
     cwnd_usage_end: u64,
@@ -179,6 +188,10 @@ impl Sender {
             undo_spurious_rto: cfg.undo_spurious_rto,
             window_before_rto: None,
             window_reduced_ns: 0,
+            ecn: EcnFeedback::default(),
+            cwr_point: data_start,
+            ecn_reductions: 0,
+            ce_bytes: 0,
             cwnd_usage_end: data_start,
             max_pipe_in_window: 0,
             cwnd_limited_in_window: false,
@@ -193,7 +206,8 @@ impl Sender {
 
     /// The handshake completed: adopt the agreement and the peer's SYN window (never
     /// scaled, RFC 7323 §2.2); the congestion control starts with the effective MSS.
-    pub fn establish(&mut self, neg: &Negotiated, peer_window: u16, peer_seq: u32) {
+    /// `passive`: we answered the SYN, and the segment being processed completes the handshake.
+    pub fn establish(&mut self, neg: &Negotiated, peer_window: u16, peer_seq: u32, passive: bool) {
         self.mss_bytes = neg.mss_bytes;
         self.sack = neg.sack;
         self.timestamps = neg.timestamps;
@@ -207,6 +221,7 @@ impl Sender {
         let initial_window_segments = self.cc_init.initial_cwnd_bytes / self.cc_init.mss_bytes;
         self.cc_init = CcInit { mss_bytes: self.mss_bytes, initial_cwnd_bytes: initial_window_segments * self.mss_bytes, ..self.cc_init };
         self.cc = self.cc_factory.build(&self.cc_init);
+        self.ecn.establish(neg.ecn, self.cc.l4s(), passive);
         self.snd_wnd = peer_window as u64;
         self.max_snd_wnd = self.snd_wnd;
         self.last_adv_wnd = self.snd_wnd;
@@ -383,6 +398,12 @@ impl Sender {
                 self.on_probe_repaired_loss(now_ns);
             }
         }
+        let delivered_bytes = newly_acked + newly_sacked;
+        let ecn = self.ecn.on_ack(hdr, delivered_bytes, delivered_bytes.div_ceil(self.mss_bytes), self.mss_bytes);
+        self.ce_bytes += ecn.ce_bytes;
+        if ecn.congestion {
+            self.on_ecn_congestion(now_ns);
+        }
         if let Some(prr) = &mut self.prr {
             // RFC 9937: every ACK of the recovery, from the one that starts it; a safe ACK
             // advances SND.UNA and reveals no new loss.
@@ -408,12 +429,13 @@ impl Sender {
                 bytes_in_flight: self.sb.pipe_bytes(),
                 lost_bytes: self.sb.lost_marked_bytes() - lost_marked_before,
                 cwnd_limited,
-                in_recovery: was_in_recovery || self.in_recovery,
+                in_recovery: was_in_recovery || self.in_recovery || self.snd_una < self.cwr_point,
                 delivered_total_bytes: self.rate.delivered_bytes(),
                 rate,
                 ca_rtt_ns: ca_sent_ns.map(|sent_ns| now_ns - sent_ns),
                 snd_una: self.snd_una,
                 snd_nxt: self.snd_nxt,
+                ce_bytes: ecn.ce_bytes,
             });
         }
     }
@@ -514,6 +536,21 @@ impl Sender {
         self.cc.on_congestion_event(CongestionEvent::FastRetransmit, now_ns, self.reduction_flight_size());
         self.cc.on_recovery_exit(now_ns);
         self.window_reduced_ns = now_ns;
+    }
+
+    /// RFC 3168 §6.1.2: ECN feedback reported congestion. The window is reduced as for a loss,
+    /// at most once per window of data and not while a loss is being recovered (that reduction
+    /// answers the same congestion), and the next new segment says so with CWR. The window
+    /// drops at once, as RFC 3168 writes it; Linux lowers it over the round trip with PRR.
+    fn on_ecn_congestion(&mut self, now_ns: u64) {
+        if self.recovering() || self.snd_una < self.cwr_point {
+            return;
+        }
+        self.cc.on_congestion_event(CongestionEvent::EcnEcho, now_ns, self.reduction_flight_size());
+        self.cwr_point = self.snd_nxt;
+        self.window_reduced_ns = now_ns;
+        self.ecn.reduced();
+        self.ecn_reductions += 1;
     }
 
     /// RFC 5681 §4.3: the loss of a retransmission is a second indication of congestion,
@@ -809,7 +846,15 @@ impl Sender {
         let len = payload_bytes + fin as u32;
         self.sb.push(Segment { start, len, fin, sacked: false, lost: false, rtx_in_pipe: false, retransmitted: false, tx });
         self.snd_nxt += len as u64;
-        tmpl.packet(start, if fin { TcpFlags::FIN } else { TcpFlags(0) }, payload_bytes)
+        let mut flags = if fin { TcpFlags::FIN } else { TcpFlags(0) };
+        if payload_bytes > 0 {
+            flags = flags | self.ecn.new_data_flags();
+        }
+        let mut pkt = tmpl.packet(start, flags, payload_bytes);
+        if payload_bytes > 0 {
+            pkt.ecn = self.ecn.ect();
+        }
+        pkt
     }
 
     fn retransmit(&mut self, now_ns: u64, i: usize, tmpl: &Template) -> Packet {
@@ -980,6 +1025,8 @@ impl Sender {
         stats.fast_retransmits = self.fast_retransmits;
         stats.rtos = self.rtos;
         stats.spurious_rtos = self.spurious_rtos;
+        stats.ecn_reductions = self.ecn_reductions;
+        stats.ce_bytes = self.ce_bytes;
         stats.tail_loss_probes = self.tlp.as_ref().map_or(0, |tlp| tlp.probes());
         stats.rtt_samples = self.rtt.samples();
         stats.last_rtt_ns = self.rtt.last_rtt_ns();
@@ -993,6 +1040,7 @@ impl Sender {
 mod tests {
     use super::*;
     use crate::cc::Constructor;
+    use crate::tcp::ecn::EcnAgreed;
 
     /// A window of 100 segments paced at 8 Mbit/s.
     struct Paced;
@@ -1020,8 +1068,8 @@ mod tests {
     #[test]
     fn pacing_releases_segments_on_schedule_and_sets_the_timer() {
         let mut s = Sender::new(&TcpConfig::default(), CcFactory::new(Constructor::Uncoupled(paced)));
-        let neg = Negotiated { mss_bytes: 1000, snd_wscale: 0, rcv_wscale: 0, sack: false, timestamps: false };
-        s.establish(&neg, u16::MAX, 0);
+        let neg = Negotiated { mss_bytes: 1000, snd_wscale: 0, rcv_wscale: 0, sack: false, timestamps: false, ecn: EcnAgreed::None };
+        s.establish(&neg, u16::MAX, 0, false);
         s.send(10_000);
         let tmpl = Template {
             src: Ipv4Addr::LOCALHOST,

@@ -543,7 +543,9 @@ impl CongestionControl for Bbr {
                 self.in_recovery = true;
                 self.entering_recovery = true;
             }
-            CongestionEvent::FastRetransmit => {}
+            // BBR v1, as Linux's, does not react to ECN (its `ssthresh` is infinite and it sets
+            // its own window).
+            CongestionEvent::FastRetransmit | CongestionEvent::EcnEcho => {}
             CongestionEvent::Rto => {
                 // Linux `bbr_set_state(TCP_CA_Loss)`: everything in flight is lost, full-pipe
                 // growth is measured afresh, and the timeout ends a round of long-term

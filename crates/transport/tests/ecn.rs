@@ -1,0 +1,167 @@
+//! ECN across a connection (docs/models/transport.md §12): a router's CE mark reaches the data
+//! receiver, its feedback reaches the sender's congestion control exactly once per window, as
+//! RFC 3168 §6.1 and RFC 9768 §3.2 have it; packets carry the codepoint the agreement and the
+//! congestion control call for.
+
+mod common;
+
+use std::cell::RefCell;
+
+use common::*;
+use millinet_transport::cc::{newreno, AckSample, CcFactory, CcInit, CongestionControl, CongestionEvent, Constructor, Window};
+use millinet_transport::{ConnectionParts, DelayedAck, EcnMode, TcpConfig, TcpConnection};
+use millinet_wire::{Packet, TcpFlags, ECN_CE, ECN_ECT0, ECN_ECT1, ECN_NOT_ECT};
+
+const MSS: u64 = 1400;
+
+/// What the server's congestion control was told.
+#[derive(Default)]
+struct Told {
+    ecn_echoes: u64,
+    losses: u64,
+    ce_bytes: u64,
+}
+
+thread_local! {
+    static TOLD: RefCell<Told> = RefCell::default();
+    static L4S: RefCell<bool> = const { RefCell::new(false) };
+}
+
+/// NewReno that writes down what it is told.
+struct Recording(Box<dyn CongestionControl>);
+
+impl CongestionControl for Recording {
+    fn on_ack(&mut self, ack: &AckSample) {
+        TOLD.with(|t| t.borrow_mut().ce_bytes += ack.ce_bytes);
+        self.0.on_ack(ack);
+    }
+    fn on_congestion_event(&mut self, kind: CongestionEvent, now_ns: u64, flight_size_bytes: u64) {
+        TOLD.with(|t| match kind {
+            CongestionEvent::EcnEcho => t.borrow_mut().ecn_echoes += 1,
+            _ => t.borrow_mut().losses += 1,
+        });
+        self.0.on_congestion_event(kind, now_ns, flight_size_bytes);
+    }
+    fn on_recovery_exit(&mut self, now_ns: u64) {
+        self.0.on_recovery_exit(now_ns);
+    }
+    fn undo(&mut self, prior: Window) {
+        self.0.undo(prior);
+    }
+    fn cwnd_bytes(&self) -> u64 {
+        self.0.cwnd_bytes()
+    }
+    fn ssthresh_bytes(&self) -> u64 {
+        self.0.ssthresh_bytes()
+    }
+    fn l4s(&self) -> bool {
+        L4S.with(|l| *l.borrow())
+    }
+}
+
+fn recording(init: &CcInit) -> Box<dyn CongestionControl> {
+    Box::new(Recording(newreno::construct(init)))
+}
+
+/// A router that CE-marks the ECN-capable data segments at these stream offsets (and counts the
+/// Not-ECT ones it was asked to mark: those it would drop).
+fn mark_ce_at(offsets: &'static [u64], server_iss: u32) -> Filter {
+    Box::new(move |_, pkt: &mut Packet| {
+        let offset = pkt.tcp_header().unwrap().seq.wrapping_sub(server_iss.wrapping_add(1)) as u64;
+        if pkt.payload_bytes > 0 && offsets.contains(&offset) && pkt.ecn != ECN_NOT_ECT {
+            pkt.ecn = ECN_CE;
+        }
+        true
+    })
+}
+
+fn run(ecn: EcnMode, l4s: bool, marks: &'static [u64], app_bytes: u64) -> Harness {
+    TOLD.with(|t| *t.borrow_mut() = Told::default());
+    L4S.with(|l| *l.borrow_mut() = l4s);
+    let cfg = TcpConfig { ecn, delayed_ack: DelayedAck::Linux, ..TcpConfig::default() };
+    let parts = ConnectionParts { cc: CcFactory::new(Constructor::Uncoupled(recording)), hooks: None };
+    let server = TcpConnection::listen_with(cfg.clone(), parts, SERVER).unwrap();
+    let mut syn = Vec::new();
+    let client = TcpConnection::connect(cfg.clone(), CLIENT, SERVER, 0, &mut syn).unwrap();
+    let down = Link::new(10 * MS).with_filter(mark_ce_at(marks, cfg.iss));
+    let mut h = Harness::with_connections(server, cfg.iss, client, syn, down, Link::new(10 * MS), app_bytes, true).recording();
+    assert!(h.run_to_completion(10_000 * MS));
+    h
+}
+
+/// The codepoints of the server's data segments as they left the router (CE where it marked).
+fn data_codepoints(h: &Harness) -> Vec<u8> {
+    let mut codepoints: Vec<u8> = h.server_data().filter(|s| s.packet.payload_bytes > 0).map(|s| s.packet.ecn).collect();
+    codepoints.sort_unstable();
+    codepoints.dedup();
+    codepoints
+}
+
+fn told() -> (u64, u64, u64) {
+    TOLD.with(|t| {
+        let t = t.borrow();
+        (t.ecn_echoes, t.losses, t.ce_bytes)
+    })
+}
+
+/// RFC 3168: two marks in one window are one reduction; ECE on the client's ACKs from the mark
+/// until the server's CWR, which goes on exactly one segment; no retransmission.
+#[test]
+fn rfc3168_one_reduction_per_window_and_one_cwr() {
+    let h = run(EcnMode::Rfc3168, false, &[20 * MSS, 22 * MSS], 200 * MSS);
+    let (echoes, losses, _) = told();
+    assert_eq!((echoes, losses), (1, 0), "one reduction for marks within one window, no loss");
+    assert_eq!(h.server.stats().ecn_reductions, 1);
+    assert_eq!(h.server.stats().retransmitted_segments, 0);
+    let data = h.server_data().filter(|s| s.packet.payload_bytes > 0);
+    let cwr: Vec<_> = data.filter(|s| s.packet.tcp_header().unwrap().flags.contains(TcpFlags::CWR)).collect();
+    assert_eq!(cwr.len(), 1, "CWR on one segment");
+    let ece_acks = h.sent().iter().filter(|s| s.from == Side::Client && s.packet.tcp_header().unwrap().flags.contains(TcpFlags::ECE));
+    let first_ece = ece_acks.clone().map(|s| s.time_ns).min().expect("the client echoes the mark");
+    let last_ece = ece_acks.map(|s| s.time_ns).max().unwrap();
+    assert!(first_ece < cwr[0].time_ns && last_ece <= cwr[0].time_ns + 10 * MS + 1, "ECE until the CWR arrives");
+    // New data is ECT(0), retransmissions and pure ACKs Not-ECT (RFC 3168 §6.1.4–§6.1.5).
+    assert_eq!(data_codepoints(&h), [ECN_ECT0, ECN_CE]);
+    assert!(h.sent().iter().filter(|s| s.from == Side::Client).all(|s| s.packet.ecn == ECN_NOT_ECT));
+}
+
+/// Marks in two windows are two reductions.
+#[test]
+fn rfc3168_marks_a_window_apart_are_two_reductions() {
+    run(EcnMode::Rfc3168, false, &[20 * MSS, 400 * MSS], 600 * MSS);
+    assert_eq!(told().0, 2);
+}
+
+/// Accurate ECN: the CE bytes reach the congestion control exactly, from the option's counter,
+/// and the reduction happens once.
+#[test]
+fn accurate_ecn_reports_the_marked_bytes_exactly_once() {
+    let marks: &[u64] = &[20 * MSS, 21 * MSS, 22 * MSS];
+    let h = run(EcnMode::Accurate, false, marks, 200 * MSS);
+    let (echoes, losses, ce_bytes) = told();
+    assert_eq!((echoes, losses), (1, 0));
+    assert_eq!(ce_bytes, 3 * MSS, "every marked byte, once");
+    assert_eq!(h.server.stats().ce_bytes, 3 * MSS);
+    // The ACE field of the client's last ACK: 5 + 3 marks.
+    let last = h.sent().iter().rev().find(|s| s.from == Side::Client).unwrap();
+    assert_eq!(last.packet.tcp_header().unwrap().flags.ace(), (5 + 3) % 8);
+    assert_eq!(data_codepoints(&h), [ECN_ECT0, ECN_CE]);
+}
+
+/// An L4S congestion control over Accurate ECN marks its packets ECT(1); over RFC 3168 it may
+/// not (RFC 9331 §4.3), and without ECN nothing is ECN-capable.
+#[test]
+fn the_codepoint_follows_the_agreement_and_the_congestion_control() {
+    for (mode, l4s, codepoints) in [
+        (EcnMode::Accurate, true, vec![ECN_ECT1, ECN_CE]),
+        (EcnMode::Accurate, false, vec![ECN_ECT0, ECN_CE]),
+        (EcnMode::Rfc3168, true, vec![ECN_ECT0, ECN_CE]),
+        (EcnMode::Off, true, vec![ECN_NOT_ECT]),
+    ] {
+        let h = run(mode, l4s, &[10 * MSS], 50 * MSS);
+        assert_eq!(data_codepoints(&h), codepoints, "{mode:?}, L4S {l4s}");
+        if mode == EcnMode::Off {
+            assert_eq!(told(), (0, 0, 0), "a Not-ECT packet is never marked");
+        }
+    }
+}
