@@ -6,7 +6,7 @@
 use std::net::Ipv4Addr;
 
 use millinet_wire::checksum::{internet_checksum, Checksum};
-use millinet_wire::{parse, Packet, PayloadId};
+use millinet_wire::{parse, rewrite_ecn, Packet, PayloadId};
 
 use millinet_wire::gso::{append_segment, VnetHeader, MAX_PACKET_BYTES, VNET_HEADER_BYTES};
 
@@ -77,6 +77,14 @@ impl Frames {
 
     pub fn set_len(&mut self, id: PayloadId, len: usize) {
         self.lens[id.0 as usize] = len;
+    }
+
+    /// Sets the ECN field of frame `id`'s IP header (fixing its checksum).
+    pub fn set_ecn(&mut self, id: PayloadId, ecn: u8) {
+        let len = self.lens[id.0 as usize];
+        let datagram = &mut self.buffers[id.0 as usize][VNET_HEADER_BYTES..len];
+        // A frame is described (so parsed) before the models carry it: its header is there.
+        let _ = rewrite_ecn(datagram, ecn);
     }
 
     /// The frame: virtio header then the IP packet.

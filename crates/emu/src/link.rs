@@ -27,7 +27,7 @@ use millinet_network::{Driver, NetEvent, Network, NodeId, SiteId};
 use millinet_proxy::Direction;
 use millinet_proxyd::{ChecksumState, Datapath, Emitted, Input, Toward};
 use millinet_wire::gso::{VnetHeader, VNET_HEADER_BYTES};
-use millinet_wire::{Packet, PayloadId, Tag, TELEMETRY_DATAGRAM_BYTES};
+use millinet_wire::{Packet, PayloadId, Tag, ECN_CE, TELEMETRY_DATAGRAM_BYTES};
 
 use crate::connections::{Connection, Connections};
 use crate::error::EmuError;
@@ -457,6 +457,11 @@ impl LinkDriver {
         }
         self.last_write_ns[host] = now;
         self.report.frames_written[host] += 1;
+        if packet.ecn == ECN_CE {
+            // A queue of the models CE-marked it (an AQM's mark, docs/models/transport.md §10):
+            // the real packet says so too.
+            self.frames.set_ecn(id, ECN_CE);
+        }
         let written = match &self.writers[host] {
             Some(writer) => writer.try_send((due, self.frames.frame(id).to_vec())).is_ok(),
             None => {

@@ -15,7 +15,7 @@
 
 use millinet_ran::{CellId, Direction, RanOutput, Sdu, Switch, SwitchKind, UeId};
 use millinet_scenario::radio::HandoverSpec;
-use millinet_scenario::translate::{rlc_codel, seconds_to_ns};
+use millinet_scenario::translate::seconds_to_ns;
 use millinet_transport::link::{Link, LinkParams};
 use millinet_wire::{Packet, Tag, UdpHeader};
 
@@ -141,8 +141,8 @@ impl Network {
         self.deliver(now, from, &mut released, driver);
         // The UE's own PDCP sends its undelivered uplink again on the new leg at once.
         self.radio.ran.adopt(now, ue, Direction::Uplink, &detached.uplink).expect("attached just now");
-        if self.ue_codel(ue) {
-            self.radio.ran.set_aqm(ue, switch.to, Direction::Downlink, Box::new(rlc_codel())).expect("attached just now");
+        if let Some(aqm) = self.ue_rlc_aqm(ue, now) {
+            self.radio.ran.set_aqm(ue, switch.to, Direction::Downlink, aqm).expect("attached just now");
         }
         let bytes_forwarded = detached.downlink.iter().map(|s| u64::from(s.packet().wire_bytes())).sum();
         self.handovers.log.push(SwitchRecord {

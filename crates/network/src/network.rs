@@ -9,7 +9,7 @@ use std::path::Path;
 
 use millinet_proxy::Direction;
 use millinet_ran::{CellId, RanOutput, Telemetry, UeId};
-use millinet_scenario::translate::{link_opportunities, link_params, LinkRate};
+use millinet_scenario::translate::{link_opportunities, link_params, rlc_aqm, LinkRate};
 use millinet_scenario::{Aqm, ConfigError, Scenario};
 use millinet_transport::link::{transmission_ns, Link, LinkParams, LinkTimers};
 use millinet_wire::{Packet, Tag};
@@ -127,8 +127,9 @@ pub struct Network {
     pub(crate) ue_metrics: Vec<UeMetrics>,
     /// Per scenario flow: the RAN latency of its packets delivered over a radio downlink.
     pub(crate) flow_ran_latency: Vec<LogHistogram>,
-    /// Per UE: whether its RLC downlink runs CoDel (a new leg after a handover gets one too).
-    ue_codel: Vec<bool>,
+    /// Per UE: the AQM of its RLC downlink (a new leg after a handover gets one too).
+    ue_aqm: Vec<Aqm>,
+    seed: u64,
     /// Node names of the scenario's UEs and of the cell each was configured on (summary.json).
     pub(crate) ue_names: Vec<(String, String)>,
     /// Scratch for cutting frames (trains, then single segments).
@@ -151,7 +152,8 @@ impl Network {
                     link_rates.push((id, rate));
                 }
                 let name = format!("{}->{}", scenario.nodes[from.index()].name, scenario.nodes[to.index()].name);
-                let params = link_params(spec, name, to.0);
+                let direction = if from == a { "a_to_b" } else { "b_to_a" };
+                let params = link_params(spec, name, to.0, scenario.seed, &format!("links/{i}/{direction}/aqm"));
                 let opportunities = link_opportunities(i, spec, from == a, base_dir)?;
                 links.push((from, Link::new(LinkParams { opportunities, ..params })));
             }
@@ -208,7 +210,8 @@ impl Network {
             sites: Vec::new(),
             watched: vec![false; nodes],
             flow_ran_latency: scenario.flows.iter().map(|_| LogHistogram::default()).collect(),
-            ue_codel: scenario.ues.iter().map(|u| u.rlc_aqm == Aqm::Codel).collect(),
+            ue_aqm: scenario.ues.iter().map(|u| u.rlc_aqm).collect(),
+            seed: scenario.seed,
             ue_names: scenario.ues.iter().map(|u| (u.node.clone(), u.cell.clone())).collect(),
             trains: Vec::new(),
             segments: Vec::new(),
@@ -549,8 +552,9 @@ impl Network {
         Ok(NetEvent::RouteChange(change))
     }
 
-    pub(crate) fn ue_codel(&self, ue: UeId) -> bool {
-        self.ue_codel[ue.index()]
+    /// The AQM of `ue`'s RLC downlink on a leg it takes at `now_ns` (a handover's target).
+    pub(crate) fn ue_rlc_aqm(&self, ue: UeId, now_ns: u64) -> Option<Box<dyn millinet_transport::aqm::Aqm>> {
+        rlc_aqm(self.ue_aqm[ue.index()], self.seed, &format!("ue{}/rlc-aqm/{now_ns}", ue.index()))
     }
 
     /// Measures the RAN latency of flows `0..flows` too: a driver that finds its flows as it

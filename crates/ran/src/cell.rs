@@ -133,6 +133,10 @@ impl RlcSink for Sink<'_> {
         let to = (self.ue, self.cell, self.at_ns);
         self.pdcp_rx.skip(sdu.count, hand_up(to, self.stats, self.delivered));
     }
+
+    fn marked(&mut self, _sdu: &Sdu) {
+        self.stats.aqm_marks += 1;
+    }
 }
 
 /// Split borrows of one link, its UE's bearer and the output it writes to.

@@ -26,6 +26,9 @@ pub struct DirStats {
     pub bytes_delivered: u64,
     pub drops_overflow: u64,
     pub drops_aqm: u64,
+    /// SDUs the AQM CE-marked and delivered (ECN-capable ones it would otherwise drop, or an
+    /// L4S signal).
+    pub aqm_marks: u64,
     pub um_losses: u64,
     pub duplicates_discarded: u64,
     /// SDUs a detach returned for another leg (docs/models/ran.md#attach-detach-and-forwarding), not counting those
@@ -75,6 +78,7 @@ impl AddAssign<&DirStats> for DirStats {
         self.bytes_delivered += o.bytes_delivered;
         self.drops_overflow += o.drops_overflow;
         self.drops_aqm += o.drops_aqm;
+        self.aqm_marks += o.aqm_marks;
         self.um_losses += o.um_losses;
         self.duplicates_discarded += o.duplicates_discarded;
         self.sdus_forwarded += o.sdus_forwarded;

@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 use millinet_ran::{Aqm, CellConfig, Direction, DropReason, HarqConfig, HarqMode, UeConfig, UeId, UeRadio, Verdict};
+use millinet_wire::{ECN_CE, ECN_ECT1, ECN_NOT_ECT};
 
 fn ideal(scheduler: &str) -> CellConfig {
     CellConfig {
@@ -172,16 +173,16 @@ fn telemetry_reports_occupancy_and_full_buffer_rate() {
     assert_eq!(sim.cell.telemetry(sim.now_ns, UeId(0)).rlc_bytes, 75_000);
 }
 
-/// Drops every other SDU at dequeue.
+/// Signals on every other SDU at dequeue: a drop, or a CE mark for an ECN-capable packet.
 struct EveryOther(bool);
 
 impl Aqm for EveryOther {
-    fn on_dequeue(&mut self, _now_ns: u64, _sojourn_ns: u64, _backlog_bytes: u64) -> Verdict {
+    fn on_dequeue(&mut self, _now_ns: u64, _sojourn_ns: u64, _backlog_bytes: u64, ecn: u8) -> Verdict {
         self.0 = !self.0;
-        if self.0 {
-            Verdict::Drop
-        } else {
-            Verdict::Deliver
+        match (self.0, ecn) {
+            (false, _) => Verdict::Deliver,
+            (true, ECN_NOT_ECT) => Verdict::Drop,
+            (true, _) => Verdict::Mark,
         }
     }
 }
@@ -203,6 +204,25 @@ fn an_aqm_drops_at_dequeue() {
     assert_eq!(got, [1, 3, 5, 7, 9]);
     assert_eq!(dropped, [0, 2, 4, 6, 8].map(|u| (u, DropReason::Aqm)));
     assert_eq!(sim.cell.ue_stats(UeId(0)).downlink.drops_aqm, 5);
+}
+
+#[test]
+fn an_aqm_marks_ecn_capable_packets_and_delivers_them() {
+    let mut sim = Sim::new(ideal("round_robin"), &[UeConfig::default()], 1);
+    sim.cell.set_aqm(UeId(0), Direction::Downlink, Box::new(EveryOther(false)));
+    for uid in 0..10 {
+        let mut p = packet(uid, 1500);
+        p.ecn = ECN_ECT1;
+        sim.enqueue_downlink(0, UeId(0), p);
+    }
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        got.extend(sim.step().downlink.iter().map(|d| (d.packet.meta.uid, d.packet.ecn)));
+    }
+    let expected: Vec<(u64, u8)> = (0..10).map(|u| (u, if u % 2 == 0 { ECN_CE } else { ECN_ECT1 })).collect();
+    assert_eq!(got, expected, "every packet delivered, every other one CE");
+    let stats = sim.cell.ue_stats(UeId(0)).downlink;
+    assert_eq!((stats.aqm_marks, stats.drops_aqm), (5, 0));
 }
 
 #[test]

@@ -156,6 +156,8 @@ pub struct NodeSpec {
 pub enum Aqm {
     Droptail,
     Codel,
+    /// RFC 9332's coupled AQM on one FIFO (docs/models/transport.md §10).
+    Dualpi2,
 }
 
 /// A bidirectional wired link; each direction has its own queue.

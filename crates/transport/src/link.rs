@@ -18,7 +18,7 @@
 use std::collections::VecDeque;
 
 use millinet_wire::aqm::{Aqm, Verdict};
-use millinet_wire::Packet;
+use millinet_wire::{Packet, ECN_CE};
 
 use crate::delivery::DeliveryOpportunities;
 
@@ -64,6 +64,8 @@ pub struct QueueStats {
     pub dropped_bytes: u64,
     /// Drops decided by the AQM (a subset of `dropped_*`).
     pub aqm_dropped_packets: u64,
+    /// ECN-capable packets the AQM CE-marked instead.
+    pub aqm_marked_packets: u64,
     pub max_bytes: u64,
     /// Integral of queued bytes over time (byte·ns), for the time average.
     pub byte_ns: u128,
@@ -297,11 +299,17 @@ impl Link {
         }
         self.account(now_ns);
         while let Queue::Aqm { aqm, waiting, .. } = &mut self.queue {
-            let Some(w) = waiting.pop_front() else { return };
+            let Some(mut w) = waiting.pop_front() else { return };
             let bytes = w.packet.wire_bytes();
             self.queued_bytes -= bytes as u64;
-            match aqm.on_dequeue(now_ns, now_ns - w.enqueued_ns, self.queued_bytes) {
+            match aqm.on_dequeue(now_ns, now_ns - w.enqueued_ns, self.queued_bytes, w.packet.ecn) {
                 Verdict::Deliver => {
+                    self.start(now_ns, bytes, w.packet, timers);
+                    return;
+                }
+                Verdict::Mark => {
+                    w.packet.ecn = ECN_CE;
+                    self.stats.aqm_marked_packets += 1;
                     self.start(now_ns, bytes, w.packet, timers);
                     return;
                 }

@@ -76,9 +76,13 @@ fn mark_ce_at(offsets: &'static [u64], server_iss: u32) -> Filter {
 }
 
 fn run(ecn: EcnMode, l4s: bool, marks: &'static [u64], app_bytes: u64) -> Harness {
+    run_with(ecn, l4s, DelayedAck::Linux, marks, app_bytes)
+}
+
+fn run_with(ecn: EcnMode, l4s: bool, delayed_ack: DelayedAck, marks: &'static [u64], app_bytes: u64) -> Harness {
     TOLD.with(|t| *t.borrow_mut() = Told::default());
     L4S.with(|l| *l.borrow_mut() = l4s);
-    let cfg = TcpConfig { ecn, delayed_ack: DelayedAck::Linux, ..TcpConfig::default() };
+    let cfg = TcpConfig { ecn, delayed_ack, ..TcpConfig::default() };
     let parts = ConnectionParts { cc: CcFactory::new(Constructor::Uncoupled(recording)), hooks: None };
     let server = TcpConnection::listen_with(cfg.clone(), parts, SERVER).unwrap();
     let mut syn = Vec::new();
@@ -123,6 +127,17 @@ fn rfc3168_one_reduction_per_window_and_one_cwr() {
     // New data is ECT(0), retransmissions and pure ACKs Not-ECT (RFC 3168 §6.1.4–§6.1.5).
     assert_eq!(data_codepoints(&h), [ECN_ECT0, ECN_CE]);
     assert!(h.sent().iter().filter(|s| s.from == Side::Client).all(|s| s.packet.ecn == ECN_NOT_ECT));
+}
+
+/// The ACKs sent before the CWR segment arrived still carry ECE, the last of them acknowledging
+/// everything up to that segment: none of them is a new signal (RFC 3168 §6.1.2, "before the
+/// ACK for the CWR-marked segment"). Every segment ACKed, so every such ACK is seen.
+#[test]
+fn rfc3168_echoes_of_one_mark_are_one_reduction() {
+    for delayed_ack in [DelayedAck::Off, DelayedAck::Linux] {
+        run_with(EcnMode::Rfc3168, false, delayed_ack, &[30 * MSS], 400 * MSS);
+        assert_eq!(told().0, 1, "{delayed_ack:?}");
+    }
 }
 
 /// Marks in two windows are two reductions.

@@ -137,6 +137,21 @@ pub fn rewrite_tcp_window(datagram: &mut [u8], window: u16) -> Result<u16, Parse
     Ok(old)
 }
 
+/// Sets the ECN field of an IPv4 datagram in place (a queue's CE mark, RFC 3168 §5) and fixes
+/// the header checksum incrementally (RFC 1624). Returns the previous field.
+pub fn rewrite_ecn(datagram: &mut [u8], ecn: u8) -> Result<u8, ParseError> {
+    if datagram.len() < IPV4_HEADER_BYTES as usize {
+        return Err(ParseError::Truncated { needed: IPV4_HEADER_BYTES as usize, available: datagram.len() });
+    }
+    let old_word = u16::from_be_bytes([datagram[0], datagram[1]]);
+    let old = datagram[1] & 0b11;
+    datagram[1] = (datagram[1] & !0b11) | (ecn & 0b11);
+    let new_word = u16::from_be_bytes([datagram[0], datagram[1]]);
+    let sum = u16::from_be_bytes([datagram[10], datagram[11]]);
+    datagram[10..12].copy_from_slice(&checksum::update_u16(sum, old_word, new_word).to_be_bytes());
+    Ok(old)
+}
+
 /// Writes both headers with a zero transport checksum field and returns the header
 /// length and the transport checksum's sum so far (pseudo-header and transport
 /// header; the caller adds the payload).

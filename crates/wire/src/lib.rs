@@ -17,7 +17,7 @@ mod sealed_telemetry;
 mod tcp;
 pub mod telemetry;
 
-pub use emit::{emit, emit_headers, header_bytes, rewrite_tcp_window, EmitError, MAX_HEADER_BYTES};
+pub use emit::{emit, emit_headers, header_bytes, rewrite_ecn, rewrite_tcp_window, EmitError, MAX_HEADER_BYTES};
 pub use packet::{
     Meta, OtherHeader, Packet, PayloadId, Tag, Transport, UdpHeader, ECN_CE, ECN_ECT0, ECN_ECT1, ECN_NOT_ECT, IPV4_HEADER_BYTES,
     UDP_HEADER_BYTES,

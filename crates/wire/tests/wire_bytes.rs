@@ -4,8 +4,8 @@ use std::net::Ipv4Addr;
 
 use millinet_wire::checksum::{internet_checksum, Checksum};
 use millinet_wire::{
-    emit, emit_headers, header_bytes, parse, rewrite_tcp_window, EmitError, OtherHeader, Packet, ParseError, SackBlock, TcpFlags,
-    TcpHeader, TcpOptions, Timestamps, Transport, UdpHeader, MAX_HEADER_BYTES,
+    emit, emit_headers, header_bytes, parse, rewrite_ecn, rewrite_tcp_window, EmitError, OtherHeader, Packet, ParseError, SackBlock,
+    TcpFlags, TcpHeader, TcpOptions, Timestamps, Transport, UdpHeader, ECN_CE, MAX_HEADER_BYTES,
 };
 
 /// xorshift64*: a tiny seeded generator so failures reproduce.
@@ -522,4 +522,27 @@ fn window_rewrite_keeps_the_checksum_valid() {
     let n = emit_headers(&udp, &mut buf).unwrap();
     assert_eq!(rewrite_tcp_window(&mut buf[..n], 1), Err(ParseError::UnsupportedProtocol { protocol: 17 }));
     assert!(matches!(rewrite_tcp_window(&mut buf[..20], 1), Err(ParseError::UnsupportedProtocol { .. })));
+}
+
+#[test]
+fn ecn_rewrite_keeps_the_header_checksum_valid() {
+    let mut rng = Rng(7);
+    let mut buf = vec![0u8; 70_000];
+    let payload = vec![0u8; 2000];
+    let mut done = 0;
+    while done < 2000 {
+        let p = random_packet(&mut rng);
+        let Ok(n) = emit(&p, &payload[..p.payload_bytes as usize], &mut buf) else {
+            continue;
+        };
+        assert_eq!(rewrite_ecn(&mut buf[..n], ECN_CE), Ok(p.ecn));
+        let (q, _) = parse(&buf[..n], true).expect("checksums valid after rewrite");
+        assert_eq!(q.ecn, ECN_CE);
+        // Same bytes as a fresh emit of the marked packet.
+        let mut fresh = vec![0u8; n];
+        emit(&Packet { ecn: ECN_CE, ..p }, &payload[..p.payload_bytes as usize], &mut fresh).unwrap();
+        assert_eq!(&buf[..n], &fresh[..]);
+        done += 1;
+    }
+    assert!(matches!(rewrite_ecn(&mut buf[..19], ECN_CE), Err(ParseError::Truncated { .. })));
 }

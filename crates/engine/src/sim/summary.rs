@@ -7,13 +7,15 @@ use serde_json::{json, Map, Value};
 use super::*;
 
 /// What only the simulator measures of a TCP connection: its fast retransmits, spurious
-/// timeouts, tail loss probes and what limited its sending.
+/// timeouts, tail loss probes, ECN feedback and what limited its sending.
 fn tcp_extra(entry: &mut Map<String, Value>, stats: &TcpStats) {
     let limited_total: u64 = stats.limited_ns.iter().sum();
     let share = |k: usize| if limited_total == 0 { 0.0 } else { stats.limited_ns[k] as f64 / limited_total as f64 };
     entry.insert("fast_retransmits".into(), json!(stats.fast_retransmits));
     entry.insert("spurious_rtos".into(), json!(stats.spurious_rtos));
     entry.insert("tail_loss_probes".into(), json!(stats.tail_loss_probes));
+    entry.insert("ecn_reductions".into(), json!(stats.ecn_reductions));
+    entry.insert("ce_bytes".into(), json!(stats.ce_bytes));
     entry.insert("limited_by".into(), json!({ "cwnd": share(0), "rwnd": share(1), "app": share(2), "pacing": share(3) }));
 }
 

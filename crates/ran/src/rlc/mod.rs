@@ -17,6 +17,7 @@ mod um;
 use std::collections::VecDeque;
 
 use millinet_wire::aqm::{Aqm, Verdict};
+use millinet_wire::ECN_CE;
 
 use crate::config::{RlcMode, UeConfig};
 use crate::stats::DropReason;
@@ -32,6 +33,8 @@ pub(crate) trait RlcSink {
     fn deliver(&mut self, sdu: Sdu);
     /// An SDU that leaves without being delivered.
     fn drop_sdu(&mut self, sdu: Sdu, reason: DropReason);
+    /// The AQM CE-marked an SDU as it left the buffer.
+    fn marked(&mut self, sdu: &Sdu);
 }
 
 #[derive(Debug)]
@@ -139,12 +142,19 @@ impl RlcEntity {
             }
         }
         while left > 0 {
-            let Some(sdu) = self.pending.pop() else { break };
+            let Some(mut sdu) = self.pending.pop() else { break };
             if let Some(aqm) = aqm.as_deref_mut() {
                 let sojourn_ns = now_ns.saturating_sub(sdu.packet.meta.ran_entry_ns);
-                if aqm.on_dequeue(now_ns, sojourn_ns, self.queued_bytes()) == Verdict::Drop {
-                    sink.drop_sdu(sdu, DropReason::Aqm);
-                    continue;
+                match aqm.on_dequeue(now_ns, sojourn_ns, self.queued_bytes(), sdu.packet.ecn) {
+                    Verdict::Deliver => {}
+                    Verdict::Drop => {
+                        sink.drop_sdu(sdu, DropReason::Aqm);
+                        continue;
+                    }
+                    Verdict::Mark => {
+                        sdu.packet.ecn = ECN_CE;
+                        sink.marked(&sdu);
+                    }
                 }
             }
             let sn = self.base_sn + self.window.len() as u64;
@@ -261,14 +271,23 @@ mod tests {
     pub(super) struct Collect {
         pub delivered: Vec<u64>,
         pub dropped: Vec<(u64, DropReason)>,
+        /// Delivered SDUs whose packet is CE-marked.
+        pub delivered_ce: Vec<u64>,
+        pub marked: Vec<u64>,
     }
 
     impl RlcSink for Collect {
         fn deliver(&mut self, sdu: Sdu) {
             self.delivered.push(sdu.count);
+            if sdu.packet.ecn == ECN_CE {
+                self.delivered_ce.push(sdu.count);
+            }
         }
         fn drop_sdu(&mut self, sdu: Sdu, reason: DropReason) {
             self.dropped.push((sdu.count, reason));
+        }
+        fn marked(&mut self, sdu: &Sdu) {
+            self.marked.push(sdu.count);
         }
     }
 

@@ -17,7 +17,6 @@ use rand_core::RngCore;
 use super::seconds_to_ns;
 use crate::radio::{BlockageSpec, CellKind, CellSpec, ForcedKindSpec, HandoverSpec, HarqSpec, PathLossModel, RlcModeSpec, UeSpec};
 use crate::rng::{self, Stream};
-use crate::schema::Aqm;
 use crate::{ConfigError, Scenario};
 
 /// Spectral efficiency at the top of the 64QAM CQI table (docs/models/channel.md §8).
@@ -236,8 +235,8 @@ pub fn build_ran(s: &Scenario, base_dir: &Path) -> Result<(Ran<Stream>, Vec<Opti
             added.map_err(|e| ConfigError::at(&format!("ues.{i}"), &e))?;
         }
         let cell = CellId(measured[0] as u32);
-        if u.rlc_aqm == Aqm::Codel {
-            ran.set_aqm(ue, cell, millinet_ran::Direction::Downlink, Box::new(super::rlc_codel())).expect("attached just now");
+        if let Some(aqm) = super::rlc_aqm(u.rlc_aqm, s.seed, &format!("ue{i}/rlc-aqm")) {
+            ran.set_aqm(ue, cell, millinet_ran::Direction::Downlink, aqm).expect("attached just now");
         }
         let anchor = s.cells.iter().position(|c| c.node == u.anchor && c.kind == CellKind::Lte).map(|k| CellId(k as u32));
         let control = ServingCellControl::new(handover_config(&s.handover), anchor).map_err(|e| ConfigError::at("handover", &e))?;

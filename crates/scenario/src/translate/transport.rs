@@ -1,7 +1,7 @@
 //! Flows and queues as transport configurations.
 
 use millinet_transport::app::AppSpec;
-use millinet_transport::aqm::Codel;
+use millinet_transport::aqm::{Aqm as QueueAqm, Codel, DualPi2, DualPi2Config};
 use millinet_transport::cc::{CubicVariant, HystartMode};
 use millinet_transport::delivery::DeliveryOpportunities;
 use millinet_transport::link::LinkParams;
@@ -108,7 +108,8 @@ pub fn link_opportunities(i: usize, spec: &LinkSpec, a_to_b: bool, base_dir: &Pa
 
 /// One direction of a wired link, named `name`, leading to node `to_node` (as its driver
 /// numbers nodes). Its rate changes as its [`super::LinkRate`] says.
-pub fn link_params(spec: &LinkSpec, name: String, to_node: u32) -> LinkParams {
+/// Its AQM draws from the run's stream `aqm_stream` of `seed`.
+pub fn link_params(spec: &LinkSpec, name: String, to_node: u32, seed: u64, aqm_stream: &str) -> LinkParams {
     let rate_bps = spec.rate_bps.round() as u64;
     LinkParams {
         name,
@@ -118,7 +119,7 @@ pub fn link_params(spec: &LinkSpec, name: String, to_node: u32) -> LinkParams {
         delay_ns: seconds_to_ns(spec.delay_s),
         limit_bytes: spec.queue_bytes,
         limit_packets: if spec.queue_packets == 0 { u64::MAX } else { spec.queue_packets },
-        aqm: (spec.aqm == Aqm::Codel).then(|| -> Box<dyn millinet_transport::aqm::Aqm> { Box::new(link_codel(spec)) }),
+        aqm: queue_aqm(spec.aqm, link_codel(spec), seed, aqm_stream),
         opportunities: None,
     }
 }
@@ -159,7 +160,19 @@ pub fn link_codel(spec: &LinkSpec) -> Codel {
     Codel::new(seconds_to_ns(spec.codel_target_s), seconds_to_ns(spec.codel_interval_s), CODEL_MAX_PACKET_BYTES)
 }
 
-/// CoDel on an RLC buffer: RFC 8289's defaults, target 5 ms and interval 100 ms (docs/models/transport.md §10).
-pub fn rlc_codel() -> Codel {
-    Codel::new(5_000_000, 100_000_000, CODEL_MAX_PACKET_BYTES)
+/// The AQM of a UE's RLC downlink buffer (docs/models/transport.md §10): CoDel with RFC 8289's
+/// defaults, target 5 ms and interval 100 ms, or DualPI2 with Linux's; DualPI2 draws from the
+/// run's stream `stream` of `seed`.
+pub fn rlc_aqm(kind: Aqm, seed: u64, stream: &str) -> Option<Box<dyn QueueAqm>> {
+    queue_aqm(kind, Codel::new(5_000_000, 100_000_000, CODEL_MAX_PACKET_BYTES), seed, stream)
+}
+
+/// A queue's AQM of `kind`: `codel` as configured, or DualPI2 (Linux's defaults) drawing from
+/// the run's stream `stream`; none for drop-tail.
+fn queue_aqm(kind: Aqm, codel: Codel, seed: u64, stream: &str) -> Option<Box<dyn QueueAqm>> {
+    match kind {
+        Aqm::Droptail => None,
+        Aqm::Codel => Some(Box::new(codel)),
+        Aqm::Dualpi2 => Some(Box::new(DualPi2::new(DualPi2Config::default(), rng::stream(seed, stream)))),
+    }
 }

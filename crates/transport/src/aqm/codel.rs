@@ -1,10 +1,14 @@
-//! CoDel, Controlled Delay (RFC 8289), decided at dequeue.
+//! CoDel, Controlled Delay (RFC 8289), decided at dequeue. An ECN-capable packet it would
+//! drop is marked CE instead (RFC 8289 §5's note on ECN, RFC 3168 §5; Linux's `codel` with
+//! `ecn`), and delivered: the loop that follows a drop does not follow a mark.
 //!
 //! The RFC's dequeue routine loops over packets inside one call; here the queue
 //! runs that loop and calls `on_dequeue` once per packet it removes, at the same
 //! `now_ns`, until one is delivered or the queue is empty. The state below is the
 //! RFC's (§5), plus two flags that carry the loop's position from one call to
 //! the next, so the sequence of verdicts is the one the RFC's routine produces.
+
+use millinet_wire::ECN_NOT_ECT;
 
 use super::{Aqm, Verdict};
 
@@ -92,7 +96,8 @@ impl Codel {
 }
 
 impl Aqm for Codel {
-    fn on_dequeue(&mut self, now_ns: u64, sojourn_ns: u64, backlog_bytes: u64) -> Verdict {
+    fn on_dequeue(&mut self, now_ns: u64, sojourn_ns: u64, backlog_bytes: u64, ecn: u8) -> Verdict {
+        let ecn_capable = ecn != ECN_NOT_ECT;
         let ok_to_drop = self.ok_to_drop(now_ns, sojourn_ns, backlog_bytes);
         if self.deliver_next {
             self.deliver_next = false;
@@ -111,6 +116,11 @@ impl Aqm for Codel {
             }
             if now_ns >= self.drop_next_ns {
                 self.count = self.count.saturating_add(1);
+                if ecn_capable {
+                    // Linux's codel_dequeue: a mark moves the next signal on at once.
+                    self.drop_next_ns = self.control_law(self.drop_next_ns);
+                    return Verdict::Mark;
+                }
                 self.advance_pending = true;
                 return Verdict::Drop;
             }
@@ -124,13 +134,17 @@ impl Aqm for Codel {
         // at one drop per interval (§5.5; "recently" is 16 intervals, and the
         // previous episode must have dropped more than one packet).
         self.dropping = true;
-        self.deliver_next = true;
+        self.deliver_next = !ecn_capable;
         let delta = self.count.saturating_sub(self.last_count);
         let recent = now_ns.saturating_sub(self.drop_next_ns) < self.interval_ns.saturating_mul(16);
         self.count = if delta > 1 && recent { delta } else { 1 };
         self.drop_next_ns = self.control_law(now_ns);
         self.last_count = self.count;
-        Verdict::Drop
+        if ecn_capable {
+            Verdict::Mark
+        } else {
+            Verdict::Drop
+        }
     }
 }
 
@@ -146,7 +160,7 @@ mod tests {
     /// same instant until one is delivered. Returns the number dropped.
     fn dequeue(c: &mut Codel, now_ns: u64, sojourn_ns: u64, backlog_bytes: u64) -> usize {
         let mut drops = 0;
-        while c.on_dequeue(now_ns, sojourn_ns, backlog_bytes) == Verdict::Drop {
+        while c.on_dequeue(now_ns, sojourn_ns, backlog_bytes, ECN_NOT_ECT) == Verdict::Drop {
             drops += 1;
             assert!(drops < 1000, "dropping without end");
         }
@@ -179,8 +193,8 @@ mod tests {
             }
         }
         // The drop is the first packet; the one behind it is delivered (RFC 8289 §5.5).
-        assert_eq!(c.on_dequeue(t1 + INTERVAL, 7 * MS, BIG_BACKLOG), Verdict::Drop);
-        assert_eq!(c.on_dequeue(t1 + INTERVAL, 7 * MS, BIG_BACKLOG), Verdict::Deliver);
+        assert_eq!(c.on_dequeue(t1 + INTERVAL, 7 * MS, BIG_BACKLOG, ECN_NOT_ECT), Verdict::Drop);
+        assert_eq!(c.on_dequeue(t1 + INTERVAL, 7 * MS, BIG_BACKLOG, ECN_NOT_ECT), Verdict::Deliver);
         assert!(c.is_dropping());
         assert_eq!(c.count(), 1);
     }
@@ -209,6 +223,29 @@ mod tests {
         drops
     }
 
+    /// RFC 8289 with ECN: an ECN-capable queue gets a CE mark wherever a Not-ECT one gets a
+    /// drop, at the control law's times, and every packet is delivered.
+    #[test]
+    fn ecn_capable_packets_are_marked_at_the_drop_times() {
+        let mut dropping = Codel::default();
+        let drops = drop_times(&mut dropping, 0, 1_000_000_000);
+        let mut marking = Codel::default();
+        let mut marks = Vec::new();
+        let mut t = 0;
+        while t < 1_000_000_000 {
+            match marking.on_dequeue(t, 20 * MS, BIG_BACKLOG, millinet_wire::ECN_ECT0) {
+                Verdict::Mark => marks.push(t),
+                verdict => assert_eq!(verdict, Verdict::Deliver, "an ECN-capable packet is never dropped"),
+            }
+            // Every 10 µs: the mark times are resolved to 10 µs.
+            t += 10_000;
+        }
+        assert_eq!(marks.len(), drops.len());
+        for (mark, drop) in marks.iter().zip(&drops) {
+            assert!(mark.abs_diff(*drop) <= 10_000, "mark at {mark} ns, drop at {drop} ns");
+        }
+    }
+
     #[test]
     fn drop_spacing_follows_the_control_law() {
         let mut c = Codel::default();
@@ -230,7 +267,7 @@ mod tests {
         let n = drops.len() as u32;
         assert!(c.is_dropping() && c.count() == n && n > 5);
         let t = 1_000_000_000;
-        assert_eq!(c.on_dequeue(t, 5 * MS - 1, BIG_BACKLOG), Verdict::Deliver);
+        assert_eq!(c.on_dequeue(t, 5 * MS - 1, BIG_BACKLOG, ECN_NOT_ECT), Verdict::Deliver);
         assert!(!c.is_dropping());
         // Above target again: another full interval must pass before dropping.
         assert_eq!(dequeue(&mut c, t + MS, 20 * MS, BIG_BACKLOG), 0);
@@ -250,7 +287,7 @@ mod tests {
     fn count_restarts_after_a_long_calm() {
         let mut c = Codel::default();
         drop_times(&mut c, 0, 1_000_000_000);
-        assert_eq!(c.on_dequeue(1_000_000_000, 0, BIG_BACKLOG), Verdict::Deliver);
+        assert_eq!(c.on_dequeue(1_000_000_000, 0, BIG_BACKLOG, ECN_NOT_ECT), Verdict::Deliver);
         let t = 1_000_000_000 + 17 * INTERVAL;
         assert_eq!(dequeue(&mut c, t, 20 * MS, BIG_BACKLOG), 0);
         assert_eq!(dequeue(&mut c, t + INTERVAL, 20 * MS, BIG_BACKLOG), 1);
@@ -268,7 +305,7 @@ mod tests {
         assert_eq!(dequeue(&mut c, t, 500 * MS, 1501), 0);
         assert_eq!(dequeue(&mut c, t + INTERVAL, 500 * MS, 1501), 1);
         // And a drained queue ends the dropping state.
-        assert_eq!(c.on_dequeue(t + INTERVAL + 1, 500 * MS, 0), Verdict::Deliver);
+        assert_eq!(c.on_dequeue(t + INTERVAL + 1, 500 * MS, 0, ECN_NOT_ECT), Verdict::Deliver);
         assert!(!c.is_dropping());
     }
 }

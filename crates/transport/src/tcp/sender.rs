@@ -118,9 +118,10 @@ pub(crate) struct Sender {
     window_reduced_ns: u64,
     /// ECN: the codepoint of new data and what the ACKs feed back (ecn.rs).
     ecn: EcnFeedback,
-    /// RFC 3168 §6.1.2: after a reduction for ECN, no other before SND.UNA passes this point
-    /// (SND.NXT at the reduction; Linux's CWR state).
-    cwr_point: u64,
+    /// SND.NXT at the last reduction for ECN: the window is being reduced while SND.UNA is
+    /// below it (Linux's CWR state), and no other reduction comes before an ACK covers data
+    /// sent after it (RFC 3168 §6.1.2: the ACK of the segment that carried CWR).
+    cwr_point: Option<u64>,
     ecn_reductions: u64,
     /// Payload bytes the peer reported as having arrived CE-marked.
     ce_bytes: u64,
@@ -189,7 +190,7 @@ impl Sender {
             window_before_rto: None,
             window_reduced_ns: 0,
             ecn: EcnFeedback::default(),
-            cwr_point: data_start,
+            cwr_point: None,
             ecn_reductions: 0,
             ce_bytes: 0,
             cwnd_usage_end: data_start,
@@ -429,7 +430,7 @@ impl Sender {
                 bytes_in_flight: self.sb.pipe_bytes(),
                 lost_bytes: self.sb.lost_marked_bytes() - lost_marked_before,
                 cwnd_limited,
-                in_recovery: was_in_recovery || self.in_recovery || self.snd_una < self.cwr_point,
+                in_recovery: was_in_recovery || self.in_recovery || self.cwr_point.is_some_and(|p| self.snd_una < p),
                 delivered_total_bytes: self.rate.delivered_bytes(),
                 rate,
                 ca_rtt_ns: ca_sent_ns.map(|sent_ns| now_ns - sent_ns),
@@ -543,11 +544,11 @@ impl Sender {
     /// answers the same congestion), and the next new segment says so with CWR. The window
     /// drops at once, as RFC 3168 writes it; Linux lowers it over the round trip with PRR.
     fn on_ecn_congestion(&mut self, now_ns: u64) {
-        if self.recovering() || self.snd_una < self.cwr_point {
+        if self.recovering() || self.cwr_point.is_some_and(|p| self.snd_una <= p) {
             return;
         }
         self.cc.on_congestion_event(CongestionEvent::EcnEcho, now_ns, self.reduction_flight_size());
-        self.cwr_point = self.snd_nxt;
+        self.cwr_point = Some(self.snd_nxt);
         self.window_reduced_ns = now_ns;
         self.ecn.reduced();
         self.ecn_reductions += 1;
