@@ -15,7 +15,7 @@ const FILE_BYTES: u64 = 8_000_000;
 #[test]
 fn all_algorithms_deliver_the_stream_over_a_switching_bottleneck() {
     let names: Vec<&str> = REGISTRY.iter().map(|entry| entry.0).collect();
-    assert_eq!(names, ["newreno", "cubic", "highspeed", "bbr", "lia", "olia", "balia"]);
+    assert_eq!(names, ["newreno", "cubic", "highspeed", "bbr", "dctcp", "prague", "lia", "olia", "balia"]);
     for name in names {
         let cfg = TcpConfig { cc: name.into(), ..TcpConfig::default() };
         // 100 packets of buffer: about 3 BDPs at R, 30 at R/10 (20 ms RTT).

@@ -14,10 +14,12 @@ pub mod balia;
 pub mod bbr;
 pub mod coupled;
 pub mod cubic;
+pub mod dctcp;
 pub mod highspeed;
 pub mod lia;
 pub mod newreno;
 pub mod olia;
+pub mod prague;
 mod shared;
 pub mod slow_start;
 
@@ -164,6 +166,8 @@ pub const REGISTRY: &[(&str, Constructor)] = &[
     ("cubic", Constructor::Uncoupled(cubic::construct)),
     ("highspeed", Constructor::Uncoupled(highspeed::construct)),
     ("bbr", Constructor::Uncoupled(bbr::construct)),
+    ("dctcp", Constructor::Uncoupled(dctcp::construct)),
+    ("prague", Constructor::Uncoupled(prague::construct)),
     ("lia", Constructor::Coupled(coupled::construct::<lia::Lia>)),
     ("olia", Constructor::Coupled(coupled::construct::<olia::Olia>)),
     ("balia", Constructor::Coupled(coupled::construct::<balia::Balia>)),
@@ -267,7 +271,10 @@ mod tests {
         assert!(CcFactory::by_name("newreno").is_ok());
         assert!(CcFactory::by_name("cubic").is_ok());
         let err = CcFactory::by_name("vegas").err().expect("unknown name").to_string();
-        assert_eq!(err, r#"unknown congestion control "vegas"; allowed: "newreno", "cubic", "highspeed", "bbr", "lia", "olia", "balia""#);
+        assert_eq!(
+            err,
+            r#"unknown congestion control "vegas"; allowed: "newreno", "cubic", "highspeed", "bbr", "dctcp", "prague", "lia", "olia", "balia""#
+        );
     }
 
     #[test]

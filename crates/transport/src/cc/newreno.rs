@@ -28,6 +28,15 @@ impl NewReno {
     }
 }
 
+impl NewReno {
+    /// Sets the window, as an algorithm built on NewReno's growth reduces it its own way
+    /// (DCTCP's ECN response).
+    pub(crate) fn set_window(&mut self, ssthresh_bytes: u64, cwnd_bytes: u64) {
+        (self.ssthresh_bytes, self.cwnd_bytes) = (ssthresh_bytes, cwnd_bytes);
+        self.ca_acked_bytes = 0;
+    }
+}
+
 impl CongestionControl for NewReno {
     fn on_ack(&mut self, ack: &AckSample) {
         match ack_growth(ack, self.cwnd_bytes, self.ssthresh_bytes, self.mss_bytes) {
