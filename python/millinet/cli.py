@@ -537,6 +537,7 @@ def report_command(store: Path, out: Path | None, run_key: str | None) -> None:
 # that --help and `millinet studies` do not import pandas and matplotlib).
 STUDY_DESCRIPTIONS = {
     "e2e": "End-to-end TCP over 28 GHz (docs/studies.md#e2e): human blockers, buildings, forced outages, a drive trace",
+    "l4s": "L4S over mmWave against milliProxy: drop-tail, CoDel and DualPI2 RLC buffers, milliProxy alone and over DualPI2, CUBIC/BBR/DCTCP/Prague",
     "lower-layer": "Link-level retransmissions (§6): RLC AM/UM x HARQ on/off x remote/edge server, long flows and downloads",
     "milliproxy": "The milliProxy evaluation (§1): TCP with and without a proxy at the gNB or the edge, and split-TCP",
     "mptcp": "Multipath TCP over mmWave and LTE (§5): 28 GHz + LTE and 28 + 73 GHz, coupled and uncoupled CC",
@@ -551,7 +552,7 @@ STUDY_DESCRIPTIONS = {
 REAL_PATH_STUDIES = ("web",)
 STUDY_NAMES = list(STUDY_DESCRIPTIONS)
 # The studies with a reduced grid for the emulator (sweeps NAME-emulated).
-EMULATED_STUDIES = ("milliproxy", "mptcp", "spep-emulation")
+EMULATED_STUDIES = ("l4s", "milliproxy", "mptcp", "spep-emulation")
 
 
 @cli.command(name="study")
@@ -561,7 +562,7 @@ EMULATED_STUDIES = ("milliproxy", "mptcp", "spep-emulation")
 @click.option("--cwnd-growth", type=click.Choice(["cwnd-limited", "always"]), help="How the servers' cwnd grows [default: the scenario's, cwnd-limited].")
 @click.option("--tcp-profile", type=click.Choice(["modern", "ns3-2017"]), help="The servers' TCP as a whole (docs/scenario-reference.md, TCP profiles) [default: the scenario's, modern].")
 @click.option("--policies", callback=lambda _ctx, _param, value: _policy_list(value), help="milliproxy: run every milliProxy arm once per flow-window policy, comma-separated, e.g. bdp,target-queue (docs/proxy.md) [default: calibrated,bdp].")
-@click.option("--emulate", is_flag=True, help="Run the study's reduced grid (sweep NAME-emulated) on the emulator: real Linux TCP, root, one run at a time [milliproxy, mptcp, spep-emulation].")
+@click.option("--emulate", is_flag=True, help="Run the study's reduced grid (sweep NAME-emulated) on the emulator: real Linux TCP, root, one run at a time [l4s, milliproxy, mptcp, spep-emulation].")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Overrides a scenario field in every run of the study, e.g. proxy.target_queue_gain=0.25.")
 @click.option("--out", type=click.Path(path_type=Path), help="Study directory [default: runs/study-NAME, -quick or -emulated appended].")
 @engine_options

@@ -205,7 +205,7 @@ fn relayed_acks_carry_the_ues_accurate_ecn_feedback() {
     let mut ack = ue_ack(4200, 1000);
     let header = ack.tcp_header_mut().unwrap();
     header.flags = header.flags.with_ace(6);
-    header.options.push_accecn(&counters).unwrap();
+    header.options.push_accecn(&counters, 3).unwrap();
     proxy.on_packet(20 * MS, ack, Direction::FromUe, &mut NoPayloads, &mut out);
     let relayed: Vec<&TcpHeader> = out.iter().filter(|p| p.dst != UE_IP).filter_map(|p| p.tcp_header()).collect();
     assert!(!relayed.is_empty());

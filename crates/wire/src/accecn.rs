@@ -73,31 +73,30 @@ impl TcpOptions {
     }
 
     /// Appends `option` with as many of its fields as fit beside the other options in the 40
-    /// bytes on the wire (RFC 9768 §3.2.3.3 lets a sender shorten it; SACK blocks keep their
-    /// room, as they tell of losses); the number of fields written, or an error if not even
-    /// the empty option fits.
-    pub fn push_accecn(&mut self, option: &AccEcnOption) -> Result<usize, RawOptionError> {
+    /// bytes on the wire (RFC 9768 §3.2.3.3 lets a sender shorten it). When not even its first
+    /// `required_fields` fit, SACK blocks give way, the latest-listed first and never below
+    /// two, as Linux's `tcp_options_fit_accecn` does (SACK blocks fill the space exactly when
+    /// losses make the counters matter). Returns the number of fields written, or an error if
+    /// the required ones do not fit even so (nothing is changed then).
+    pub fn push_accecn(&mut self, option: &AccEcnOption, required_fields: usize) -> Result<usize, RawOptionError> {
         let fields = [option.e0b, option.ceb, option.e1b].iter().take_while(|f| f.is_some()).count();
-        let mut last_error = None;
-        for n in (0..=fields).rev() {
-            let (bytes, len) = option.encode(n);
-            let mut with = *self;
-            match with.push_raw(&bytes[..len]) {
-                Ok(()) if with.encoded_bytes() as usize <= MAX_TCP_OPTION_BYTES => {
+        let required_fields = required_fields.min(fields);
+        let blocks = self.sack().len();
+        let fewest = if required_fields > 0 { blocks.min(2) } else { blocks };
+        for keep in (fewest..=blocks).rev() {
+            let mut base = *self;
+            base.sack_count = keep as u8;
+            for n in (required_fields..=fields).rev() {
+                let (bytes, len) = option.encode(n);
+                let mut with = base;
+                if with.push_raw(&bytes[..len]).is_ok() && with.encoded_bytes() as usize <= MAX_TCP_OPTION_BYTES {
                     *self = with;
                     return Ok(n);
                 }
-                Ok(()) => {
-                    let needed = len;
-                    last_error = Some(RawOptionError::NoRoom {
-                        needed,
-                        available: MAX_TCP_OPTION_BYTES.saturating_sub(self.encoded_bytes() as usize),
-                    });
-                }
-                Err(e) => last_error = Some(e),
             }
         }
-        Err(last_error.expect("at least the empty option was tried"))
+        let available = MAX_TCP_OPTION_BYTES.saturating_sub(self.encoded_bytes() as usize);
+        Err(RawOptionError::NoRoom { needed: 2 + 3 * required_fields, available })
     }
 }
 
@@ -124,7 +123,7 @@ mod tests {
     fn counters_are_kept_modulo_2_to_the_24() {
         let option = AccEcnOption { e0b: Some(FIELD_MODULUS + 5), ceb: Some(7), e1b: Some(9) };
         let mut options = TcpOptions::default();
-        assert_eq!(options.push_accecn(&option), Ok(3));
+        assert_eq!(options.push_accecn(&option, 3), Ok(3));
         assert_eq!(options.accecn(), Some(AccEcnOption { e0b: Some(5), ..option }));
     }
 
@@ -136,9 +135,31 @@ mod tests {
         // for an option of 2 fields.
         assert!(options.push_sack(SackBlock { left: 1, right: 2 }));
         assert!(options.push_sack(SackBlock { left: 3, right: 4 }));
-        assert_eq!(options.push_accecn(&option), Ok(2));
+        assert_eq!(options.push_accecn(&option, 0), Ok(2));
         assert_eq!(options.accecn(), Some(AccEcnOption { e1b: None, ..option }));
         assert_eq!(options.sack().len(), 2);
         assert!(options.encoded_bytes() as usize <= MAX_TCP_OPTION_BYTES);
+    }
+
+    /// Linux's compromise: a third SACK block gives way to the CE byte counter, two never do.
+    #[test]
+    fn sack_blocks_give_way_to_the_required_fields_down_to_two() {
+        let option = AccEcnOption { e0b: Some(1), ceb: Some(2), e1b: Some(3) };
+        let three = [SackBlock { left: 1, right: 2 }, SackBlock { left: 3, right: 4 }, SackBlock { left: 5, right: 6 }];
+        let mut options = TcpOptions { timestamps: Some(Timestamps::default()), ..TcpOptions::default() };
+        assert!(options.set_sack(&three));
+        // Timestamps and three blocks leave no room for the option, even empty: blocks go
+        // only for required fields.
+        let mut without = options;
+        assert!(without.push_accecn(&option, 0).is_err());
+        assert_eq!(without, options);
+        assert_eq!(options.push_accecn(&option, 2), Ok(2));
+        assert_eq!(options.sack(), &three[..2]);
+        assert_eq!(options.accecn().and_then(|o| o.ceb), Some(2));
+        // With two blocks left, all three fields are still refused: none go below two.
+        let mut two = TcpOptions { timestamps: Some(Timestamps::default()), ..TcpOptions::default() };
+        assert!(two.set_sack(&three[..2]));
+        assert_eq!(two.push_accecn(&option, 3), Err(RawOptionError::NoRoom { needed: 11, available: 8 }));
+        assert_eq!(two.sack().len(), 2);
     }
 }

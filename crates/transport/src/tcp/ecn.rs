@@ -413,10 +413,10 @@ mod tests {
         // Without the option, two CE packets in full segments; with it, the exact bytes.
         assert_eq!(sender.on_ack(&ack(TcpFlags(0).with_ace(7)), 3000, 3, 1000), EcnSignal { congestion: true, ce_bytes: 2000 });
         let mut header = ack(TcpFlags(0).with_ace(7));
-        header.options.push_accecn(&AccEcnOption { e0b: Some(1), ceb: Some(1500), e1b: Some(1001) }).unwrap();
+        header.options.push_accecn(&AccEcnOption { e0b: Some(1), ceb: Some(1500), e1b: Some(1001) }, 3).unwrap();
         assert_eq!(sender.on_ack(&header, 1000, 1, 1000), EcnSignal { congestion: true, ce_bytes: 1500 }, "first option");
         header.options = Default::default();
-        header.options.push_accecn(&AccEcnOption { e0b: Some(1), ceb: Some(1500), e1b: Some(2001) }).unwrap();
+        header.options.push_accecn(&AccEcnOption { e0b: Some(1), ceb: Some(1500), e1b: Some(2001) }, 3).unwrap();
         assert_eq!(sender.on_ack(&header, 1000, 1, 1000), EcnSignal::default(), "no new CE bytes, no congestion");
         // An ACK without the option falls back on the ACE field, which wraps: 7 → 2 is three.
         assert_eq!(sender.on_ack(&ack(TcpFlags(0).with_ace(2)), 5000, 5, 1000).ce_bytes, 3000);

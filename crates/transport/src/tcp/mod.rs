@@ -49,6 +49,9 @@ use wrap::{ts_now_ms, unwrap32};
 pub const MSS_RANGE_BYTES: RangeInclusive<u32> = 100..=65_000;
 /// SYN / SYN-ACK retransmissions before giving up (Linux `tcp_syn_retries` default).
 const MAX_SYN_RETRIES: u32 = 6;
+/// The AccECN option's fields every segment carries if it can: EE0B and ECEB, the CE byte
+/// counter the data sender's congestion response reads.
+const ACCECN_REQUIRED_FIELDS: usize = 2;
 /// TIME-WAIT lasts 2·MSL in RFC 9293 (minutes); a simulated peer never reuses the port, so
 /// a short wait that still absorbs a retransmitted FIN is enough.
 const TIME_WAIT_NS: u64 = 1_000_000_000;
@@ -610,9 +613,9 @@ impl TcpConnection {
             self.rcv.fill_sack_blocks(&mut options);
         }
         if let Some(option) = self.rcv.accecn_option() {
-            // RFC 9768 §3.2.3.3: on every segment, as Linux's `tcp_ecn_option = 2`; shortened
-            // or left out where SACK blocks fill the option space.
-            let _ = options.push_accecn(&option);
+            // RFC 9768 §3.2.3.3: on every segment, as Linux's `tcp_ecn_option = 2`, with at
+            // least the CE byte counter (SACK blocks give way down to two; else left out).
+            let _ = options.push_accecn(&option, ACCECN_REQUIRED_FIELDS);
         }
         Template {
             src: *self.local.ip(),
