@@ -9,8 +9,8 @@ use std::path::Path;
 
 use millinet_proxy::Direction;
 use millinet_ran::{CellId, RanOutput, Telemetry, UeId};
-use millinet_scenario::translate::{link_opportunities, link_params, rlc_aqm, LinkRate};
-use millinet_scenario::{Aqm, ConfigError, Scenario};
+use millinet_scenario::translate::{link_opportunities, link_params, LinkRate, RlcAqm};
+use millinet_scenario::{ConfigError, Scenario};
 use millinet_transport::link::{transmission_ns, Link, LinkParams, LinkTimers};
 use millinet_wire::{Packet, Tag};
 
@@ -128,7 +128,7 @@ pub struct Network {
     /// Per scenario flow: the RAN latency of its packets delivered over a radio downlink.
     pub(crate) flow_ran_latency: Vec<LogHistogram>,
     /// Per UE: the AQM of its RLC downlink (a new leg after a handover gets one too).
-    ue_aqm: Vec<Aqm>,
+    ue_aqm: Vec<RlcAqm>,
     seed: u64,
     /// Node names of the scenario's UEs and of the cell each was configured on (summary.json).
     pub(crate) ue_names: Vec<(String, String)>,
@@ -210,7 +210,7 @@ impl Network {
             sites: Vec::new(),
             watched: vec![false; nodes],
             flow_ran_latency: scenario.flows.iter().map(|_| LogHistogram::default()).collect(),
-            ue_aqm: scenario.ues.iter().map(|u| u.rlc_aqm).collect(),
+            ue_aqm: scenario.ues.iter().map(RlcAqm::of).collect(),
             seed: scenario.seed,
             ue_names: scenario.ues.iter().map(|u| (u.node.clone(), u.cell.clone())).collect(),
             trains: Vec::new(),
@@ -554,7 +554,7 @@ impl Network {
 
     /// The AQM of `ue`'s RLC downlink on a leg it takes at `now_ns` (a handover's target).
     pub(crate) fn ue_rlc_aqm(&self, ue: UeId, now_ns: u64) -> Option<Box<dyn millinet_transport::aqm::Aqm>> {
-        rlc_aqm(self.ue_aqm[ue.index()], self.seed, &format!("ue{}/rlc-aqm/{now_ns}", ue.index()))
+        self.ue_aqm[ue.index()].build(self.seed, &format!("ue{}/rlc-aqm/{now_ns}", ue.index()))
     }
 
     /// Measures the RAN latency of flows `0..flows` too: a driver that finds its flows as it

@@ -211,6 +211,12 @@ pub struct UeSpec {
     pub rlc_buffer_bytes: u64,
     #[serde(default = "d_rlc_aqm")]
     pub rlc_aqm: super::Aqm,
+    /// DualPI2's L4S step and classic target on the RLC buffer (docs/models/transport.md §10).
+    /// Left out of the resolved scenario at their defaults, so earlier runs keep their ids.
+    #[serde(default = "d_dualpi2_step", skip_serializing_if = "is_d_dualpi2_step")]
+    pub rlc_dualpi2_step_s: f64,
+    #[serde(default = "d_dualpi2_target", skip_serializing_if = "is_d_dualpi2_target")]
+    pub rlc_dualpi2_target_s: f64,
     #[serde(default = "d_reassembly")]
     pub rlc_reassembly_s: f64,
     #[serde(default = "d_status_prohibit")]
@@ -339,6 +345,19 @@ fn d_rlc_buffer() -> u64 {
 }
 fn d_rlc_aqm() -> super::Aqm {
     super::Aqm::Droptail
+}
+/// Linux's `sch_dualpi2` step threshold and PI2 target.
+fn d_dualpi2_step() -> f64 {
+    0.001
+}
+fn is_d_dualpi2_step(s: &f64) -> bool {
+    *s == d_dualpi2_step()
+}
+fn d_dualpi2_target() -> f64 {
+    0.015
+}
+fn is_d_dualpi2_target(s: &f64) -> bool {
+    *s == d_dualpi2_target()
 }
 fn d_reassembly() -> f64 {
     0.001

@@ -311,6 +311,8 @@ fn validate_radio(s: &Scenario, names: &HashSet<&str>) -> Result<(), Issue> {
         whole(p("rlc_buffer_bytes"), u.rlc_buffer_bytes, 1500, 1 << 40)?;
         range(p("rlc_reassembly_s"), u.rlc_reassembly_s, 1e-6, 1.0, "1 µs to 1 s")?;
         range(p("rlc_status_prohibit_s"), u.rlc_status_prohibit_s, 0.0, 1.0, "0 to 1 s")?;
+        range(p("rlc_dualpi2_step_s"), u.rlc_dualpi2_step_s, 1e-6, 10.0, "1 µs to 10 s")?;
+        range(p("rlc_dualpi2_target_s"), u.rlc_dualpi2_target_s, 1e-6, 10.0, "1 µs to 10 s")?;
         let uses_trace = matches!(u.blockage, BlockageSpec::SinrTrace | BlockageSpec::CapacityTrace);
         if uses_trace && u.trace.is_empty() {
             return Err(Issue {

@@ -8,7 +8,7 @@ pub mod radio;
 mod transport;
 
 pub use link_rate::LinkRate;
-pub use transport::{app_spec, link_codel, link_opportunities, link_params, mptcp_config, rlc_aqm, tcp_config};
+pub use transport::{app_spec, link_codel, link_opportunities, link_params, mptcp_config, tcp_config, RlcAqm};
 
 /// Seconds (as scenario files write them) to the models' integer nanoseconds.
 pub fn seconds_to_ns(s: f64) -> u64 {

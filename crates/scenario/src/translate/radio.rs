@@ -235,7 +235,7 @@ pub fn build_ran(s: &Scenario, base_dir: &Path) -> Result<(Ran<Stream>, Vec<Opti
             added.map_err(|e| ConfigError::at(&format!("ues.{i}"), &e))?;
         }
         let cell = CellId(measured[0] as u32);
-        if let Some(aqm) = super::rlc_aqm(u.rlc_aqm, s.seed, &format!("ue{i}/rlc-aqm")) {
+        if let Some(aqm) = super::RlcAqm::of(u).build(s.seed, &format!("ue{i}/rlc-aqm")) {
             ran.set_aqm(ue, cell, millinet_ran::Direction::Downlink, aqm).expect("attached just now");
         }
         let anchor = s.cells.iter().position(|c| c.node == u.anchor && c.kind == CellKind::Lte).map(|k| CellId(k as u32));

@@ -15,6 +15,7 @@ use millinet_channel::traces::{load_mahimahi_opportunities, load_sinr_csv, SinrS
 use millinet_channel::{CapacityCarrier, CapacityConfig, CapacityProcess, LinkRngs};
 
 use super::seconds_to_ns;
+use crate::radio::UeSpec;
 use crate::{
     rng, App, Aqm, CapacityCarrierSpec, ConfigError, CubicVariantSpec, CwndGrowthSpec, DelayedAckSpec, EcnSpec, FlowSpec, HystartSpec,
     LinkSpec, LossDetectionSpec, MptcpSchedulerSpec, NewRenoVariantSpec,
@@ -119,7 +120,7 @@ pub fn link_params(spec: &LinkSpec, name: String, to_node: u32, seed: u64, aqm_s
         delay_ns: seconds_to_ns(spec.delay_s),
         limit_bytes: spec.queue_bytes,
         limit_packets: if spec.queue_packets == 0 { u64::MAX } else { spec.queue_packets },
-        aqm: queue_aqm(spec.aqm, link_codel(spec), seed, aqm_stream),
+        aqm: queue_aqm(spec.aqm, link_codel(spec), DualPi2Config::default(), seed, aqm_stream),
         opportunities: None,
     }
 }
@@ -160,19 +161,36 @@ pub fn link_codel(spec: &LinkSpec) -> Codel {
     Codel::new(seconds_to_ns(spec.codel_target_s), seconds_to_ns(spec.codel_interval_s), CODEL_MAX_PACKET_BYTES)
 }
 
-/// The AQM of a UE's RLC downlink buffer (docs/models/transport.md §10): CoDel with RFC 8289's
-/// defaults, target 5 ms and interval 100 ms, or DualPI2 with Linux's; DualPI2 draws from the
-/// run's stream `stream` of `seed`.
-pub fn rlc_aqm(kind: Aqm, seed: u64, stream: &str) -> Option<Box<dyn QueueAqm>> {
-    queue_aqm(kind, Codel::new(5_000_000, 100_000_000, CODEL_MAX_PACKET_BYTES), seed, stream)
+/// How a UE's RLC downlink buffer is managed (docs/models/transport.md §10).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RlcAqm {
+    pub kind: Aqm,
+    pub dualpi2: DualPi2Config,
 }
 
-/// A queue's AQM of `kind`: `codel` as configured, or DualPI2 (Linux's defaults) drawing from
-/// the run's stream `stream`; none for drop-tail.
-fn queue_aqm(kind: Aqm, codel: Codel, seed: u64, stream: &str) -> Option<Box<dyn QueueAqm>> {
+impl RlcAqm {
+    pub fn of(u: &UeSpec) -> RlcAqm {
+        let dualpi2 = DualPi2Config {
+            step_ns: seconds_to_ns(u.rlc_dualpi2_step_s),
+            target_ns: seconds_to_ns(u.rlc_dualpi2_target_s),
+            ..DualPi2Config::default()
+        };
+        RlcAqm { kind: u.rlc_aqm, dualpi2 }
+    }
+
+    /// The AQM of a new leg: CoDel with RFC 8289's defaults, target 5 ms and interval 100 ms,
+    /// or DualPI2, drawing from the run's stream `stream` of `seed`; none for drop-tail.
+    pub fn build(&self, seed: u64, stream: &str) -> Option<Box<dyn QueueAqm>> {
+        queue_aqm(self.kind, Codel::new(5_000_000, 100_000_000, CODEL_MAX_PACKET_BYTES), self.dualpi2, seed, stream)
+    }
+}
+
+/// A queue's AQM of `kind`: `codel` or `dualpi2` as configured, DualPI2 drawing from the run's
+/// stream `stream`; none for drop-tail.
+fn queue_aqm(kind: Aqm, codel: Codel, dualpi2: DualPi2Config, seed: u64, stream: &str) -> Option<Box<dyn QueueAqm>> {
     match kind {
         Aqm::Droptail => None,
         Aqm::Codel => Some(Box::new(codel)),
-        Aqm::Dualpi2 => Some(Box::new(DualPi2::new(DualPi2Config::default(), rng::stream(seed, stream)))),
+        Aqm::Dualpi2 => Some(Box::new(DualPi2::new(dualpi2, rng::stream(seed, stream)))),
     }
 }
