@@ -67,7 +67,7 @@ $(VENV)/.built: $(VENV)/.deps-installed $(RUST_SOURCES)
 # The BPF congestion controls (bpf/, docs/models/bpf-congestion-control.md) and their loader,
 # in target/bpf. vmlinux.h comes from the running kernel's BTF, generated, never checked in.
 BPF_OUT := target/bpf
-BPF_OBJECTS := $(BPF_OUT)/highspeed.bpf.o $(BPF_OUT)/coupled.bpf.o
+BPF_OBJECTS := $(BPF_OUT)/highspeed.bpf.o $(BPF_OUT)/coupled.bpf.o $(BPF_OUT)/scalable.bpf.o
 bpf: $(BPF_OBJECTS) $(BPF_OUT)/mn-bpfcc-loader
 
 $(BPF_OUT)/vmlinux.h: /sys/kernel/btf/vmlinux | deps

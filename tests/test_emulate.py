@@ -90,6 +90,8 @@ def test_an_unknown_key_is_refused_as_by_run(tmp_path):
         ("milliproxy", ["proxy.node=server"], "proxy.node"),
         # Flows 0 and 2 start at one host, whose kernel has one tcp_sack.
         ("urban", ["flows.0.sack=false"], "flows.2.sack"),
+        # This kernel (6.18) has RFC 3168's ECN only.
+        ("milliproxy", ["flows.0.ecn=\"accurate\""], "flows.N.ecn"),
     ],
 )
 def test_a_scenario_it_cannot_host_is_named(tmp_path, scenario, overrides, field):
@@ -124,6 +126,30 @@ def test_captures_at_the_endpoints_are_pcaps_tshark_reads(tmp_path):
         # The client's SYN leaves the client; the server's SYN/ACK leaves the server.
         assert syn_flags in flags, f"{node}.pcap has no SYN{'/ACK' if node == 'server' else ''}: {flags[:5]}"
         assert len(flags) > 100, f"{node}.pcap holds {len(flags)} packets of a 1 s transfer"
+
+
+def test_bpf_dctcp_closes_the_ecn_loop_through_the_rans_marks(tmp_path):
+    """The project's BPF DCTCP on both kernels, RFC 3168's ECN, DualPI2 on the emulated RLC
+    buffer: the server's data leaves ECT(0), the RAN CE-marks some of it and drops none at its
+    AQM (DCTCP's packets are all ECN-capable), the UE's kernel echoes the marks with ECE and the
+    server's answers with CWR."""
+    args = ["--set", "duration_s=3", "--set", "flows.0.cc=dctcp", "--set", "flows.0.ecn=rfc3168", "--set", "ues.0.rlc_aqm=dualpi2"]
+    ok(cli("emulate", "milliproxy", *args, "--pcap", "server", "--out", "run", "--quiet", cwd=tmp_path))
+    downlink = json.loads((tmp_path / "run" / "summary.json").read_text())["ues"][0]["downlink"]
+    assert downlink["aqm_marks"] > 0 and downlink["drops_aqm"] == 0, downlink
+    fields = ["ip.src", "ip.dsfield.ecn", "tcp.flags.ece", "tcp.flags.cwr", "tcp.len"]
+    lines = subprocess.run(
+        ["tshark", "-r", str(tmp_path / "run" / "server.pcap"), "-Y", "tcp", "-T", "fields", *[a for f in fields for a in ("-e", f)]],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    rows = [dict(zip(fields, line.split("\t"), strict=True)) for line in lines]
+    data = [r for r in rows if int(r["tcp.len"]) > 0]
+    assert data and all(r["ip.dsfield.ecn"] == "2" for r in data), "the server's data is ECT(0)"
+    acks = [r for r in rows if r["ip.src"] != data[0]["ip.src"]]
+    assert sum(r["tcp.flags.ece"] == "1" for r in acks) > 0, "the UE echoes the marks"
+    assert sum(r["tcp.flags.cwr"] == "1" for r in data) > 0, "the server answers them"
 
 
 def test_a_capture_elsewhere_than_the_endpoints_is_refused(tmp_path):

@@ -22,10 +22,14 @@ pub enum Cc {
     Olia,
     /// BALIA, Peng et al. 2016 (bpf/coupled.bpf.c).
     Balia,
+    /// DCTCP, RFC 8257 (bpf/scalable.bpf.c).
+    Dctcp,
+    /// TCP Prague, draft-briscoe-iccrg-prague-congestion-control-04 (bpf/scalable.bpf.c).
+    Prague,
 }
 
 impl Cc {
-    pub const ALL: [Cc; 4] = [Cc::HighSpeed, Cc::Lia, Cc::Olia, Cc::Balia];
+    pub const ALL: [Cc; 6] = [Cc::HighSpeed, Cc::Lia, Cc::Olia, Cc::Balia, Cc::Dctcp, Cc::Prague];
 
     /// The stem of its name in the BPF source (MN_CC_NAME); the kernel's name is
     /// `mn<loader pid>_<stem>`.
@@ -35,13 +39,22 @@ impl Cc {
             Cc::Lia => "lia",
             Cc::Olia => "olia",
             Cc::Balia => "balia",
+            Cc::Dctcp => "dctcp",
+            Cc::Prague => "pragu",
         }
+    }
+
+    /// Its receiver echoes the CE state of every packet (RFC 8257 §3.2), which needs the
+    /// receiving socket to run it too.
+    pub fn echoes_every_mark(self) -> bool {
+        matches!(self, Cc::Dctcp | Cc::Prague)
     }
 
     fn object(self) -> &'static str {
         match self {
             Cc::HighSpeed => "highspeed.bpf.o",
             Cc::Lia | Cc::Olia | Cc::Balia => "coupled.bpf.o",
+            Cc::Dctcp | Cc::Prague => "scalable.bpf.o",
         }
     }
 }

@@ -22,7 +22,7 @@ fn files_and_forks() -> MutexGuard<'static, ()> {
 fn build_dir(script: Option<&str>) -> tempfile::TempDir {
     let _guard = files_and_forks();
     let dir = tempfile::tempdir().expect("temporary directory");
-    for object in ["highspeed.bpf.o", "coupled.bpf.o"] {
+    for object in ["highspeed.bpf.o", "coupled.bpf.o", "scalable.bpf.o"] {
         std::fs::write(dir.path().join(object), b"").expect("object");
     }
     if let Some(script) = script {
@@ -84,7 +84,7 @@ fn a_control_left_out_is_reported() {
 fn names_are_read_and_drop_ends_the_loader() {
     // The stand-in exits when its standard input closes, as the real loader does; `wait` in
     // Drop returns only then.
-    let dir = build_dir(Some("for s in hs lia olia balia; do echo \"$s mn1_$s\"; done; echo ready; cat >/dev/null"));
+    let dir = build_dir(Some("for s in hs lia olia balia dctcp pragu; do echo \"$s mn1_$s\"; done; echo ready; cat >/dev/null"));
     let registration = register(dir.path()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(registration.name(millinet_bpfcc::Cc::Olia), "mn1_olia");
     let pid = registration.loader_pid() as i32;

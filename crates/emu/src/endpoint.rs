@@ -24,6 +24,9 @@ use crate::tcp_info::TcpInfo;
 pub struct FlowPlan {
     /// The kernel's name of the congestion control (`reno`, `cubic`, `bbr`).
     pub cc: String,
+    /// The UE socket's too, where the control needs both ends (DCTCP's echo of every CE mark,
+    /// RFC 8257 §3.2); else the UE keeps the kernel's default.
+    pub ue_cc: Option<String>,
     /// Where the server listens.
     pub server: SocketAddrV4,
     /// Where the UE connects: the server, or the split proxy that connects to it.
@@ -330,6 +333,9 @@ pub fn download(plan: &FlowPlan, clock: &dyn Fn() -> u64, delivered: &Delivered)
     let remaining = Duration::from_nanos(plan.end_ns.saturating_sub(requested_ns).max(1));
     let mut stream =
         mptcp::connect(plan.stream()?, plan.bind, plan.connect_to, remaining).map_err(|e| EmuError::System(format!("the UE: {e}")))?;
+    if let Some(cc) = &plan.ue_cc {
+        set_congestion_control(stream.as_raw_fd(), cc)?;
+    }
     stream.set_read_timeout(Some(Duration::from_millis(20))).map_err(|e| EmuError::System(format!("SO_RCVTIMEO: {e}")))?;
     let bins = plan.end_ns.div_ceil(plan.goodput_bin_ns) as usize;
     let mut report = FlowReport { received_per_bin: vec![0; bins], ..FlowReport::default() };

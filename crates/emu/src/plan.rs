@@ -125,6 +125,8 @@ fn kernel_cc(name: &str) -> Option<KernelCc> {
         "lia" => Some(KernelCc::Bpf(Cc::Lia)),
         "olia" => Some(KernelCc::Bpf(Cc::Olia)),
         "balia" => Some(KernelCc::Bpf(Cc::Balia)),
+        "dctcp" => Some(KernelCc::Bpf(Cc::Dctcp)),
+        "prague" => Some(KernelCc::Bpf(Cc::Prague)),
         _ => None,
     }
 }
@@ -224,7 +226,7 @@ impl Plan {
                         .to_string(),
                 ));
             }
-            if bpf.is_some_and(|cc| cc != Cc::HighSpeed) && !mptcp {
+            if bpf.is_some_and(|cc| matches!(cc, Cc::Lia | Cc::Olia | Cc::Balia)) && !mptcp {
                 // They would run as Reno on a plain TCP socket, which is not what the scenario asks.
                 return Err(EmuError::unsupported(
                     field("cc"),
@@ -301,6 +303,7 @@ impl Plan {
             };
             flows.push(FlowPlan {
                 cc,
+                ue_cc: None,
                 server: server_address,
                 connect_to: server_address,
                 bind: ue_ips[0],

@@ -102,6 +102,9 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
             for (flow, cc) in plan.flows.iter_mut().zip(&plan.bpf_cc) {
                 if let Some(cc) = cc {
                     flow.cc = registration.name(*cc).to_string();
+                    if cc.echoes_every_mark() {
+                        flow.ue_cc = Some(flow.cc.clone());
+                    }
                 }
             }
             Some(registration)

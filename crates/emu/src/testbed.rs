@@ -78,17 +78,21 @@ fn wire_host(name: &str, host: &HostPlan, mptcp_subflows: Option<usize>) -> Resu
                 // RACK loss detection (bit 0 of tcp_recovery) and TLP (tcp_early_retrans 3).
                 ("net.ipv4.tcp_recovery", flag(tcp.rack_tlp)),
                 ("net.ipv4.tcp_early_retrans", if tcp.rack_tlp { "3".into() } else { "0".into() }),
-                // Ask for and accept: nothing (0), RFC 3168 (1) or Accurate ECN (3, this
-                // kernel's 6.18 has it), as both ends of a simulated flow do.
-                (
-                    "net.ipv4.tcp_ecn",
-                    match tcp.ecn {
-                        EcnSpec::Off => "0".into(),
-                        EcnSpec::Rfc3168 => "1".into(),
-                        EcnSpec::Accurate => "3".into(),
-                    },
-                ),
             ])?;
+            // Ask for and accept nothing (0), RFC 3168 (1) or Accurate ECN (3), as both ends of
+            // a simulated flow do. A kernel without Accurate ECN (6.18 has 0 to 2) refuses 3.
+            let ecn = match tcp.ecn {
+                EcnSpec::Off => "0",
+                EcnSpec::Rfc3168 => "1",
+                EcnSpec::Accurate => "3",
+            };
+            write_sysctls(&[("net.ipv4.tcp_ecn", ecn.into())]).map_err(|e| match tcp.ecn {
+                EcnSpec::Accurate => EmuError::unsupported(
+                    "flows.N.ecn",
+                    "ecn = \"accurate\" needs Accurate ECN, which this kernel lacks (it refuses net.ipv4.tcp_ecn = 3); allowed here: \"off\", \"rfc3168\"",
+                ),
+                _ => e,
+            })?;
         }
         Tun::create(DEVICE)
     })?;

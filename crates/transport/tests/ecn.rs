@@ -180,3 +180,22 @@ fn the_codepoint_follows_the_agreement_and_the_congestion_control() {
         }
     }
 }
+
+/// RFC 8257 §3.2 across a connection: between two DCTCP ends under RFC 3168's feedback, ECE
+/// follows each mark, so the CE bytes the sender counts are the marked ones (one more segment
+/// at most per mark, the other half of a delayed ACK); between RFC 3168's ends, ECE holds for
+/// a round trip and every byte it acknowledges counts.
+#[test]
+fn dctcp_ends_echo_each_mark_under_rfc3168() {
+    let marks: &'static [u64] = &[40 * MSS, 41 * MSS, 120 * MSS];
+    let ce_bytes = |cc: &str| {
+        let cfg = TcpConfig { cc: cc.into(), ecn: EcnMode::Rfc3168, ..TcpConfig::default() };
+        let down = Link::new(10 * MS).with_filter(mark_ce_at(marks, cfg.iss));
+        let mut h = Harness::new(cfg.clone(), cfg, down, Link::new(10 * MS), 400 * MSS, true);
+        assert!(h.run_to_completion(10_000 * MS));
+        h.server.stats().ce_bytes
+    };
+    let dctcp = ce_bytes("dctcp");
+    assert!((3 * MSS..=6 * MSS).contains(&dctcp), "DCTCP counted {dctcp} bytes for 3 marked segments");
+    assert!(ce_bytes("newreno") > 20 * MSS, "RFC 3168's echo holds ECE for a round trip");
+}

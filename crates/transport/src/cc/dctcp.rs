@@ -116,6 +116,10 @@ impl CongestionControl for Dctcp {
     fn ssthresh_bytes(&self) -> u64 {
         self.reno.ssthresh_bytes()
     }
+
+    fn echoes_every_mark(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

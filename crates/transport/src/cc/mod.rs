@@ -144,6 +144,12 @@ pub trait CongestionControl {
     fn l4s(&self) -> bool {
         false
     }
+    /// The algorithm takes its marking fraction from RFC 3168's ECE flags, so its connection,
+    /// as a data receiver, echoes the CE state of every packet (RFC 8257 §3.2) instead of
+    /// holding ECE until CWR (as Linux's DCTCP does, on both ends).
+    fn echoes_every_mark(&self) -> bool {
+        false
+    }
     /// Pacing rate in bit/s, or None for ACK-clocked sending.
     fn pacing_rate_bps(&self) -> Option<u64> {
         // Window-based algorithms do not pace.

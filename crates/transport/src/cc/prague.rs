@@ -104,6 +104,10 @@ impl CongestionControl for Prague {
         self.ssthresh_bytes
     }
 
+    fn echoes_every_mark(&self) -> bool {
+        true
+    }
+
     fn l4s(&self) -> bool {
         true
     }

@@ -102,8 +102,10 @@ pub(crate) fn read_syn_ack(mode: EcnMode, flags: TcpFlags) -> EcnAgreed {
 #[derive(Debug)]
 pub(crate) struct EcnEcho {
     agreed: EcnAgreed,
-    /// RFC 3168 §6.1.3: ECE on every ACK from a CE mark until a segment with CWR arrives.
+    /// RFC 3168 §6.1.3: ECE on every ACK from a CE mark until a segment with CWR arrives; or,
+    /// echoing every mark, whether the last data segment was CE-marked (RFC 8257 §3.2).
     ece: bool,
+    echo_every_mark: bool,
     /// RFC 9768 §3.2.2.2 r.cep: CE-marked packets; §3.2.3 r.e0b, r.ceb, r.e1b: the payload
     /// bytes that arrived with ECT(0), CE and ECT(1).
     cep: u32,
@@ -124,6 +126,7 @@ impl Default for EcnEcho {
         EcnEcho {
             agreed: EcnAgreed::None,
             ece: false,
+            echo_every_mark: false,
             cep: ACE_INITIAL,
             e0b: E0B_INITIAL,
             ceb: 0,
@@ -136,9 +139,11 @@ impl Default for EcnEcho {
 }
 
 impl EcnEcho {
-    /// The handshake agreed `agreed`; a client passes the IP-ECN field of the SYN-ACK.
-    pub fn establish(&mut self, agreed: EcnAgreed, syn_ack_ecn: Option<u8>) {
+    /// The handshake agreed `agreed`; a client passes the IP-ECN field of the SYN-ACK;
+    /// `echo_every_mark`: the connection's congestion control wants RFC 8257 §3.2's echo.
+    pub fn establish(&mut self, agreed: EcnAgreed, syn_ack_ecn: Option<u8>, echo_every_mark: bool) {
         self.agreed = agreed;
+        self.echo_every_mark = echo_every_mark;
         self.handshake_ace = syn_ack_ecn.filter(|_| agreed == EcnAgreed::Accurate).map(handshake_ace);
     }
 
@@ -153,6 +158,17 @@ impl EcnEcho {
         let ce = ecn == ECN_CE;
         match self.agreed {
             EcnAgreed::None => false,
+            EcnAgreed::Rfc3168 if self.echo_every_mark => {
+                // RFC 8257 §3.2: ECE tells the CE state of the latest data segment, and a change
+                // of state is acknowledged at once (Linux's DCTCP first sends a held ACK with the
+                // old state; here the ACK sent carries the new one).
+                if payload_bytes == 0 {
+                    return false;
+                }
+                let changed = ce != self.ece;
+                self.ece = ce;
+                changed
+            }
             EcnAgreed::Rfc3168 => {
                 if flags.contains(TcpFlags::CWR) {
                     self.ece = false;
@@ -366,7 +382,7 @@ mod tests {
     #[test]
     fn rfc3168_echoes_until_cwr() {
         let mut echo = EcnEcho::default();
-        echo.establish(EcnAgreed::Rfc3168, None);
+        echo.establish(EcnAgreed::Rfc3168, None, false);
         assert!(!echo.on_segment(ECN_ECT0, 1000, TcpFlags::ACK));
         assert_eq!(echo.flags(), TcpFlags(0));
         assert!(echo.on_segment(ECN_CE, 1000, TcpFlags::ACK), "the first CE is acknowledged at once");
@@ -389,12 +405,28 @@ mod tests {
         assert_eq!(sender.new_data_flags(), TcpFlags(0), "CWR goes on one segment");
     }
 
+    /// RFC 8257 §3.2: a DCTCP receiver's ECE is the CE state of the latest data segment, and a
+    /// change of state is acknowledged at once; CWR plays no part.
+    #[test]
+    fn dctcp_echoes_every_mark() {
+        let mut echo = EcnEcho::default();
+        echo.establish(EcnAgreed::Rfc3168, None, true);
+        let states: Vec<(bool, bool)> = [ECN_ECT0, ECN_CE, ECN_CE, ECN_ECT0, ECN_CE]
+            .into_iter()
+            .map(|ecn| (echo.on_segment(ecn, 1000, TcpFlags::ACK), echo.flags() == TcpFlags::ECE))
+            .collect();
+        assert_eq!(states, [(false, false), (true, true), (false, true), (true, false), (true, true)]);
+        echo.on_segment(ECN_CE, 1000, TcpFlags::CWR);
+        assert_eq!(echo.flags(), TcpFlags::ECE, "CWR does not clear it");
+        assert!(!echo.on_segment(ECN_NOT_ECT, 0, TcpFlags::ACK), "a pure ACK says nothing of the data");
+    }
+
     /// RFC 9768 §3.2.2 worked by hand: the receiver's ACE starts at 5 and counts CE packets
     /// modulo 8; the byte counters start at 1, 0, 1; the sender reads the increase.
     #[test]
     fn accurate_ecn_counts_marks_and_bytes() {
         let mut echo = EcnEcho::default();
-        echo.establish(EcnAgreed::Accurate, Some(ECN_NOT_ECT));
+        echo.establish(EcnAgreed::Accurate, Some(ECN_NOT_ECT), false);
         assert_eq!(echo.flags().ace(), 0b010, "the handshake's ACK feeds back the SYN-ACK's Not-ECT");
         assert_eq!(echo.option(), None, "the option starts after the handshake");
         echo.ack_sent();
@@ -438,7 +470,7 @@ mod tests {
     #[test]
     fn the_ace_field_prompts_an_ack_before_it_wraps() {
         let mut echo = EcnEcho::default();
-        echo.establish(EcnAgreed::Accurate, None);
+        echo.establish(EcnAgreed::Accurate, None, false);
         let prompts: Vec<bool> = (0..8).map(|_| echo.on_segment(ECN_CE, 1000, TcpFlags::ACK)).collect();
         assert_eq!(prompts, [true, false, false, false, false, false, true, true]);
     }

@@ -772,8 +772,8 @@ impl TcpConnection {
         self.syn_deadline_ns = None;
         self.synchronized = true;
         self.rcv.establish(neg.mss_bytes, neg.rcv_wscale, neg.sack);
-        self.rcv.establish_ecn(neg.ecn, syn_ack_ecn);
         self.snd.establish(&neg, hdr.window, hdr.seq, syn_ack_ecn.is_none());
+        self.rcv.establish_ecn(neg.ecn, syn_ack_ecn, self.snd.echoes_every_mark());
         if self.state != TcpState::FinWait1 {
             self.state = TcpState::Established;
         }

@@ -101,9 +101,10 @@ impl Receiver {
         }
     }
 
-    /// The handshake agreed `agreed` ECN feedback; a client passes the SYN-ACK's IP-ECN field.
-    pub fn establish_ecn(&mut self, agreed: EcnAgreed, syn_ack_ecn: Option<u8>) {
-        self.ecn.establish(agreed, syn_ack_ecn);
+    /// The handshake agreed `agreed` ECN feedback; a client passes the SYN-ACK's IP-ECN field;
+    /// `echo_every_mark` as `CongestionControl::echoes_every_mark`.
+    pub fn establish_ecn(&mut self, agreed: EcnAgreed, syn_ack_ecn: Option<u8>, echo_every_mark: bool) {
+        self.ecn.establish(agreed, syn_ack_ecn, echo_every_mark);
     }
 
     /// A segment arrived after the handshake with the IP-ECN field `ecn` (ecn.rs): counted, and

@@ -242,6 +242,11 @@ impl Sender {
         }
     }
 
+    /// As `CongestionControl::echoes_every_mark` of its congestion control.
+    pub fn echoes_every_mark(&self) -> bool {
+        self.cc.echoes_every_mark()
+    }
+
     pub fn rtt(&mut self) -> &mut RttEstimator {
         &mut self.rtt
     }
