@@ -39,7 +39,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build bpf test docs demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-multiflow study-spep-emulation study-web studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd bench-proxyd-churn parity crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build bpf test docs demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-multiflow study-spep-emulation study-l4s study-web studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd bench-proxyd-churn parity crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -160,6 +160,12 @@ study-multiflow: build
 study-spep-emulation: build
 	$(BIN)/millinet study spep-emulation --out runs/study-spep-emulation
 
+# The full L4S study (docs/studies.md#l4s, 3200 runs of 10 s: D_RS x B_RLC x CUBIC/BBR/DCTCP/Prague x
+# drop-tail, CoDel, DualPI2, milliProxy and milliProxy over DualPI2, 20 paired seeds). Not in CI;
+# `millinet study l4s --quick` (120 runs of 4 s, about 20 s) is, in `make test`.
+study-l4s: build
+	$(BIN)/millinet study l4s --out runs/study-l4s
+
 # The full web study (docs/studies.md: headless Chromium's page load time over the emulated
 # milliproxy route, 4 pages x LOS/obstacles x no proxy/milliProxy/split, 10 seeds: 60 emulations,
 # 7 min 49 s measured 2026-11-28; root). Not in CI; `millinet study web --quick` (12 runs, about 1.5 minutes) is.
@@ -168,7 +174,7 @@ study-web: build
 
 # Every full study of the simulator, then one page linking them all (runs/index.html); the web
 # study runs the emulator (root): `make study-web` on its own.
-studies: study study-train study-mptcp study-e2e study-lower-layer study-urban study-multiflow study-spep-emulation
+studies: study study-train study-mptcp study-e2e study-lower-layer study-urban study-multiflow study-spep-emulation study-l4s
 	$(BIN)/millinet studies --index runs
 
 # Issue 7's figures in one run (BENCHMARKS.md): speed against ns-3 on the dumbbell, real time

@@ -557,7 +557,7 @@ EMULATED_STUDIES = ("l4s", "milliproxy", "mptcp", "spep-emulation")
 
 @cli.command(name="study")
 @click.argument("name", type=click.Choice(STUDY_NAMES))
-@click.option("--runs", type=click.IntRange(min=1), help="Paired seeds per point [default: milliproxy 50, spep-emulation and multiflow 20, others 10; --quick: milliproxy 30, spep-emulation 5, multiflow 2, others 1].")
+@click.option("--runs", type=click.IntRange(min=1), help="Paired seeds per point [default: milliproxy 50, spep-emulation, multiflow and l4s 20, others 10; --quick: milliproxy 30, spep-emulation 5, l4s 3, multiflow 2, others 1].")
 @click.option("--quick", is_flag=True, help="The short variant, under a minute on 2 cores (milliproxy: the demo, 8 s runs, about two minutes).")
 @click.option("--cwnd-growth", type=click.Choice(["cwnd-limited", "always"]), help="How the servers' cwnd grows [default: the scenario's, cwnd-limited].")
 @click.option("--tcp-profile", type=click.Choice(["modern", "ns3-2017"]), help="The servers' TCP as a whole (docs/scenario-reference.md, TCP profiles) [default: the scenario's, modern].")
