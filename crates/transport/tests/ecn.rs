@@ -199,3 +199,32 @@ fn dctcp_ends_echo_each_mark_under_rfc3168() {
     assert!((3 * MSS..=6 * MSS).contains(&dctcp), "DCTCP counted {dctcp} bytes for 3 marked segments");
     assert!(ce_bytes("newreno") > 20 * MSS, "RFC 3168's echo holds ECE for a round trip");
 }
+
+/// Linux's CWR state: with PRR, an ECN reduction is spread over the round trip, the sender
+/// sending about one segment per two delivered while the flight drains toward ssthresh (its
+/// longest silence in the 40 ms after the echo: under 4 ms); without PRR the window drops at
+/// once and the sender falls silent until the flight is below it (about 20 ms here, behind a
+/// 100 Mbit/s bottleneck with a queue from slow start).
+#[test]
+fn an_ecn_reduction_is_spread_over_the_round_trip_with_prr() {
+    let longest_silence_after_the_echo_ms = |prr: bool| {
+        let cfg = TcpConfig { cc: "newreno".into(), ecn: EcnMode::Rfc3168, prr, ..TcpConfig::default() };
+        let down = Link::new(10 * MS).with_rate(100_000_000, 1000).with_filter(mark_ce_at(&[300 * MSS], cfg.iss));
+        let mut h = Harness::new(cfg.clone(), cfg, down, Link::new(10 * MS), 20_000 * MSS, true).recording();
+        assert!(h.run_to_completion(10_000 * MS));
+        let echo = |s: &&Sent| {
+            let flags = s.packet.tcp_header().unwrap().flags;
+            s.from == Side::Client && flags.contains(TcpFlags::ECE) && !flags.contains(TcpFlags::SYN)
+        };
+        let echo_ns = h.sent().iter().find(echo).expect("an echo").time_ns;
+        let end_ns = echo_ns + 40 * MS;
+        let mut times = vec![echo_ns];
+        times.extend(h.server_data().map(|s| s.time_ns).filter(|&t| t >= echo_ns && t < end_ns));
+        times.push(end_ns);
+        times.windows(2).map(|w| w[1] - w[0]).max().unwrap() as f64 / MS as f64
+    };
+    let with_prr = longest_silence_after_the_echo_ms(true);
+    let without = longest_silence_after_the_echo_ms(false);
+    assert!(with_prr < 4.0, "with PRR the sender paused {with_prr} ms (without: {without} ms)");
+    assert!(without > 10.0, "without PRR it paused only {without} ms");
+}

@@ -26,6 +26,13 @@ impl Prr {
         Prr { recover_fs_bytes: recover_fs_bytes.max(1), delivered_bytes: 0, out_bytes: 0, window_bytes: 0 }
     }
 
+    /// A reduction that does not begin on an ACK reporting delivered data (an ECN echo may
+    /// come on a duplicate ACK): until one arrives, the window is what is in flight, so the
+    /// sender neither stops nor bursts.
+    pub fn starting_at(recover_fs_bytes: u64, window_bytes: u64) -> Prr {
+        Prr { window_bytes, ..Prr::new(recover_fs_bytes) }
+    }
+
     pub fn window_bytes(&self) -> u64 {
         self.window_bytes
     }

@@ -405,6 +405,11 @@ impl Sender {
             }
         }
         let delivered_bytes = newly_acked + newly_sacked;
+        if !self.in_recovery && self.cwr_point.is_some_and(|p| self.snd_una >= p) {
+            // Linux's `tcp_end_cwnd_reduction`: the reduction's round is over, cwnd = ssthresh
+            // (the congestion control's window since the reduction).
+            self.prr = None;
+        }
         let ecn = self.ecn.on_ack(hdr, delivered_bytes, delivered_bytes.div_ceil(self.mss_bytes), self.mss_bytes);
         self.ce_bytes += ecn.ce_bytes;
         if ecn.congestion {
@@ -546,13 +551,18 @@ impl Sender {
 
     /// RFC 3168 §6.1.2: ECN feedback reported congestion. The window is reduced as for a loss,
     /// at most once per window of data and not while a loss is being recovered (that reduction
-    /// answers the same congestion), and the next new segment says so with CWR. The window
-    /// drops at once, as RFC 3168 writes it; Linux lowers it over the round trip with PRR.
+    /// answers the same congestion), and the next new segment says so with CWR. As Linux's CWR
+    /// state does (`tcp_enter_cwr`), PRR spreads the reduction over the round trip where it
+    /// would in a recovery, starting from the data in flight; without PRR the window drops at
+    /// once, as RFC 3168 writes it.
     fn on_ecn_congestion(&mut self, now_ns: u64) {
         if self.recovering() || self.cwr_point.is_some_and(|p| self.snd_una <= p) {
             return;
         }
         self.cc.on_congestion_event(CongestionEvent::EcnEcho, now_ns, self.reduction_flight_size());
+        if self.sack && self.prr_enabled && !self.cc.sets_recovery_window() {
+            self.prr = Some(Prr::starting_at(self.snd_nxt - self.snd_una, self.sb.pipe_bytes()));
+        }
         self.cwr_point = Some(self.snd_nxt);
         self.window_reduced_ns = now_ns;
         self.ecn.reduced();
