@@ -271,24 +271,17 @@ mod tests {
     pub(super) struct Collect {
         pub delivered: Vec<u64>,
         pub dropped: Vec<(u64, DropReason)>,
-        /// Delivered SDUs whose packet is CE-marked.
-        pub delivered_ce: Vec<u64>,
-        pub marked: Vec<u64>,
     }
 
     impl RlcSink for Collect {
         fn deliver(&mut self, sdu: Sdu) {
             self.delivered.push(sdu.count);
-            if sdu.packet.ecn == ECN_CE {
-                self.delivered_ce.push(sdu.count);
-            }
         }
         fn drop_sdu(&mut self, sdu: Sdu, reason: DropReason) {
             self.dropped.push((sdu.count, reason));
         }
-        fn marked(&mut self, sdu: &Sdu) {
-            self.marked.push(sdu.count);
-        }
+        // Marks are counted by the cell's sink (tests/scheduling.rs); these tests run no AQM.
+        fn marked(&mut self, _sdu: &Sdu) {}
     }
 
     pub(super) fn sdu(count: u64, bytes: u32) -> Sdu {

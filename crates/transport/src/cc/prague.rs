@@ -47,10 +47,6 @@ impl Prague {
         }
     }
 
-    pub fn alpha(&self) -> f64 {
-        self.fraction.alpha()
-    }
-
     /// Segments of additive increase per round trip at `srtt_ns` (§2.4.4).
     pub fn additive_increase_segments(srtt_ns: u64) -> f64 {
         (srtt_ns as f64 / REFERENCE_RTT_NS).powi(2).min(1.0)

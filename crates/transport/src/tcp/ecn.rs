@@ -77,12 +77,10 @@ fn handshake_ace(ecn: u8) -> u8 {
 /// field in the ACE field from a server that has AccECN, an RFC 3168 answer from one that has
 /// only that (both fall back to RFC 3168 with a client that asks only for it).
 pub(crate) fn answer_syn(mode: EcnMode, flags: TcpFlags, ecn: u8) -> (EcnAgreed, TcpFlags) {
-    let asks_ecn = flags.contains(TcpFlags::ECE | TcpFlags::CWR);
-    let asks_accurate = asks_ecn && flags.contains(TcpFlags::AE);
-    match mode {
-        EcnMode::Accurate if asks_accurate => (EcnAgreed::Accurate, TcpFlags(0).with_ace(handshake_ace(ecn))),
-        EcnMode::Accurate | EcnMode::Rfc3168 if asks_ecn => (EcnAgreed::Rfc3168, TcpFlags::ECE),
-        _ => (EcnAgreed::None, TcpFlags(0)),
+    match (mode, EcnMode::requested_by(flags)) {
+        (EcnMode::Off, _) | (_, EcnMode::Off) => (EcnAgreed::None, TcpFlags(0)),
+        (EcnMode::Accurate, EcnMode::Accurate) => (EcnAgreed::Accurate, TcpFlags(0).with_ace(handshake_ace(ecn))),
+        _ => (EcnAgreed::Rfc3168, TcpFlags::ECE),
     }
 }
 
@@ -296,14 +294,14 @@ impl EcnFeedback {
         self.cwr_pending = self.agreed == EcnAgreed::Rfc3168;
     }
 
-    /// Reads an ACK that newly delivered `delivered_bytes` in `delivered_segments`.
+    /// Reads an ACK that newly delivered `delivered_bytes`.
     ///
     /// Accurate ECN (RFC 9768 §3.2.2.3, Appendix A.2.1): the ACE field's increase modulo 8 is
     /// the CE packets since the last ACK; when the ACK covers 8 or more segments and no byte
     /// counter says otherwise, the field may have wrapped, and the sender assumes the largest
     /// count it is consistent with. Bytes come from the option's CE counter when present.
     #[inline]
-    pub fn on_ack(&mut self, hdr: &TcpHeader, delivered_bytes: u64, delivered_segments: u64, mss_bytes: u64) -> EcnSignal {
+    pub fn on_ack(&mut self, hdr: &TcpHeader, delivered_bytes: u64, mss_bytes: u64) -> EcnSignal {
         match self.agreed {
             EcnAgreed::None => EcnSignal::default(),
             EcnAgreed::Rfc3168 => {
@@ -329,6 +327,7 @@ impl EcnFeedback {
                 let ce_bytes = match d_ceb {
                     Some(bytes) => bytes as u64,
                     None => {
+                        let delivered_segments = delivered_bytes.div_ceil(mss_bytes);
                         if delivered_segments >= ACE_MODULUS as u64 {
                             // Appendix A.2.1: the most CE packets the field allows.
                             let wrapped = delivered_segments - (delivered_segments - d_cep as u64) % ACE_MODULUS as u64;
@@ -398,7 +397,7 @@ mod tests {
         let mut sender = EcnFeedback::default();
         sender.establish(EcnAgreed::Rfc3168, true, false);
         assert_eq!(sender.ect(), ECN_ECT0, "RFC 3168 feedback does not serve L4S: ECT(0)");
-        let signal = sender.on_ack(&ack(TcpFlags::ECE), 3000, 3, 1000);
+        let signal = sender.on_ack(&ack(TcpFlags::ECE), 3000, 1000);
         assert_eq!(signal, EcnSignal { congestion: true, ce_bytes: 3000 });
         sender.reduced();
         assert_eq!(sender.new_data_flags(), TcpFlags::CWR);
@@ -441,17 +440,17 @@ mod tests {
         sender.establish(EcnAgreed::Accurate, true, true);
         assert_eq!(sender.ect(), ECN_ECT1, "L4S over Accurate ECN: ECT(1)");
         // The handshake's ACK carries the SYN-ACK's code, not a count.
-        assert_eq!(sender.on_ack(&ack(TcpFlags(0).with_ace(0b010)), 0, 0, 1000), EcnSignal::default());
+        assert_eq!(sender.on_ack(&ack(TcpFlags(0).with_ace(0b010)), 0, 1000), EcnSignal::default());
         // Without the option, two CE packets in full segments; with it, the exact bytes.
-        assert_eq!(sender.on_ack(&ack(TcpFlags(0).with_ace(7)), 3000, 3, 1000), EcnSignal { congestion: true, ce_bytes: 2000 });
+        assert_eq!(sender.on_ack(&ack(TcpFlags(0).with_ace(7)), 3000, 1000), EcnSignal { congestion: true, ce_bytes: 2000 });
         let mut header = ack(TcpFlags(0).with_ace(7));
         header.options.push_accecn(&AccEcnOption { e0b: Some(1), ceb: Some(1500), e1b: Some(1001) }, 3).unwrap();
-        assert_eq!(sender.on_ack(&header, 1000, 1, 1000), EcnSignal { congestion: true, ce_bytes: 1500 }, "first option");
+        assert_eq!(sender.on_ack(&header, 1000, 1000), EcnSignal { congestion: true, ce_bytes: 1500 }, "first option");
         header.options = Default::default();
         header.options.push_accecn(&AccEcnOption { e0b: Some(1), ceb: Some(1500), e1b: Some(2001) }, 3).unwrap();
-        assert_eq!(sender.on_ack(&header, 1000, 1, 1000), EcnSignal::default(), "no new CE bytes, no congestion");
+        assert_eq!(sender.on_ack(&header, 1000, 1000), EcnSignal::default(), "no new CE bytes, no congestion");
         // An ACK without the option falls back on the ACE field, which wraps: 7 → 2 is three.
-        assert_eq!(sender.on_ack(&ack(TcpFlags(0).with_ace(2)), 5000, 5, 1000).ce_bytes, 3000);
+        assert_eq!(sender.on_ack(&ack(TcpFlags(0).with_ace(2)), 5000, 1000).ce_bytes, 3000);
     }
 
     /// RFC 9768 Appendix A.2.1: an ACK of 8 or more segments may hide a wrapped field; without
@@ -461,9 +460,9 @@ mod tests {
         let mut sender = EcnFeedback::default();
         sender.establish(EcnAgreed::Accurate, false, false);
         // ACE 5 → 6: one mark, or 9, in an ACK of 10 segments.
-        let signal = sender.on_ack(&ack(TcpFlags(0).with_ace(6)), 10_000, 10, 1000);
+        let signal = sender.on_ack(&ack(TcpFlags(0).with_ace(6)), 10_000, 1000);
         assert_eq!(signal.ce_bytes, 9000);
-        let signal = sender.on_ack(&ack(TcpFlags(0).with_ace(7)), 2000, 2, 1000);
+        let signal = sender.on_ack(&ack(TcpFlags(0).with_ace(7)), 2000, 1000);
         assert_eq!(signal.ce_bytes, 1000);
     }
 

@@ -410,7 +410,7 @@ impl Sender {
             // (the congestion control's window since the reduction).
             self.prr = None;
         }
-        let ecn = self.ecn.on_ack(hdr, delivered_bytes, delivered_bytes.div_ceil(self.mss_bytes), self.mss_bytes);
+        let ecn = self.ecn.on_ack(hdr, delivered_bytes, self.mss_bytes);
         self.ce_bytes += ecn.ce_bytes;
         if ecn.congestion {
             self.on_ecn_congestion(now_ns);
