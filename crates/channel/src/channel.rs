@@ -206,6 +206,8 @@ struct ModelChain {
     fading: Option<Fading>,
     /// Geometry of the last step: (d2D, distance travelled, LOS by the model).
     geo: (f64, f64, bool),
+    /// Where the UE stood at the last step.
+    ue_position: Point2,
     next_geo_ns: u64,
     /// Path loss + shadowing (+ penetration loss) for the last (step, LOS).
     loss_db: f64,
@@ -270,6 +272,7 @@ impl LinkChannel {
                     shadowing: config.shadowing.then(|| LinkShadowing::new(config.scenario, shadowing_rng)),
                     fading,
                     geo: (0.0, 0.0, true),
+                    ue_position: config.cell_position,
                     next_geo_ns: 0,
                     loss_db: 0.0,
                     loss_key: None,
@@ -296,6 +299,20 @@ impl LinkChannel {
     /// The SINR → rate mapping of this link's carrier.
     pub fn link(&self) -> &LinkAbstraction {
         &self.link
+    }
+
+    /// The cell's antenna: ground position and height.
+    pub fn cell_antenna(&self) -> Antenna {
+        self.cell
+    }
+
+    /// The UE's antenna at the latest [`LinkChannel::state`] (its position at that geometry
+    /// step); `None` on a trace-driven link, which has no geometry.
+    pub fn ue_antenna(&self) -> Option<Antenna> {
+        match &self.source {
+            Source::Model(m) => Some(Antenna { pos: m.ue_position, height_m: self.h_ut_m }),
+            Source::Sinr { .. } | Source::Capacity { .. } => None,
+        }
     }
 
     /// SINR in dB at `now_ns`.
@@ -353,6 +370,7 @@ impl ModelChain {
             let geo = LinkGeometry { cell, ue: Antenna { pos, height_m: h_ut_m }, d2d_m: d2d };
             let los = self.blockage.is_los(t, &geo);
             self.geo = (d2d, travelled, los);
+            self.ue_position = pos;
             self.next_geo_ns = t + step_ns;
         }
         self.geo.2

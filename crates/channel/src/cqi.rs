@@ -43,16 +43,32 @@ impl CqiReporter {
 
     /// Feed the true SINR at `now_ns` (call at least once per report period,
     /// e.g. every slot, with non-decreasing times) and get the SINR AMC must
-    /// use now: the last delivered report, or `None` before the first one
-    /// arrives. The measurement for instant k·period is the SINR passed at
-    /// the first call at or after it.
+    /// use now: [`CqiReporter::measure`], then [`CqiReporter::reported`].
     pub fn update(&mut self, now_ns: u64, true_sinr_db: f64) -> Option<f64> {
-        if now_ns >= self.next_measure_ns {
+        self.measure(now_ns, true_sinr_db);
+        self.reported(now_ns)
+    }
+
+    /// Whether a call to [`CqiReporter::measure`] at `now_ns` would take a measurement.
+    #[inline]
+    pub fn measures_at(&self, now_ns: u64) -> bool {
+        now_ns >= self.next_measure_ns
+    }
+
+    /// The measurement for instant k·period is the SINR passed at the first call at or
+    /// after it.
+    pub fn measure(&mut self, now_ns: u64, true_sinr_db: f64) {
+        if self.measures_at(now_ns) {
             let p = self.config.period_ns;
             let instant = now_ns - now_ns % p;
             self.in_flight.push_back((instant.saturating_add(self.config.delay_ns), true_sinr_db));
             self.next_measure_ns = instant + p;
         }
+    }
+
+    /// The SINR AMC must use at `now_ns`: the last report delivered by then, or `None`
+    /// before the first one arrives.
+    pub fn reported(&mut self, now_ns: u64) -> Option<f64> {
         while let Some(&(at, v)) = self.in_flight.front() {
             if at > now_ns {
                 break;

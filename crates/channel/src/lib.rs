@@ -8,6 +8,7 @@
 //! randomness comes from seeded streams handed in by the caller.
 //! [`LinkChannel`] assembles the models for one (UE, cell) pair.
 
+pub mod antenna;
 pub mod blockage;
 pub mod capacity_process;
 mod channel;
@@ -27,6 +28,7 @@ pub mod sinr;
 pub mod traces;
 pub mod units;
 
+pub use antenna::{Angles, ElementPattern, Orientation, Panel};
 pub use blockage::{BlockageConfig, ForcedEvent, ForcedKind};
 pub use capacity_process::{CapacityCarrier, CapacityConfig, CapacityProcess};
 pub use channel::{BlockedEffect, LinkChannel, LinkConfig, LinkState, DEFAULT_INDOOR_DISTANCE_M};
@@ -35,6 +37,7 @@ pub use error::ConfigError;
 pub use fading::FadingConfig;
 pub use geometry::{Point2, Rect};
 pub use link::{sinr_required_db, LinkAbstraction};
+pub use los::Antenna;
 pub use mobility::MobilityConfig;
 pub use obstacles::ObstacleDraw;
 pub use pathloss::Scenario;

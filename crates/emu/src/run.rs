@@ -363,7 +363,12 @@ pub fn emulate_file(path: &Path, opts: &EmulateOptions, progress: &mut dyn FnMut
         _ => None,
     };
     let (mut network, report, series) = link.finish();
-    let has = Has { ues: network.ues() > 0, proxy: !s.proxy.node.is_empty(), mptcp: plan.flows.iter().any(|f| f.is_mptcp()) };
+    let has = Has {
+        ues: network.ues() > 0,
+        proxy: !s.proxy.node.is_empty(),
+        mptcp: plan.flows.iter().any(|f| f.is_mptcp()),
+        interference: network.has_interference(),
+    };
     let (summary_flows, goodput_bins): (_, Vec<&[u64]>) = match programs {
         Some(_) => {
             let goodput = report.connections.iter().map(|c| c.delivered_to_ue_per_bin.as_slice());

@@ -531,6 +531,11 @@ impl Network {
             .map(move |(k, &interface)| (self.topology.interface_address(interface), self.radio.ran.telemetry(now_ns, UeId(k as u32))))
     }
 
+    /// Whether cells interfere (docs/models/ran.md#interference).
+    pub fn has_interference(&self) -> bool {
+        self.radio.ran.has_interference()
+    }
+
     /// Whether the network has cells (and so telemetry).
     pub fn has_cells(&self) -> bool {
         !self.radio.cell_nodes.is_empty()

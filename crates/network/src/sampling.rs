@@ -21,9 +21,12 @@ impl Network {
             let ue = UeId(k as u32);
             let telemetry = self.radio.ran.telemetry(now_ns, ue);
             let state = self.radio.ran.link_state(ue).expect("every scenario UE is attached");
+            let sinr = self.radio.ran.slot_sinr(ue).expect("every scenario UE is attached");
             s.ue_t.push(t);
             s.ue_id.push(k as u32);
-            s.ue_sinr_db.push(state.sinr_db);
+            s.ue_sinr_db.push(sinr.sinr_db);
+            s.ue_sir_db.push(sinr.sir_db);
+            s.ue_inr_db.push(sinr.inr_db);
             s.ue_rate_bps.push(telemetry.rate_bps);
             s.ue_los.push(state.los as u32);
             s.ue_rlc_bytes.push(telemetry.rlc_bytes);

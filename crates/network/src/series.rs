@@ -36,6 +36,9 @@ pub struct Series {
     pub ue_t: Vec<f64>,
     pub ue_id: Vec<u32>,
     pub ue_sinr_db: Vec<f64>,
+    /// Signal over interference and interference over noise, where cells interfere.
+    pub ue_sir_db: Vec<f64>,
+    pub ue_inr_db: Vec<f64>,
     pub ue_rate_bps: Vec<f64>,
     pub ue_los: Vec<u32>,
     pub ue_rlc_bytes: Vec<u64>,
@@ -79,6 +82,8 @@ pub struct Has {
     pub proxy: bool,
     /// MP-TCP flows: the mptcp table.
     pub mptcp: bool,
+    /// Cells that interfere: the ues table's sir_db and inr_db columns.
+    pub interference: bool,
 }
 
 /// The goodput table's columns (filled once, at the end of the run).
@@ -186,19 +191,20 @@ impl Series {
             },
         ];
         if has.ues {
-            tables.push(Table {
-                name: "ues",
-                columns: vec![
-                    col("t", ColumnData::F64(s.ue_t)),
-                    col("ue", ColumnData::U32(s.ue_id)),
-                    col("sinr_db", ColumnData::F64(s.ue_sinr_db)),
-                    col("rate_bps", ColumnData::F64(s.ue_rate_bps)),
-                    col("los", ColumnData::U32(s.ue_los)),
-                    col("rlc_bytes", ColumnData::U64(s.ue_rlc_bytes)),
-                    col("ran_latency_ms", ColumnData::F64(s.ue_ran_latency_ms)),
-                    col("cell", ColumnData::U32(s.ue_cell)),
-                ],
-            });
+            let mut columns =
+                vec![col("t", ColumnData::F64(s.ue_t)), col("ue", ColumnData::U32(s.ue_id)), col("sinr_db", ColumnData::F64(s.ue_sinr_db))];
+            if has.interference {
+                columns.push(col("sir_db", ColumnData::F64(s.ue_sir_db)));
+                columns.push(col("inr_db", ColumnData::F64(s.ue_inr_db)));
+            }
+            columns.extend([
+                col("rate_bps", ColumnData::F64(s.ue_rate_bps)),
+                col("los", ColumnData::U32(s.ue_los)),
+                col("rlc_bytes", ColumnData::U64(s.ue_rlc_bytes)),
+                col("ran_latency_ms", ColumnData::F64(s.ue_ran_latency_ms)),
+                col("cell", ColumnData::U32(s.ue_cell)),
+            ]);
+            tables.push(Table { name: "ues", columns });
             tables.push(Table {
                 name: "mobility",
                 columns: vec![

@@ -224,10 +224,23 @@ pub struct Cell {
     /// UE that goes first for HARQ retransmissions; rotates every slot so no
     /// UE's retransmissions always win when they do not all fit.
     retx_first: usize,
+    /// The slot scheduled last: its start, direction and transmissions. They are sent once
+    /// the slot's SINRs are known ([`Cell::transmit`]) and stay listed, as the beams the cell
+    /// points during that slot, until the next one is scheduled.
+    slot: Option<(u64, Direction)>,
+    transmissions: Vec<Transmission>,
     // Scratch vectors reused every slot.
     candidates: Vec<Candidate>,
     grants: Vec<Grant>,
     served: Vec<Served>,
+}
+
+/// A TB a slot carries: HARQ process `process` of `ue`'s link, on `share` of the slot.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Transmission {
+    pub ue: UeId,
+    process: usize,
+    pub share: f64,
 }
 
 impl Cell {
@@ -243,6 +256,8 @@ impl Cell {
             ues: Vec::new(),
             tdd: Tdd::default(),
             retx_first: 0,
+            slot: None,
+            transmissions: Vec::new(),
             candidates: Vec::new(),
             grants: Vec::new(),
             served: Vec::new(),
@@ -346,7 +361,7 @@ impl Cell {
 
     #[inline]
     fn position_of(&self, ue: UeId) -> Option<usize> {
-        self.position.get(ue.index()).filter(|&&p| p != u32::MAX).map(|&p| p as usize)
+        position_in(&self.position, ue)
     }
 
     /// The leg of an attached UE; panics otherwise (a caller's bookkeeping error).
@@ -390,11 +405,8 @@ impl Cell {
         accepted
     }
 
-    /// Run the slot `[now_ns, now_ns + slot_ns)`. `radio[i]` is the radio
-    /// state of the i-th attached UE (attach order, [`Cell::ues`]); `bearers`
-    /// are all UEs' bearers by `UeId`; `rng` is the HARQ error stream. What
-    /// the slot decodes is appended to `out`, at the end of the slot. Returns
-    /// the direction the slot served (TDD).
+    /// Run the slot `[now_ns, now_ns + slot_ns)`: [`Cell::schedule`] it, then
+    /// [`Cell::transmit`] it at the SINRs of `radio`. Returns the direction it served.
     pub fn on_slot(
         &mut self,
         now_ns: u64,
@@ -403,6 +415,19 @@ impl Cell {
         rng: &mut impl RngCore,
         out: &mut RanOutput,
     ) -> Direction {
+        let direction = self.schedule(now_ns, radio, bearers, out);
+        self.transmit(now_ns, |position| radio[position].sinr_db, bearers, rng, out);
+        direction
+    }
+
+    /// Decide the slot `[now_ns, now_ns + slot_ns)` (docs/models/ran.md#scheduler): RLC timers,
+    /// AMC on the reported SINRs, the TDD direction, HARQ retransmissions first, then new data
+    /// through the scheduler, whose TBs RLC builds now. `radio[i]` is the radio state of the
+    /// i-th attached UE (attach order, [`Cell::ues`]); `bearers` are all UEs' bearers by
+    /// `UeId`. Nothing is sent yet: the decision does not depend on the slot's actual SINR,
+    /// which interference from the other cells' decisions of the same slot sets. What the
+    /// decision outputs (AQM drops, RLC timers) is appended to `out`, at the end of the slot.
+    pub fn schedule(&mut self, now_ns: u64, radio: &[UeRadio], bearers: &mut [Bearer], out: &mut RanOutput) -> Direction {
         assert_eq!(radio.len(), self.ues.len(), "one UeRadio per UE");
         let slot_ns = self.cfg.slot_ns;
         let at_ns = now_ns + slot_ns;
@@ -432,13 +457,15 @@ impl Cell {
             }
             pattern => self.tdd.plan(pattern, now_ns / slot_ns, false, false),
         };
-        self.serve(now_ns, plan, bearers, rng, out);
+        self.transmissions.clear();
+        self.slot = Some((now_ns, plan.direction));
+        self.allocate(now_ns, plan, bearers, out);
         plan.direction
     }
 
     /// Give the slot's resources to HARQ retransmissions first, then to new
-    /// data through the scheduler.
-    fn serve(&mut self, now_ns: u64, plan: SlotPlan, bearers: &mut [Bearer], rng: &mut impl RngCore, out: &mut RanOutput) {
+    /// data through the scheduler: the slot's transmissions.
+    fn allocate(&mut self, now_ns: u64, plan: SlotPlan, bearers: &mut [Bearer], out: &mut RanOutput) {
         let dir = plan.direction;
         let slot_ns = self.cfg.slot_ns;
         let slot_s = slot_ns as f64 * 1e-9;
@@ -448,7 +475,6 @@ impl Cell {
         };
         let mut left = plan.share;
         let cell = self.id;
-        self.served.clear();
 
         // HARQ retransmissions go first (TS 38.321 §5.3.2.1: a pending
         // retransmission is served before new data), with their original size.
@@ -459,14 +485,13 @@ impl Cell {
             if ue.amc.is_none() {
                 continue;
             }
-            let sinr_now = ue.radio.sinr_db;
-            let who = (i, ue.id, cell);
-            let bearer = &mut bearers[ue.id.index()];
+            let id = ue.id;
             let link = ue.link(dir);
             while let Some(p) = link.harq.due_retx(now_ns, left) {
                 let share = link.harq.process(p).share;
                 left -= share;
-                self.served.push(transmit(who, dir, link, bearer, p, now_ns, sinr_now, &self.cfg, rng, out));
+                link.harq.claim_retx(p, &mut link.stats);
+                self.transmissions.push(Transmission { ue: id, process: p, share });
                 note_scheduled(link, now_ns, share);
             }
         }
@@ -499,7 +524,6 @@ impl Cell {
                 for g in &self.grants {
                     let ue = &mut self.ues[g.ue];
                     let amc = ue.amc.expect("candidates are not in outage");
-                    let sinr_now = ue.radio.sinr_db;
                     // Bytes = R × slot × share, rounded down (never more than
                     // the rate); the tiny slack absorbs float error when the
                     // share was computed to empty the queue exactly.
@@ -508,8 +532,8 @@ impl Cell {
                     if budget == 0 {
                         continue;
                     }
-                    let who = (g.ue, ue.id, cell);
-                    let bearer = &mut bearers[ue.id.index()];
+                    let id = ue.id;
+                    let bearer = &mut bearers[id.index()];
                     let link = ue.link(dir);
                     let p = link.harq.free_process(now_ns).expect("candidates have a free process");
                     let used = link.rlc.build_tb(
@@ -517,22 +541,66 @@ impl Cell {
                         budget,
                         link.aqm.as_deref_mut(),
                         link.harq.tb_mut(p),
-                        &mut sink!(who.1, cell, now_ns + slot_ns, dir, link, bearer, out),
+                        &mut sink!(id, cell, now_ns + slot_ns, dir, link, bearer, out),
                     );
                     if used == 0 {
                         continue; // the AQM dropped everything there was
                     }
                     link.harq.start(p, used, g.share, amc.sinr_req_db);
-                    self.served.push(transmit(who, dir, link, bearer, p, now_ns, sinr_now, &self.cfg, rng, out));
+                    self.transmissions.push(Transmission { ue: id, process: p, share: g.share });
                     note_scheduled(link, now_ns, g.share);
                 }
             }
+        }
+    }
+
+    /// Send the transmissions of the slot scheduled at `now_ns`, in the order they were
+    /// scheduled, while the UE at position `p` has the actual SINR `sinr_db(p)` (HARQ decides
+    /// with it; `rng` is the HARQ error stream). What is decoded is appended to `out`, at the
+    /// end of the slot. A UE detached since the slot was scheduled took its TBs with it.
+    pub fn transmit(
+        &mut self,
+        now_ns: u64,
+        sinr_db: impl Fn(usize) -> f64,
+        bearers: &mut [Bearer],
+        rng: &mut impl RngCore,
+        out: &mut RanOutput,
+    ) {
+        let Some((scheduled_ns, dir)) = self.slot else { return };
+        debug_assert_eq!(scheduled_ns, now_ns, "the slot sent is the one scheduled");
+        let cell = self.id;
+        self.served.clear();
+        for t in &self.transmissions {
+            let Some(position) = position_in(&self.position, t.ue) else {
+                continue;
+            };
+            let ue = &mut self.ues[position];
+            let bearer = &mut bearers[t.ue.index()];
+            let link = ue.link(dir);
+            self.served.push(transmit(
+                (position, t.ue, cell),
+                dir,
+                link,
+                bearer,
+                t.process,
+                now_ns,
+                sinr_db(position),
+                &self.cfg,
+                rng,
+                out,
+            ));
         }
         let sched = match dir {
             Direction::Downlink => &mut self.dl_scheduler,
             Direction::Uplink => &mut self.ul_scheduler,
         };
-        sched.end_slot(now_ns, slot_ns, &self.served);
+        sched.end_slot(now_ns, self.cfg.slot_ns, &self.served);
+    }
+
+    /// The slot scheduled last, `(start, direction)`, and the beams it points: each
+    /// transmission's UE with its share of the slot.
+    pub fn beams(&self) -> Option<(u64, Direction, &[Transmission])> {
+        self.slot.map(|(start, dir)| (start, dir, self.transmissions.as_slice()))
     }
 
     /// The milliProxy telemetry record of `ue` (docs/telemetry.md).
@@ -631,6 +699,12 @@ fn transmit(
         Outcome::Retry => {}
     }
     Served { ue: position, bits }
+}
+
+/// `ue`'s position in a cell's `position` table, if attached.
+#[inline]
+fn position_in(position: &[u32], ue: UeId) -> Option<usize> {
+    position.get(ue.index()).filter(|&&p| p != u32::MAX).map(|&p| p as usize)
 }
 
 fn note_scheduled(link: &mut Link, now_ns: u64, share: f64) {

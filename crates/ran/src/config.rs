@@ -5,7 +5,7 @@
 use std::fmt;
 
 use millinet_channel::link::DEFAULT_ETA_OH;
-use millinet_channel::LinkAbstraction;
+use millinet_channel::{LinkAbstraction, Panel};
 
 use crate::amc;
 use crate::scheduler;
@@ -68,6 +68,9 @@ pub struct CellConfig {
     pub ul_fraction: f64,
     /// Scheduling-request delay paid when a UE's uplink buffer was empty.
     pub sr_delay_ns: u64,
+    /// The gNB's antenna panel: how its beams reach the UEs of other cells
+    /// (docs/models/ran.md#interference).
+    pub panel: Panel,
 }
 
 impl Default for CellConfig {
@@ -81,6 +84,7 @@ impl Default for CellConfig {
             outage_sinr_db: -5.0,
             ul_fraction: 0.5,
             sr_delay_ns: 500_000,
+            panel: Panel::facing(64),
         }
     }
 }
@@ -99,6 +103,9 @@ pub struct UeConfig {
     pub t_status_prohibit_ns: u64,
     /// UM: t-Reordering, from a known loss to delivering past the hole.
     pub t_reordering_ns: u64,
+    /// The UE's antenna panel, steered at its serving cell: how much of another cell's power
+    /// it picks up (docs/models/ran.md#interference).
+    pub panel: Panel,
 }
 
 impl Default for UeConfig {
@@ -110,6 +117,7 @@ impl Default for UeConfig {
             t_reassembly_ns: 1_000_000,
             t_status_prohibit_ns: 2_000_000,
             t_reordering_ns: 1_000_000,
+            panel: Panel::facing(16),
         }
     }
 }
@@ -153,7 +161,7 @@ impl CellConfig {
         if !(self.ul_fraction > 0.0 && self.ul_fraction <= 1.0) {
             return Err(bad("ul_fraction", self.ul_fraction, "0 < ul_fraction <= 1"));
         }
-        Ok(())
+        self.panel.validate().map_err(|e| bad("panel", e, "a valid antenna panel"))
     }
 }
 
@@ -165,6 +173,6 @@ impl UeConfig {
         if self.ul_buffer_bytes == 0 {
             return Err(bad("ul_buffer_bytes", self.ul_buffer_bytes, "at least 1 byte"));
         }
-        Ok(())
+        self.panel.validate().map_err(|e| bad("panel", e, "a valid antenna panel"))
     }
 }

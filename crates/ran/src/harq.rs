@@ -141,7 +141,17 @@ impl HarqEntity {
         p.attempts = 0;
     }
 
-    /// Send (or resend) the TB of process `idx` in the slot starting at
+    /// Take the due retransmission of process `idx` for this slot (its resources are reserved
+    /// when the slot is scheduled; [`HarqEntity::transmit`] sends it once the slot's SINR is known).
+    pub fn claim_retx(&mut self, idx: usize, stats: &mut DirStats) {
+        let p = &mut self.procs[idx];
+        debug_assert!(p.retx_pending);
+        p.retx_pending = false;
+        self.retx_waiting -= 1;
+        stats.harq_retx += 1;
+    }
+
+    /// Send (or resend, once claimed) the TB of process `idx` in the slot starting at
     /// `now_ns` while the actual SINR is `sinr_now_db` (below `outage_sinr_db`
     /// the attempt adds no energy).
     #[allow(clippy::too_many_arguments)]
@@ -156,11 +166,7 @@ impl HarqEntity {
         stats: &mut DirStats,
     ) -> Outcome {
         let p = &mut self.procs[idx];
-        if p.retx_pending {
-            p.retx_pending = false;
-            self.retx_waiting -= 1;
-            stats.harq_retx += 1;
-        }
+        debug_assert!(!p.retx_pending, "a retransmission is claimed before it is sent");
         p.attempts += 1;
         p.busy_until_ns = now_ns + cfg.rtt_ns;
         stats.harq_tx += 1;
@@ -221,6 +227,7 @@ mod tests {
                 Outcome::Retry => {
                     now += cfg.rtt_ns;
                     retx += 1;
+                    h.claim_retx(0, &mut stats);
                     if h.transmit(0, now, 10.0 - gap_db, -5.0, &cfg, &mut rng, &mut stats) == Outcome::Decoded {
                         retx_ok += 1;
                     }
@@ -258,6 +265,9 @@ mod tests {
         h.tb_mut(0).push(Segment { sn: 0, offset: 0, len: 1 });
         h.start(0, 1, 1.0, 0.0);
         for k in 0..=cfg.max_retx {
+            if k > 0 {
+                h.claim_retx(0, &mut stats);
+            }
             let o = h.transmit(0, u64::from(k) * cfg.rtt_ns, f64::NEG_INFINITY, -5.0, &cfg, &mut rng, &mut stats);
             assert_eq!(o, if k == cfg.max_retx { Outcome::GiveUp } else { Outcome::Retry });
         }

@@ -15,6 +15,7 @@ mod config;
 mod error;
 mod handover;
 pub mod harq;
+mod interference;
 mod output;
 mod pdcp;
 mod ran;
@@ -30,6 +31,7 @@ pub use cell::{Cell, Detached, UeRadio};
 pub use config::{CellConfig, ConfigError, HarqConfig, HarqMode, RlcMode, UeConfig};
 pub use error::RanError;
 pub use handover::{HandoverConfig, HandoverTrigger};
+pub use interference::SlotSinr;
 /// The AQM interface of RLC buffers (and every other queue).
 pub use millinet_wire::aqm::{Aqm, Verdict};
 pub use millinet_wire::Telemetry;

@@ -59,6 +59,13 @@ impl RanOutput {
         self.dropped.clear();
     }
 
+    /// Moves everything in `other` to the end of this output.
+    pub fn append(&mut self, other: &mut RanOutput) {
+        self.downlink.append(&mut other.downlink);
+        self.uplink.append(&mut other.uplink);
+        self.dropped.append(&mut other.dropped);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.downlink.is_empty() && self.uplink.is_empty() && self.dropped.is_empty()
     }

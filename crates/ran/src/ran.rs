@@ -18,6 +18,7 @@ use crate::bearer::Bearer;
 use crate::cell::{Cell, Detached, UeRadio};
 use crate::config::{CellConfig, ConfigError, UeConfig};
 use crate::error::RanError;
+use crate::interference::{SlotSinr, Victim};
 use crate::output::{Direction, RanOutput};
 use crate::rlc::Sdu;
 use crate::stats::UeStats;
@@ -51,6 +52,8 @@ struct Leg {
     state: LinkState,
     /// SINR of the latest CQI report (−∞ before the first).
     reported_sinr_db: f64,
+    /// The downlink SINR of the latest slot, with the interference it had.
+    sinr: SlotSinr,
 }
 
 /// One cell with what drives it.
@@ -61,6 +64,13 @@ struct Site<R> {
     /// Same order as the cell's UEs.
     legs: Vec<Leg>,
     radio: Vec<UeRadio>,
+    /// The other cells of its carrier (docs/models/ran.md#interference); empty: none interferes.
+    interferers: Vec<CellId>,
+    /// A slot scheduled (at this start time) and not yet sent, with what scheduling it
+    /// output: a cell is scheduled ahead, at another cell's slot of the same time, when that
+    /// cell needs its beams.
+    scheduled: Option<u64>,
+    scheduled_out: RanOutput,
 }
 
 struct UeContext {
@@ -99,7 +109,16 @@ impl<R: RngCore> Ran<R> {
         let id = CellId(self.sites.len() as u32);
         let mut cell = Cell::new(cfg)?;
         cell.id = id;
-        self.sites.push(Site { cell, harq_rng, next_deadline_ns: 0, legs: Vec::new(), radio: Vec::new() });
+        self.sites.push(Site {
+            cell,
+            harq_rng,
+            next_deadline_ns: 0,
+            legs: Vec::new(),
+            radio: Vec::new(),
+            interferers: Vec::new(),
+            scheduled: None,
+            scheduled_out: RanOutput::default(),
+        });
         Ok(id)
     }
 
@@ -134,6 +153,7 @@ impl<R: RngCore> Ran<R> {
             resume_ns,
             state: LinkState { los: true, outage: true, sinr_db: f64::NEG_INFINITY },
             reported_sinr_db: f64::NEG_INFINITY,
+            sinr: SlotSinr::alone(f64::NEG_INFINITY),
         });
         site.radio.push(UeRadio::OUTAGE);
         let ctx = &mut self.ues[ue.index()];
@@ -155,6 +175,21 @@ impl<R: RngCore> Ran<R> {
             return Err(RanError::AlreadyMeasured { ue, cell });
         }
         ctx.neighbours.push((cell, radio));
+        Ok(())
+    }
+
+    /// `cells` share a carrier: in every slot, each interferes with the UEs of the others
+    /// (docs/models/ran.md#interference). A UE hears an interferer over its radio link to it
+    /// ([`Ran::add_neighbour`]); one without such a link does not hear it.
+    pub fn share_carrier(&mut self, cells: &[CellId]) -> Result<(), RanError> {
+        if let Some(&unknown) = cells.iter().find(|c| c.0 as usize >= self.sites.len()) {
+            return Err(RanError::UnknownCell(unknown));
+        }
+        for &c in cells {
+            let others = cells.iter().copied().filter(|&o| o != c);
+            let site = &mut self.sites[c.0 as usize];
+            site.interferers.extend(others.filter(|o| !site.interferers.contains(o)).collect::<Vec<_>>());
+        }
         Ok(())
     }
 
@@ -280,18 +315,32 @@ impl<R: RngCore> Ran<R> {
     }
 
     fn run_slot(&mut self, c: usize, out: &mut RanOutput) {
-        let site = &mut self.sites[c];
-        let now_ns = site.next_deadline_ns;
-        for (leg, radio) in site.legs.iter_mut().zip(site.radio.iter_mut()) {
-            leg.state = leg.radio.channel.state(now_ns);
-            if let Some(reported) = leg.radio.cqi.update(now_ns, leg.state.sinr_db) {
-                leg.reported_sinr_db = reported;
+        let now_ns = self.sites[c].next_deadline_ns;
+        if self.sites[c].interferers.is_empty() {
+            self.schedule(c, now_ns, false, out);
+        } else {
+            if self.sites[c].scheduled == Some(now_ns) {
+                out.append(&mut self.sites[c].scheduled_out);
+            } else {
+                self.schedule(c, now_ns, true, out);
             }
-            let actual = if leg.state.outage { f64::NEG_INFINITY } else { leg.state.sinr_db };
-            *radio =
-                if now_ns < leg.resume_ns { UeRadio::OUTAGE } else { UeRadio { reported_sinr_db: leg.reported_sinr_db, sinr_db: actual } };
+            // The beams of this slot: every other cell of the carrier starting a slot now
+            // decides it before this one is sent.
+            for k in 0..self.sites[c].interferers.len() {
+                let d = self.sites[c].interferers[k].0 as usize;
+                let other = &mut self.sites[d];
+                if other.next_deadline_ns == now_ns && other.scheduled != Some(now_ns) {
+                    let mut pending = std::mem::take(&mut other.scheduled_out);
+                    self.schedule(d, now_ns, true, &mut pending);
+                    self.sites[d].scheduled_out = pending;
+                }
+            }
+            self.interfere(c, now_ns);
         }
-        site.cell.on_slot(now_ns, &site.radio, &mut self.bearers, &mut site.harq_rng, out);
+        let site = &mut self.sites[c];
+        site.scheduled = None;
+        let radio = &site.radio;
+        site.cell.transmit(now_ns, |position| radio[position].sinr_db, &mut self.bearers, &mut site.harq_rng, out);
         let id = CellId(c as u32);
         for (position, leg) in site.legs.iter().enumerate() {
             let ctx = &mut self.ues[leg.ue.index()];
@@ -305,6 +354,73 @@ impl<R: RngCore> Ran<R> {
             m.outage_slots += leg.state.outage as u64;
         }
         site.next_deadline_ns = now_ns + site.cell.config().slot_ns;
+    }
+
+    /// Schedule cell `c`'s slot at `now_ns` from its UEs' channels and CQI reports. Without
+    /// `interference`, the slot's SINR is the SNR and the CQI report measures it now; with
+    /// it, both wait for [`Ran::interfere`], once every cell of the carrier has decided.
+    fn schedule(&mut self, c: usize, now_ns: u64, interference: bool, out: &mut RanOutput) {
+        let site = &mut self.sites[c];
+        for (leg, radio) in site.legs.iter_mut().zip(site.radio.iter_mut()) {
+            leg.state = leg.radio.channel.state(now_ns);
+            let report = if interference { leg.radio.cqi.reported(now_ns) } else { leg.radio.cqi.update(now_ns, leg.state.sinr_db) };
+            if let Some(reported) = report {
+                leg.reported_sinr_db = reported;
+            }
+            let actual = if leg.state.outage { f64::NEG_INFINITY } else { leg.state.sinr_db };
+            leg.sinr = SlotSinr::alone(leg.state.sinr_db);
+            *radio =
+                if now_ns < leg.resume_ns { UeRadio::OUTAGE } else { UeRadio { reported_sinr_db: leg.reported_sinr_db, sinr_db: actual } };
+        }
+        site.cell.schedule(now_ns, &site.radio, &mut self.bearers, out);
+        site.scheduled = Some(now_ns);
+    }
+
+    /// The downlink SINR of each UE of cell `c` in its slot at `now_ns`, with the interference
+    /// of the other cells of its carrier as they transmit then: the actual SINR of a downlink
+    /// slot and what the CQI report measures. Uplink slots keep the SNR (uplink interference,
+    /// from other cells' UEs, is not modelled).
+    fn interfere(&mut self, c: usize, now_ns: u64) {
+        let (sites, ues) = (&mut self.sites, &mut self.ues);
+        let downlink = matches!(sites[c].cell.beams(), Some((_, Direction::Downlink, _)));
+        for i in 0..sites[c].legs.len() {
+            let leg = &sites[c].legs[i];
+            let ue = leg.ue;
+            let snr_db = leg.state.sinr_db;
+            let ctx = &mut ues[ue.index()];
+            let victim = leg.radio.channel.ue_antenna().map(|at| Victim {
+                at,
+                panel: ctx.cfg.expect("set by the first attach").panel,
+                serving: leg.radio.channel.cell_antenna(),
+            });
+            let mut interference_over_noise = 0.0;
+            if let Some(victim) = victim {
+                for &d in &sites[c].interferers {
+                    let other = &sites[d.0 as usize];
+                    let Some((start_ns, Direction::Downlink, transmissions)) = other.cell.beams() else { continue };
+                    if !(start_ns <= now_ns && now_ns < start_ns + other.cell.config().slot_ns) || transmissions.is_empty() {
+                        continue;
+                    }
+                    let Some((_, link)) = ctx.neighbours.iter_mut().find(|(cell, _)| *cell == d) else { continue };
+                    let link_snr_db = link.channel.state(now_ns).sinr_db;
+                    let beams = transmissions.iter().filter_map(|t| {
+                        let target = other.legs.iter().find(|l| l.ue == t.ue)?.radio.channel.ue_antenna()?;
+                        Some((target, t.share))
+                    });
+                    interference_over_noise +=
+                        victim.interference_over_noise(link.channel.cell_antenna(), &other.cell.config().panel, link_snr_db, beams);
+                }
+            }
+            let sinr = SlotSinr::with(snr_db, interference_over_noise);
+            let site = &mut sites[c];
+            let leg = &mut site.legs[i];
+            leg.sinr = sinr;
+            leg.radio.cqi.measure(now_ns, sinr.sinr_db);
+            let radio = &mut site.radio[i];
+            if downlink && radio.sinr_db != f64::NEG_INFINITY {
+                radio.sinr_db = sinr.sinr_db;
+            }
+        }
     }
 
     pub fn num_cells(&self) -> usize {
@@ -337,6 +453,18 @@ impl<R: RngCore> Ran<R> {
     pub fn link_state(&self, ue: UeId) -> Option<LinkState> {
         let c = *self.ues[ue.index()].cells.first()?;
         self.sites[c.0 as usize].legs.iter().find(|l| l.ue == ue).map(|l| l.state)
+    }
+
+    /// The downlink SINR of `ue`'s bearer leg at that cell's latest slot, with its SIR and
+    /// INR (without interference: the SNR, +∞ and −∞).
+    pub fn slot_sinr(&self, ue: UeId) -> Option<SlotSinr> {
+        let c = *self.ues[ue.index()].cells.first()?;
+        self.sites[c.0 as usize].legs.iter().find(|l| l.ue == ue).map(|l| l.sinr)
+    }
+
+    /// Whether any cell shares its carrier with another (and so computes interference).
+    pub fn has_interference(&self) -> bool {
+        self.sites.iter().any(|s| !s.interferers.is_empty())
     }
 
     pub fn radio_stats(&self, ue: UeId) -> RadioStats {

@@ -409,3 +409,21 @@ impl HandoverSpec {
         *self == HandoverSpec::default()
     }
 }
+
+/// Inter-cell interference (docs/models/ran.md#interference).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InterferenceSpec {
+    /// Every mmWave cell interferes, slot by slot, with the UEs of the other cells of its
+    /// carrier (same `fc_ghz`). A carrier with one cell has none to compute.
+    #[default]
+    Full,
+    /// No cell interferes: a UE's SINR is its SNR.
+    None,
+}
+
+impl InterferenceSpec {
+    pub fn is_full(&self) -> bool {
+        *self == InterferenceSpec::Full
+    }
+}

@@ -36,6 +36,10 @@ pub struct Scenario {
     /// Left out of the resolved scenario while it has the defaults (run ids unchanged).
     #[serde(default, skip_serializing_if = "super::radio::HandoverSpec::is_default")]
     pub handover: super::radio::HandoverSpec,
+    /// Whether cells sharing a carrier interfere (docs/models/ran.md#interference). Left out
+    /// of the resolved scenario at its default.
+    #[serde(default, skip_serializing_if = "super::radio::InterferenceSpec::is_full")]
+    pub interference: super::radio::InterferenceSpec,
     /// milliProxy (docs/proxy.md); off while `proxy.node` is empty.
     #[serde(default)]
     pub proxy: ProxySpec,

@@ -59,8 +59,12 @@ impl Engine {
                 }
             }
         }
-        let has =
-            Has { ues: network.ues() > 0, proxy: self.scenario_proxy, mptcp: self.flows.iter().any(|f| f.spec.kind == FlowKind::Mptcp) };
+        let has = Has {
+            ues: network.ues() > 0,
+            proxy: self.scenario_proxy,
+            mptcp: self.flows.iter().any(|f| f.spec.kind == FlowKind::Mptcp),
+            interference: network.has_interference(),
+        };
         self.series.take_chunk(goodput, mobility, has)
     }
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use millinet_channel::traces::{load_capacity_trace, load_sinr_csv, SinrTrace};
 use millinet_channel::{
-    BlockageConfig, BlockedEffect, CqiConfig, FadingConfig, ForcedEvent, ForcedKind, LinkConfig, MobilityConfig, ObstacleDraw, Point2,
-    Rect, Scenario as PathLossScenario,
+    BlockageConfig, BlockedEffect, CqiConfig, FadingConfig, ForcedEvent, ForcedKind, LinkConfig, MobilityConfig, ObstacleDraw, Panel,
+    Point2, Rect, Scenario as PathLossScenario,
 };
 use millinet_channel::{CqiReporter, LinkChannel, LinkRngs};
 use millinet_ran::{
@@ -15,7 +15,9 @@ use millinet_ran::{
 use rand_core::RngCore;
 
 use super::seconds_to_ns;
-use crate::radio::{BlockageSpec, CellKind, CellSpec, ForcedKindSpec, HandoverSpec, HarqSpec, PathLossModel, RlcModeSpec, UeSpec};
+use crate::radio::{
+    BlockageSpec, CellKind, CellSpec, ForcedKindSpec, HandoverSpec, HarqSpec, InterferenceSpec, PathLossModel, RlcModeSpec, UeSpec,
+};
 use crate::rng::{self, Stream};
 use crate::{ConfigError, Scenario};
 
@@ -57,6 +59,7 @@ pub fn cell_config(i: usize, c: &CellSpec, outage_sinr_db: f64) -> Result<CellCo
         outage_sinr_db,
         ul_fraction: c.ul_fraction,
         sr_delay_ns: seconds_to_ns(c.sr_delay_s),
+        panel: Panel::facing(c.antennas),
     })
 }
 
@@ -75,6 +78,7 @@ pub fn ue_config(u: &UeSpec) -> UeConfig {
         t_reassembly_ns: seconds_to_ns(u.rlc_reassembly_s),
         t_status_prohibit_ns: seconds_to_ns(u.rlc_status_prohibit_s),
         t_reordering_ns: seconds_to_ns(u.rlc_reassembly_s),
+        panel: Panel::facing(u.antennas),
         ..UeConfig::default()
     }
 }
@@ -188,18 +192,43 @@ pub fn cqi_config(c: &CellSpec) -> CqiConfig {
     CqiConfig { period_ns: seconds_to_ns(c.cqi_period_s), delay_ns: seconds_to_ns(c.cqi_delay_s) }
 }
 
-/// The cells UE `u` measures, by scenario index, its first serving cell first: while
-/// handover is on, every cell on its serving cell's carrier (a radio hears its own band),
-/// and its LTE anchor; a trace-driven UE only its own cell (the trace is its one link).
+/// The cells UE `u` has a radio link to, by scenario index, its first serving cell first:
+/// every other cell on its serving cell's carrier (a radio hears its own band) while handover
+/// is on or that carrier interferes ([`interfering_carriers`]), and its LTE anchor while
+/// handover is on; a trace-driven UE only its own cell (the trace is its one link).
 pub fn measured_cells(s: &Scenario, u: &UeSpec) -> Vec<usize> {
     let serving = s.cells.iter().position(|c| c.node == u.cell).expect("validated");
     let trace = matches!(u.blockage, BlockageSpec::SinrTrace | BlockageSpec::CapacityTrace);
     let mut cells = vec![serving];
-    if s.handover.enabled && !trace {
-        let hears = |c: &CellSpec| c.fc_ghz == s.cells[serving].fc_ghz || c.node == u.anchor;
-        cells.extend((0..s.cells.len()).filter(|&k| k != serving && hears(&s.cells[k])));
+    if trace {
+        return cells;
     }
+    let interferes = interfering_carriers(s).iter().any(|carrier| carrier.contains(&serving));
+    let hears = |c: &CellSpec| {
+        let same_carrier = c.fc_ghz == s.cells[serving].fc_ghz && (s.handover.enabled || interferes);
+        same_carrier || (s.handover.enabled && c.node == u.anchor)
+    };
+    cells.extend((0..s.cells.len()).filter(|&k| k != serving && hears(&s.cells[k])));
     cells
+}
+
+/// The groups of mmWave cells (by scenario index) that share a carrier — the same `fc_ghz` —
+/// and so interfere with each other (docs/models/ran.md#interference): none with
+/// `interference = "none"`, and none for a carrier with one cell. LTE cells do not interfere
+/// (an anchor's carrier is its own).
+pub fn interfering_carriers(s: &Scenario) -> Vec<Vec<usize>> {
+    if s.interference == InterferenceSpec::None {
+        return Vec::new();
+    }
+    let mut carriers: Vec<Vec<usize>> = Vec::new();
+    for (k, c) in s.cells.iter().enumerate().filter(|(_, c)| c.kind == CellKind::Mmwave) {
+        match carriers.iter_mut().find(|group| s.cells[group[0]].fc_ghz == c.fc_ghz) {
+            Some(group) => group.push(k),
+            None => carriers.push(vec![k]),
+        }
+    }
+    carriers.retain(|group| group.len() > 1);
+    carriers
 }
 
 /// The A3 parameters (docs/models/ran.md#handover-and-dual-connectivity).
@@ -240,7 +269,11 @@ pub fn build_ran(s: &Scenario, base_dir: &Path) -> Result<(Ran<Stream>, Vec<Opti
         }
         let anchor = s.cells.iter().position(|c| c.node == u.anchor && c.kind == CellKind::Lte).map(|k| CellId(k as u32));
         let control = ServingCellControl::new(handover_config(&s.handover), anchor).map_err(|e| ConfigError::at("handover", &e))?;
-        serving.push((measured.len() > 1).then_some(control));
+        serving.push((s.handover.enabled && measured.len() > 1).then_some(control));
+    }
+    for carrier in interfering_carriers(s) {
+        let cells: Vec<CellId> = carrier.iter().map(|&k| CellId(k as u32)).collect();
+        ran.share_carrier(&cells).expect("cells added above");
     }
     Ok((ran, serving))
 }
