@@ -53,6 +53,7 @@ CASES = [
     ("unknown delayed-ACK rule", "dumbbell", ["flows.0.delayed_ack=bsd"], ["flows.0.delayed_ack", "bsd", "rfc5681"]),
     ("delayed-ACK rule of the wrong type", "dumbbell", ["flows.0.delayed_ack=2"], ["flows.0.delayed_ack", "2", "rfc5681"]),
     ("unknown ECN feedback", "dumbbell", ["flows.0.ecn=l4s"], ["flows.0.ecn", "l4s", "accurate"]),
+    ("unknown O2I model", "urban", ["obstacles.2.o2i=paper"], ["obstacles.2.o2i", "paper", "high-loss"]),
     ("unknown interference model", "handover", ["interference=partial"], ["interference", "partial", "none"]),
     ("unknown RLC AQM", "milliproxy", ["ues.0.rlc_aqm=pie"], ["ues.0.rlc_aqm", "pie", "dualpi2"]),
     ("HyStart++ without CUBIC", "dumbbell", ["flows.0.cc=newreno", "flows.0.hystart=rfc9406"], ["flows.0.hystart", "rfc9406", "cubic"]),

@@ -11,7 +11,8 @@ use crate::geometry::{Point2, Rect};
 use crate::link::{sinr_required_db, LinkAbstraction, DEFAULT_ETA_OH, SE_MAX};
 use crate::los::Antenna;
 use crate::mobility::{MobilityConfig, Trajectory};
-use crate::pathloss::{o2i_low_loss_db, PathLoss, Scenario};
+use crate::obstacles::Building;
+use crate::pathloss::{O2iModel, PathLoss, Scenario};
 use crate::rng::LinkRngs;
 use crate::shadowing::LinkShadowing;
 use crate::sinr::{beamforming_gain_db, LinkBudget};
@@ -20,6 +21,20 @@ use crate::units::ns_to_s;
 
 /// Default indoor distance of an indoor UE (docs/models/channel.md §2).
 pub const DEFAULT_INDOOR_DISTANCE_M: f64 = 5.0;
+
+/// Whether the UE is indoors, and where (docs/models/channel.md §2).
+#[derive(Clone, Debug, Default)]
+pub enum Indoor {
+    #[default]
+    Outdoor,
+    /// `distance_m` behind a low-loss façade wherever it goes; no building is modelled and the
+    /// LOS state is the blockage model's.
+    BehindFacade { distance_m: f64 },
+    /// Inside whichever of `buildings` it stands in, outdoors when in none. Inside, the link
+    /// is NLOS and pays the building's O2I loss over its indoor distance: from the UE to where
+    /// the path to the cell leaves the building.
+    InBuildings(Arc<[Building]>),
+}
 
 /// What a blocked path does to this carrier (docs/models/channel.md §5).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -59,8 +74,8 @@ pub struct LinkConfig {
     pub h_ut_m: f64,
     pub nf_db: f64,
     pub mobility: MobilityConfig,
-    /// `Some(d_in)`: indoor UE, `d_in` metres behind the façade (O2I loss).
-    pub indoor_distance_m: Option<f64>,
+    /// Indoor or not, and where (O2I loss).
+    pub indoor: Indoor,
     // --- channel ---
     pub blockage: BlockageConfig,
     pub forced_events: Vec<ForcedEvent>,
@@ -95,7 +110,7 @@ impl Default for LinkConfig {
             h_ut_m: 1.5,
             nf_db: 7.0,
             mobility: MobilityConfig::default(),
-            indoor_distance_m: None,
+            indoor: Indoor::Outdoor,
             blockage: BlockageConfig::default(),
             forced_events: Vec::new(),
             shadowing: true,
@@ -156,8 +171,8 @@ impl LinkConfig {
         if let BlockedEffect::PenetrationLoss { loss_db } = self.blocked_effect {
             check_at_least("blocked_effect.loss_db", loss_db, 0.0)?;
         }
-        if let Some(d) = self.indoor_distance_m {
-            check_at_least("indoor_distance_m", d, 0.0)?;
+        if let Indoor::BehindFacade { distance_m } = self.indoor {
+            check_at_least("indoor_distance_m", distance_m, 0.0)?;
         }
         if let Some(inr) = self.inr_db {
             check_at_least("inr_db", inr, f64::MIN)?;
@@ -196,6 +211,18 @@ pub struct LinkState {
     pub sinr_db: f64,
 }
 
+/// The geometry of one step.
+#[derive(Clone, Copy, Debug)]
+struct Step {
+    ue_position: Point2,
+    d2d_m: f64,
+    travelled_m: f64,
+    /// LOS by the blockage model, and not inside a building.
+    los: bool,
+    /// O2I loss inside a building (0 outdoors).
+    o2i_db: f64,
+}
+
 /// Propagation-model state: what is recomputed per geometry step.
 #[derive(Debug)]
 struct ModelChain {
@@ -204,10 +231,10 @@ struct ModelChain {
     pathloss: PathLoss,
     shadowing: Option<LinkShadowing>,
     fading: Option<Fading>,
-    /// Geometry of the last step: (d2D, distance travelled, LOS by the model).
-    geo: (f64, f64, bool),
-    /// Where the UE stood at the last step.
-    ue_position: Point2,
+    /// The buildings an indoor UE may stand in.
+    buildings: Option<Arc<[Building]>>,
+    fc_ghz: f64,
+    geo: Step,
     next_geo_ns: u64,
     /// Path loss + shadowing (+ penetration loss) for the last (step, LOS).
     loss_db: f64,
@@ -249,7 +276,10 @@ impl LinkChannel {
     pub fn new(config: &LinkConfig, rngs: LinkRngs) -> Result<Self, ConfigError> {
         config.validate()?;
         let LinkRngs { blockage: blockage_rng, shadowing: shadowing_rng, fading: mut fading_rng } = rngs;
-        let indoor_loss_db = config.indoor_distance_m.map_or(0.0, |d| o2i_low_loss_db(config.fc_ghz, d));
+        let indoor_loss_db = match config.indoor {
+            Indoor::BehindFacade { distance_m } => O2iModel::LowLoss.loss_db(config.fc_ghz, distance_m),
+            Indoor::Outdoor | Indoor::InBuildings(_) => 0.0,
+        };
         let gain_db = beamforming_gain_db(config.n_tx, config.n_rx) + config.mimo_gain_db;
         let budget = LinkBudget::new(config.p_tx_dbm, gain_db, config.bandwidth_hz, config.nf_db, config.inr_db, indoor_loss_db);
         let source = match &config.blockage {
@@ -271,8 +301,12 @@ impl LinkChannel {
                     pathloss: PathLoss::new(config.scenario, config.fc_ghz, config.h_bs_m, config.h_ut_m),
                     shadowing: config.shadowing.then(|| LinkShadowing::new(config.scenario, shadowing_rng)),
                     fading,
-                    geo: (0.0, 0.0, true),
-                    ue_position: config.cell_position,
+                    buildings: match &config.indoor {
+                        Indoor::InBuildings(b) => Some(Arc::clone(b)),
+                        Indoor::Outdoor | Indoor::BehindFacade { .. } => None,
+                    },
+                    fc_ghz: config.fc_ghz,
+                    geo: Step { ue_position: config.cell_position, d2d_m: 0.0, travelled_m: 0.0, los: true, o2i_db: 0.0 },
                     next_geo_ns: 0,
                     loss_db: 0.0,
                     loss_key: None,
@@ -310,7 +344,7 @@ impl LinkChannel {
     /// step); `None` on a trace-driven link, which has no geometry.
     pub fn ue_antenna(&self) -> Option<Antenna> {
         match &self.source {
-            Source::Model(m) => Some(Antenna { pos: m.ue_position, height_m: self.h_ut_m }),
+            Source::Model(m) => Some(Antenna { pos: m.geo.ue_position, height_m: self.h_ut_m }),
             Source::Sinr { .. } | Source::Capacity { .. } => None,
         }
     }
@@ -360,25 +394,32 @@ impl LinkChannel {
 }
 
 impl ModelChain {
-    /// LOS state by the blockage model, re-evaluated at most once per
-    /// geometry step at the step's start time.
+    /// LOS state by the blockage model (NLOS inside a building), re-evaluated at most once
+    /// per geometry step at the step's start time.
     fn model_los(&mut self, now_ns: u64, step_ns: u64, cell: Antenna, h_ut_m: f64) -> bool {
         if now_ns >= self.next_geo_ns {
             let t = now_ns - now_ns % step_ns;
             let (pos, travelled) = self.trajectory.at(t);
             let d2d = cell.pos.distance_m(pos);
             let geo = LinkGeometry { cell, ue: Antenna { pos, height_m: h_ut_m }, d2d_m: d2d };
-            let los = self.blockage.is_los(t, &geo);
-            self.geo = (d2d, travelled, los);
-            self.ue_position = pos;
+            // The model runs whether or not the UE is inside, so its state and random stream
+            // advance the same either way.
+            let model_los = self.blockage.is_los(t, &geo);
+            let building = self.buildings.as_deref().and_then(|b| b.iter().find(|b| b.footprint.contains(pos)));
+            let o2i_db = building.map_or(0.0, |b| {
+                // The path leaves the building where it enters the footprint seen from the cell.
+                let t_in = b.footprint.clip_segment(cell.pos, pos).map_or(0.0, |(t_in, _)| t_in);
+                b.o2i.loss_db(self.fc_ghz, (1.0 - t_in) * d2d)
+            });
+            self.geo = Step { ue_position: pos, d2d_m: d2d, travelled_m: travelled, los: model_los && building.is_none(), o2i_db };
             self.next_geo_ns = t + step_ns;
         }
-        self.geo.2
+        self.geo.los
     }
 
     /// SINR from the cached geometry and the effective LOS state `los`.
     fn large_scale_sinr_db(&mut self, los: bool, budget: &LinkBudget, effect: BlockedEffect, now_ns: u64, fading_step_ns: u64) -> f64 {
-        let (d2d, travelled, _) = self.geo;
+        let Step { d2d_m: d2d, travelled_m: travelled, o2i_db, .. } = self.geo;
         // Under penetration loss the carrier keeps its LOS propagation.
         let (prop_los, extra_db) = match effect {
             BlockedEffect::Nlos => (los, 0.0),
@@ -387,7 +428,7 @@ impl ModelChain {
         let key = (self.next_geo_ns, los);
         if self.loss_key != Some(key) {
             let sf = self.shadowing.as_mut().map_or(0.0, |s| s.db(prop_los, travelled));
-            self.loss_db = self.pathloss.db(prop_los, d2d) + sf + extra_db;
+            self.loss_db = self.pathloss.db(prop_los, d2d) + sf + extra_db + o2i_db;
             self.loss_key = Some(key);
         }
         if let Some(f) = &self.fading {

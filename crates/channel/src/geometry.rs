@@ -62,6 +62,12 @@ impl Rect {
         self.max.y_m - self.min.y_m
     }
 
+    /// Whether `p` lies in the closed rectangle.
+    #[inline]
+    pub fn contains(&self, p: Point2) -> bool {
+        self.min.x_m <= p.x_m && p.x_m <= self.max.x_m && self.min.y_m <= p.y_m && p.y_m <= self.max.y_m
+    }
+
     /// Whether the two closed rectangles share at least one point.
     pub fn overlaps(&self, other: &Rect) -> bool {
         self.min.x_m <= other.max.x_m && other.min.x_m <= self.max.x_m && self.min.y_m <= other.max.y_m && other.min.y_m <= self.max.y_m

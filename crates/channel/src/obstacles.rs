@@ -4,10 +4,19 @@ use rand_core::RngCore;
 
 use crate::error::{check_at_least, ConfigError};
 use crate::geometry::{Point2, Rect};
+use crate::pathloss::O2iModel;
 use crate::rng::uniform_in;
 
 /// Side of a human blocker seen from above (docs/models/channel.md §1: 0.5 m × 0.5 m).
 pub const HUMAN_BLOCKER_SIDE_M: f64 = 0.5;
+
+/// A building an indoor UE can stand in: its footprint (an obstacle like any other for the
+/// LOS test) and its façade's O2I model (docs/models/channel.md §2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Building {
+    pub footprint: Rect,
+    pub o2i: O2iModel,
+}
 
 /// A human blocker centred at `center`, `height_m` tall.
 pub fn human_blocker(center: Point2, height_m: f64) -> Rect {

@@ -125,15 +125,34 @@ pub fn breakpoint_distance_m(fc_ghz: f64, h_bs_m: f64, h_ut_m: f64) -> f64 {
     4.0 * (h_bs_m - H_E_M) * (h_ut_m - H_E_M) * fc_ghz * 1e9 / SPEED_OF_LIGHT_MPS
 }
 
-/// Outdoor-to-indoor penetration loss, low-loss model (TR 38.901 §7.4.3.1,
-/// Tables 7.4.3-1 and 7.4.3-2): through-wall loss of a 30 % glass / 70 %
-/// concrete façade plus 0.5 dB per metre indoors. The model's log-normal
-/// spread σ_P = 4.4 dB is not applied (docs/models/channel.md §2 uses the mean).
-pub fn o2i_low_loss_db(fc_ghz: f64, d_in_m: f64) -> f64 {
-    let l_glass = 2.0 + 0.2 * fc_ghz;
-    let l_concrete = 5.0 + 4.0 * fc_ghz;
-    let pl_tw = 5.0 - 10.0 * (0.3 * 10f64.powf(-l_glass / 10.0) + 0.7 * 10f64.powf(-l_concrete / 10.0)).log10();
-    pl_tw + 0.5 * d_in_m
+/// A building's façade (TR 38.901 §7.4.3.1, Table 7.4.3-2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum O2iModel {
+    /// 30 % standard glass, 70 % concrete.
+    #[default]
+    LowLoss,
+    /// 70 % infrared-reflective glass, 30 % concrete.
+    HighLoss,
+}
+
+impl O2iModel {
+    /// Outdoor-to-indoor penetration loss (TR 38.901 §7.4.3.1, Tables 7.4.3-1 and 7.4.3-2):
+    /// PL_tw = 5 − 10 log10(Σ p_i 10^(−L_i/10)) through the façade, plus PL_in = 0.5 dB per
+    /// metre indoors. The model's log-normal spread σ_P (4.4 dB low-loss, 6.5 dB high-loss)
+    /// is not applied (docs/models/channel.md §2 uses the mean).
+    pub fn loss_db(self, fc_ghz: f64, d_in_m: f64) -> f64 {
+        let l_glass = 2.0 + 0.2 * fc_ghz;
+        let l_irr_glass = 23.0 + 0.3 * fc_ghz;
+        let l_concrete = 5.0 + 4.0 * fc_ghz;
+        let through = |share_glass: f64, l_glass: f64| {
+            5.0 - 10.0 * (share_glass * 10f64.powf(-l_glass / 10.0) + (1.0 - share_glass) * 10f64.powf(-l_concrete / 10.0)).log10()
+        };
+        let pl_tw = match self {
+            O2iModel::LowLoss => through(0.3, l_glass),
+            O2iModel::HighLoss => through(0.7, l_irr_glass),
+        };
+        pl_tw + 0.5 * d_in_m
+    }
 }
 
 #[cfg(test)]
@@ -214,10 +233,21 @@ mod tests {
     fn o2i_low_loss() {
         // At 28 GHz: L_glass = 7.6, L_concrete = 117; the glass path dominates:
         // PL_tw ≈ 5 − 10 log10(0.3·10^−0.76) = 5 + 5.229 + 7.6 = 17.829 dB.
-        let l = o2i_low_loss_db(28.0, 5.0);
+        let l = O2iModel::LowLoss.loss_db(28.0, 5.0);
         let expected = 5.0 - 10.0 * (0.3 * 10f64.powf(-0.76) + 0.7 * 10f64.powf(-11.7)).log10() + 2.5;
         close(l, expected);
         assert!((l - 20.329).abs() < 1e-3, "{l}");
+    }
+
+    #[test]
+    fn o2i_high_loss() {
+        // At 28 GHz: L_IIRglass = 23 + 8.4 = 31.4, L_concrete = 117: PL_tw ≈ 5 − 10 log10(0.7·10^−3.14)
+        // = 5 + 1.549 + 31.4 = 37.949 dB, plus 0.5 dB/m over 10 m.
+        let l = O2iModel::HighLoss.loss_db(28.0, 10.0);
+        let expected = 5.0 - 10.0 * (0.7 * 10f64.powf(-3.14) + 0.3 * 10f64.powf(-11.7)).log10() + 5.0;
+        close(l, expected);
+        assert!((l - 42.949).abs() < 1e-3, "{l}");
+        assert!(l > O2iModel::LowLoss.loss_db(28.0, 10.0) + 15.0);
     }
 
     #[test]

@@ -9,7 +9,8 @@ use millinet_channel::pathloss::PathLoss;
 use millinet_channel::sinr::{beamforming_gain_db, noise_dbm};
 use millinet_channel::traces::{CapacitySeries, SinrSeries};
 use millinet_channel::{
-    FadingConfig, ForcedEvent, ForcedKind, LinkChannel, LinkConfig, LinkRngs, MobilityConfig, ObstacleDraw, Point2, Rect, Scenario,
+    Building, FadingConfig, ForcedEvent, ForcedKind, Indoor, LinkChannel, LinkConfig, LinkRngs, MobilityConfig, O2iModel, ObstacleDraw,
+    Point2, Rect, Scenario,
 };
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -87,11 +88,38 @@ fn los_sinr_matches_the_budget_and_blocked_is_nlos() {
     assert!(!s.los);
     assert!((s.sinr_db - (budget - pl.db(false, 100.0))).abs() < 1e-9);
 
-    // Indoor: the O2I loss comes off the SINR.
-    let indoor = LinkConfig { indoor_distance_m: Some(5.0), ..base.clone() };
+    // Indoor behind a façade (no building modelled): the O2I loss comes off the SINR.
+    let indoor = LinkConfig { indoor: Indoor::BehindFacade { distance_m: 5.0 }, ..base.clone() };
     let s_in = LinkChannel::new(&indoor, rngs(0)).unwrap().state(0);
-    let o2i = millinet_channel::pathloss::o2i_low_loss_db(28.0, 5.0);
+    let o2i = O2iModel::LowLoss.loss_db(28.0, 5.0);
     assert!((ch.state(1).sinr_db - s_in.sinr_db - o2i).abs() < 1e-9);
+}
+
+#[test]
+fn an_indoor_ue_in_a_building_is_nlos_with_its_o2i_loss() {
+    // The cell at the origin, a high-loss building from x = 90 m to 120 m, the UE inside at
+    // (100, 5): its path to the cell leaves the building at x = 90, 10/100 of the way from the
+    // UE, so the indoor distance is a tenth of d2D. No obstacle list: only the building makes
+    // the link NLOS.
+    let footprint = Rect::from_corners(Point2::new(90.0, -20.0), Point2::new(120.0, 20.0), Some(30.0));
+    let buildings: Arc<[Building]> = Arc::from(vec![Building { footprint, o2i: O2iModel::HighLoss }]);
+    let walk = MobilityConfig::Route { waypoints: vec![Point2::new(100.0, 5.0), Point2::new(70.0, 5.0)], speed_mps: 10.0 };
+    let cfg = LinkConfig { mobility: walk, shadowing: false, indoor: Indoor::InBuildings(buildings), ..LinkConfig::default() };
+    let mut ch = LinkChannel::new(&cfg, rngs(0)).unwrap();
+    let pl = PathLoss::new(Scenario::UmiStreetCanyon, 28.0, 10.0, 1.5);
+    let budget = 30.0 + beamforming_gain_db(64, 16) - noise_dbm(1e9, 7.0);
+    let d2d = 100f64.hypot(5.0);
+    let d_in = d2d / 10.0;
+    // High-loss façade at 28 GHz (TR 38.901 Table 7.4.3-2): L_IIRglass = 23 + 0.3·28, L_concrete
+    // = 5 + 4·28, through a 70/30 mix; 0.5 dB per metre inside.
+    let through_wall = 5.0 - 10.0 * (0.7 * 10f64.powf(-(23.0 + 8.4) / 10.0) + 0.3 * 10f64.powf(-(5.0 + 112.0) / 10.0)).log10();
+    let s = ch.state(0);
+    assert!(!s.los);
+    assert!((s.sinr_db - (budget - pl.db(false, d2d) - through_wall - 0.5 * d_in)).abs() < 1e-9, "{}", s.sinr_db);
+    // Two seconds later the UE has walked out (x = 80 m): outdoors, LOS, no O2I loss.
+    let s = ch.state(2_000 * MS);
+    assert!(s.los);
+    assert!((s.sinr_db - (budget - pl.db(true, 80f64.hypot(5.0)))).abs() < 1e-9);
 }
 
 #[test]

@@ -234,6 +234,25 @@ pub struct ObstacleSpec {
     /// 0: infinitely high.
     #[serde(default)]
     pub height_m: f64,
+    /// The façade an indoor UE inside it sees (TR 38.901 §7.4.3). Left out of the resolved
+    /// scenario at its default.
+    #[serde(default, skip_serializing_if = "O2iSpec::is_low_loss")]
+    pub o2i: O2iSpec,
+}
+
+/// A building's O2I penetration model (docs/models/channel.md §2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum O2iSpec {
+    #[default]
+    LowLoss,
+    HighLoss,
+}
+
+impl O2iSpec {
+    pub fn is_low_loss(&self) -> bool {
+        *self == O2iSpec::LowLoss
+    }
 }
 
 /// Obstacles drawn at random in a region with the run's seed (one stream).

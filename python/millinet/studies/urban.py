@@ -202,7 +202,8 @@ def _notes(summary: dict) -> tuple[str, ...]:
         reproduce_note(summary),
         "One 28 GHz gNB at 25 m (TR 38.901 UMa path loss, 64 antennas, 30 dBm, 1 GHz, peak 3.2 Gbit/s), round-robin "
         "scheduler; ten UEs walking at 1.5 m/s, each with a 1.5 MB RLC buffer and one bulk download: four in the open "
-        "(60-120 m), four behind two buildings (90-110 m), two indoors (50 m, O2I low-loss model, 5 m inside). Of each "
+        "(60-120 m), four behind two buildings (90-110 m), two inside a third building (50 m, NLOS, low-loss O2I over the ~5 m of their path "
+        "inside it). Of each "
         "condition's pairs one UE downloads from the edge server (1 ms to the PGW, min RTT ~4 ms), one from a remote "
         "server (19 ms, ~40 ms). A single cell: the SINR is the SNR, there is no other cell's interference.",
         f"5G target: goodput above {TARGET_GOODPUT_BPS * 1e-6:g} Mbit/s and mean RTT (per-ACK samples) under "

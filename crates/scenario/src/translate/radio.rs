@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use millinet_channel::traces::{load_capacity_trace, load_sinr_csv, SinrTrace};
 use millinet_channel::{
-    BlockageConfig, BlockedEffect, CqiConfig, FadingConfig, ForcedEvent, ForcedKind, LinkConfig, MobilityConfig, ObstacleDraw, Panel,
-    Point2, Rect, Scenario as PathLossScenario,
+    BlockageConfig, BlockedEffect, Building, CqiConfig, FadingConfig, ForcedEvent, ForcedKind, Indoor, LinkConfig, MobilityConfig,
+    O2iModel, ObstacleDraw, Panel, Point2, Rect, Scenario as PathLossScenario,
 };
 use millinet_channel::{CqiReporter, LinkChannel, LinkRngs};
 use millinet_ran::{
@@ -16,7 +16,7 @@ use rand_core::RngCore;
 
 use super::seconds_to_ns;
 use crate::radio::{
-    BlockageSpec, CellKind, CellSpec, ForcedKindSpec, HandoverSpec, HarqSpec, InterferenceSpec, PathLossModel, RlcModeSpec, UeSpec,
+    BlockageSpec, CellKind, CellSpec, ForcedKindSpec, HandoverSpec, HarqSpec, InterferenceSpec, O2iSpec, PathLossModel, RlcModeSpec, UeSpec,
 };
 use crate::rng::{self, Stream};
 use crate::{ConfigError, Scenario};
@@ -83,19 +83,27 @@ pub fn ue_config(u: &UeSpec) -> UeConfig {
     }
 }
 
-/// Fixed obstacles plus those drawn with `rng` (the run's obstacle stream).
-pub fn obstacles(s: &Scenario, rng: &mut impl RngCore) -> Result<Arc<[Rect]>, ConfigError> {
-    let mut all: Vec<Rect> = s
-        .obstacles
+/// The fixed obstacles, each a building an indoor UE may stand in.
+pub fn buildings(s: &Scenario) -> Arc<[Building]> {
+    s.obstacles
         .iter()
-        .map(|o| {
-            Rect::from_corners(
+        .map(|o| Building {
+            footprint: Rect::from_corners(
                 Point2::new(o.x_m, o.y_m),
                 Point2::new(o.x_m + o.width_m, o.y_m + o.depth_m),
                 (o.height_m > 0.0).then_some(o.height_m),
-            )
+            ),
+            o2i: match o.o2i {
+                O2iSpec::LowLoss => O2iModel::LowLoss,
+                O2iSpec::HighLoss => O2iModel::HighLoss,
+            },
         })
-        .collect();
+        .collect()
+}
+
+/// Fixed obstacles plus those drawn with `rng` (the run's obstacle stream).
+pub fn obstacles(s: &Scenario, rng: &mut impl RngCore) -> Result<Arc<[Rect]>, ConfigError> {
+    let mut all: Vec<Rect> = buildings(s).iter().map(|b| b.footprint).collect();
     let r = &s.random_obstacles;
     if r.count > 0 {
         let draw = ObstacleDraw {
@@ -119,6 +127,7 @@ pub fn link_config(
     c: &CellSpec,
     outage_threshold_db: f64,
     obstacles: &Arc<[Rect]>,
+    buildings: &Arc<[Building]>,
     base_dir: &Path,
 ) -> Result<LinkConfig, ConfigError> {
     let err = |e: &dyn std::fmt::Display| ConfigError::new(format!("ues.{i}: {e}"));
@@ -166,7 +175,7 @@ pub fn link_config(
         h_ut_m: u.height_m,
         nf_db: u.noise_figure_db,
         mobility,
-        indoor_distance_m: u.indoor.then_some(u.indoor_distance_m),
+        indoor: indoor(u, buildings),
         blockage,
         forced_events: u
             .forced_events
@@ -185,6 +194,21 @@ pub fn link_config(
         outage_threshold_db,
         ..LinkConfig::default()
     })
+}
+
+/// Where UE `u` is indoors (docs/models/channel.md §2): an indoor UE whose route has a point in
+/// a fixed obstacle is inside that building wherever it stands in one; an indoor UE in none
+/// stands `indoor_distance_m` behind a façade that is not modelled.
+fn indoor(u: &UeSpec, buildings: &Arc<[Building]>) -> Indoor {
+    if !u.indoor {
+        return Indoor::Outdoor;
+    }
+    let inside = u.route_m.iter().any(|p| buildings.iter().any(|b| b.footprint.contains(Point2::new(p[0], p[1]))));
+    if inside {
+        Indoor::InBuildings(Arc::clone(buildings))
+    } else {
+        Indoor::BehindFacade { distance_m: u.indoor_distance_m }
+    }
 }
 
 /// The CQI reports of a UE served by cell `c` (period and delay, docs/models/channel.md §9).
@@ -242,6 +266,7 @@ pub fn handover_config(h: &HandoverSpec) -> HandoverConfig {
 /// one cell.
 pub fn build_ran(s: &Scenario, base_dir: &Path) -> Result<(Ran<Stream>, Vec<Option<ServingCellControl>>), ConfigError> {
     let obstacles = obstacles(s, &mut rng::stream(s.seed, "obstacles"))?;
+    let buildings = buildings(s);
     let mut ran = Ran::new();
     for (i, c) in s.cells.iter().enumerate() {
         ran.add_cell(cell_config(i, c, outage_threshold_db(s, c))?, rng::stream(s.seed, &format!("cell{i}/harq")))
@@ -253,7 +278,7 @@ pub fn build_ran(s: &Scenario, base_dir: &Path) -> Result<(Ran<Stream>, Vec<Opti
         let measured = measured_cells(s, u);
         for (n, &k) in measured.iter().enumerate() {
             let c = &s.cells[k];
-            let link = link_config(i, u, c, outage_threshold_db(s, c), &obstacles, base_dir)?;
+            let link = link_config(i, u, c, outage_threshold_db(s, c), &obstacles, &buildings, base_dir)?;
             // The first serving cell's link keeps the stream name of the single-cell runs.
             let stream = if n == 0 { format!("ue{i}/channel") } else { format!("ue{i}/channel/cell{k}") };
             let rngs = LinkRngs::from_stream(rng::stream(s.seed, &stream));
