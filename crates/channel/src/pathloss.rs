@@ -244,7 +244,7 @@ mod tests {
         // At 28 GHz: L_IIRglass = 23 + 8.4 = 31.4, L_concrete = 117: PL_tw ≈ 5 − 10 log10(0.7·10^−3.14)
         // = 5 + 1.549 + 31.4 = 37.949 dB, plus 0.5 dB/m over 10 m.
         let l = O2iModel::HighLoss.loss_db(28.0, 10.0);
-        let expected = 5.0 - 10.0 * (0.7 * 10f64.powf(-3.14) + 0.3 * 10f64.powf(-11.7)).log10() + 5.0;
+        let expected = 5.0 - 10.0 * (0.7 * 10f64.powf(-(23.0 + 0.3 * FC) / 10.0) + 0.3 * 10f64.powf(-11.7)).log10() + 5.0;
         close(l, expected);
         assert!((l - 42.949).abs() < 1e-3, "{l}");
         assert!(l > O2iModel::LowLoss.loss_db(28.0, 10.0) + 15.0);
