@@ -39,7 +39,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build bpf test docs demo study study-train study-mptcp study-e2e study-lower-layer study-urban study-multiflow study-spep-emulation study-l4s study-web studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd bench-proxyd-churn parity crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build bpf test docs demo calibrate study study-train study-mptcp study-e2e study-lower-layer study-urban study-multiflow study-spep-emulation study-l4s study-web studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd bench-proxyd-churn parity crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -113,6 +113,11 @@ docs: build
 # on the terminal, page in runs/demo/index.html.
 demo: build
 	$(BIN)/millinet study milliproxy --quick --out runs/demo
+
+# The channel against TR 38.901 §7.8.1's large-scale calibration (docs/models/channel.md §13):
+# UMa and UMi at 30 GHz, 11,400 UEs each, CDFs against the 3GPP baseline; a few seconds.
+calibrate: build
+	$(BIN)/millinet calibrate --out runs/calibration
 
 # The full milliProxy study (docs/studies.md, 5600 runs, 50 paired seeds per point, both policies;
 # about 45 minutes on 2 cores).

@@ -304,6 +304,19 @@ def show(scenario: str, seed: int | None, overrides: tuple[str, ...]) -> None:
     click.echo(text, nl=not text.endswith("\n"))
 
 
+@cli.command()
+@click.option("--ues-per-sector", type=click.IntRange(min=1), default=200, show_default=True, help="UEs dropped in each of the 57 sectors.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seeds the drop.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("runs/calibration"), show_default=True, help="Directory for the results.")
+def calibrate(ues_per_sector: int, seed: int, out: Path) -> None:
+    """Reproduces TR 38.901's large-scale calibration (UMa and UMi, 30 GHz, 19 sites × 3 sectors) against the 3GPP baseline."""
+    from millinet import calibration  # matplotlib is slow to import: only this command needs it
+
+    summary = calibration.run(out, ues_per_sector, seed)
+    click.echo(calibration.table(summary), nl=False)
+    click.echo(f"wrote {out}: summary.json, table.md, drops.parquet, " + ", ".join(f"calibration-{s}.png" for s in calibration.SCENARIOS))
+
+
 @cli.command(name="plot")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path), help="PNG file [default: RUN_DIR/plot.png].")

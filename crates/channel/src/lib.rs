@@ -10,6 +10,7 @@
 
 pub mod antenna;
 pub mod blockage;
+pub mod calibration;
 pub mod capacity_process;
 mod channel;
 pub mod cqi;

@@ -4,6 +4,7 @@
 //! each one from the run seed and hands it over by value.
 
 use rand_core::RngCore;
+use rand_distr::{Distribution, StandardNormal};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// The three independent streams owned by one [`crate::LinkChannel`].
@@ -40,6 +41,12 @@ impl LinkRngs {
 #[inline]
 pub fn uniform01(rng: &mut impl RngCore) -> f64 {
     (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// Standard normal draw.
+#[inline]
+pub fn normal(rng: &mut impl RngCore) -> f64 {
+    StandardNormal.sample(rng)
 }
 
 /// Uniform draw in [lo, hi] (returns `lo` when the range is empty).

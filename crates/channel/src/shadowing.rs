@@ -10,10 +10,10 @@
 //! brought up to date in one draw when it is needed again.
 
 use rand_core::RngCore;
-use rand_distr::{Distribution, StandardNormal};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::pathloss::Scenario;
+use crate::rng::normal;
 
 /// One AR(1) shadowing process in distance.
 #[derive(Clone, Debug)]
@@ -43,10 +43,6 @@ impl Shadowing {
         self.last = Some((travelled_m, value));
         value
     }
-}
-
-fn normal(rng: &mut impl RngCore) -> f64 {
-    StandardNormal.sample(rng)
 }
 
 /// The LOS and NLOS shadowing processes of one (UE, cell) link and the

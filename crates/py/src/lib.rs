@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+mod calibration;
 mod emulate;
 mod packetdrill;
 mod trace;
@@ -99,5 +100,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emulate::emulate_cleanup, m)?)?;
     m.add_function(wrap_pyfunction!(packetdrill::packetdrill, m)?)?;
     trace::register(m)?;
+    calibration::register(m)?;
     Ok(())
 }
