@@ -16,7 +16,7 @@ use std::f64::consts::PI;
 
 use crate::error::ConfigError;
 use crate::geometry::Point2;
-use crate::units::lin_to_db;
+use crate::units::{db_to_lin, lin_to_db};
 
 /// The angles of a direction of departure or arrival.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -126,18 +126,30 @@ impl Panel {
 
     /// Gain in dB toward `toward` while the beam is steered at `steer`.
     pub fn gain_db(&self, toward: Angles, steer: Angles) -> f64 {
-        let (bearing, downtilt) = match self.orientation {
-            Orientation::Facing => (steer.azimuth_rad, steer.zenith_rad - PI / 2.0),
-            Orientation::Fixed { bearing_rad, downtilt_rad } => (bearing_rad, downtilt_rad),
+        lin_to_db(self.gain_lin(toward, steer))
+    }
+
+    /// [`Panel::gain_db`] as a power ratio (what sums of interference need, without the trip
+    /// through dB).
+    pub fn gain_lin(&self, toward: Angles, steer: Angles) -> f64 {
+        let (theta, phi, theta_s, phi_s) = match self.orientation {
+            // Turned toward the steered direction, which is then its boresight.
+            Orientation::Facing => {
+                let (theta, phi) = local_angles(toward, steer.azimuth_rad, steer.zenith_rad - PI / 2.0);
+                (theta, phi, PI / 2.0, 0.0)
+            }
+            Orientation::Fixed { bearing_rad, downtilt_rad } => {
+                let (theta, phi) = local_angles(toward, bearing_rad, downtilt_rad);
+                let (theta_s, phi_s) = local_angles(steer, bearing_rad, downtilt_rad);
+                (theta, phi, theta_s, phi_s)
+            }
         };
-        let (theta, phi) = local_angles(toward, bearing, downtilt);
-        let (theta_s, phi_s) = local_angles(steer, bearing, downtilt);
         // Element (m, n) sits at (0, n·d, m·d) wavelengths: the phase toward a direction is
         // 2π d (n sin θ sin φ + m cos θ), and steering subtracts that of the steered one.
         let two_pi_d = 2.0 * PI * self.spacing_wavelengths;
         let vertical = array_factor(self.rows, two_pi_d * (theta.cos() - theta_s.cos()));
         let horizontal = array_factor(self.columns, two_pi_d * (theta.sin() * phi.sin() - theta_s.sin() * phi_s.sin()));
-        self.element_gain_dbi + self.pattern.relative_gain_db(theta, phi) + lin_to_db(vertical * horizontal)
+        db_to_lin(self.element_gain_dbi + self.pattern.relative_gain_db(theta, phi)) * vertical * horizontal
     }
 }
 

@@ -360,7 +360,7 @@ impl Cell {
     }
 
     #[inline]
-    fn position_of(&self, ue: UeId) -> Option<usize> {
+    pub(crate) fn position_of(&self, ue: UeId) -> Option<usize> {
         position_in(&self.position, ue)
     }
 

@@ -18,7 +18,7 @@ use crate::bearer::Bearer;
 use crate::cell::{Cell, Detached, UeRadio};
 use crate::config::{CellConfig, ConfigError, UeConfig};
 use crate::error::RanError;
-use crate::interference::{SlotSinr, Victim};
+use crate::interference::{BeamGains, SlotSinr, Victim};
 use crate::output::{Direction, RanOutput};
 use crate::rlc::Sdu;
 use crate::stats::UeStats;
@@ -71,6 +71,22 @@ struct Site<R> {
     /// cell needs its beams.
     scheduled: Option<u64>,
     scheduled_out: RanOutput,
+    /// Changes whenever a UE attaches or detaches (the cell's positions change).
+    version: u64,
+}
+
+/// A cell a UE hears without a leg there: the radio link it measures it over, and what that
+/// cell's beams do to it while the cell interferes.
+struct Neighbour {
+    cell: CellId,
+    radio: LegRadio,
+    gains: BeamGains,
+}
+
+impl Neighbour {
+    fn new(cell: CellId, radio: LegRadio) -> Self {
+        Neighbour { cell, radio, gains: BeamGains::default() }
+    }
 }
 
 struct UeContext {
@@ -78,7 +94,7 @@ struct UeContext {
     /// bearer's new data in both directions.
     cells: Vec<CellId>,
     /// Radio links to cells the UE measures without a leg there (docs/models/ran.md#handover-and-dual-connectivity).
-    neighbours: Vec<(CellId, LegRadio)>,
+    neighbours: Vec<Neighbour>,
     /// The configuration of its first leg; a handover gives the target leg the same.
     cfg: Option<UeConfig>,
     radio_stats: RadioStats,
@@ -118,6 +134,7 @@ impl<R: RngCore> Ran<R> {
             interferers: Vec::new(),
             scheduled: None,
             scheduled_out: RanOutput::default(),
+            version: 0,
         });
         Ok(id)
     }
@@ -147,6 +164,7 @@ impl<R: RngCore> Ran<R> {
         self.check_ue(ue)?;
         let site = self.sites.get_mut(cell.0 as usize).ok_or(RanError::UnknownCell(cell))?;
         site.cell.attach(ue, cfg)?;
+        site.version += 1;
         site.legs.push(Leg {
             ue,
             radio,
@@ -158,7 +176,7 @@ impl<R: RngCore> Ran<R> {
         site.radio.push(UeRadio::OUTAGE);
         let ctx = &mut self.ues[ue.index()];
         ctx.cells.push(cell);
-        ctx.neighbours.retain(|(c, _)| *c != cell);
+        ctx.neighbours.retain(|n| n.cell != cell);
         ctx.cfg.get_or_insert(cfg);
         Ok(())
     }
@@ -171,10 +189,10 @@ impl<R: RngCore> Ran<R> {
             return Err(RanError::UnknownCell(cell));
         }
         let ctx = &mut self.ues[ue.index()];
-        if ctx.cells.contains(&cell) || ctx.neighbours.iter().any(|(c, _)| *c == cell) {
+        if ctx.cells.contains(&cell) || ctx.neighbours.iter().any(|n| n.cell == cell) {
             return Err(RanError::AlreadyMeasured { ue, cell });
         }
-        ctx.neighbours.push((cell, radio));
+        ctx.neighbours.push(Neighbour::new(cell, radio));
         Ok(())
     }
 
@@ -202,8 +220,8 @@ impl<R: RngCore> Ran<R> {
             let leg = site.legs.iter_mut().find(|l| l.ue == ue).expect("a leg per attached cell");
             out.push((cell, leg.radio.channel.state(now_ns)));
         }
-        for (cell, radio) in &mut ctx.neighbours {
-            out.push((*cell, radio.channel.state(now_ns)));
+        for n in &mut ctx.neighbours {
+            out.push((n.cell, n.radio.channel.state(now_ns)));
         }
     }
 
@@ -222,14 +240,14 @@ impl<R: RngCore> Ran<R> {
     ) -> Result<Detached, RanError> {
         let from = self.bearer_cell(ue)?;
         let ctx = &self.ues[ue.index()];
-        if !ctx.neighbours.iter().any(|(c, _)| *c == to) {
+        if !ctx.neighbours.iter().any(|n| n.cell == to) {
             return Err(RanError::NotMeasured { ue, cell: to });
         }
         let cfg = ctx.cfg.expect("set by the first attach");
         let detached = self.detach(now_ns, ue, from, out)?;
         let ctx = &mut self.ues[ue.index()];
-        let k = ctx.neighbours.iter().position(|(c, _)| *c == to).expect("checked above");
-        let (_, radio) = ctx.neighbours.remove(k);
+        let k = ctx.neighbours.iter().position(|n| n.cell == to).expect("checked above");
+        let radio = ctx.neighbours.remove(k).radio;
         self.attach_leg(ue, to, cfg, radio, now_ns + interruption_ns)?;
         Ok(detached)
     }
@@ -246,9 +264,10 @@ impl<R: RngCore> Ran<R> {
         let detached = site.cell.detach(now_ns, ue, &mut self.bearers, out)?;
         let leg = site.legs.remove(position);
         site.radio.remove(position);
+        site.version += 1;
         let ctx = &mut self.ues[ue.index()];
         ctx.cells.retain(|&c| c != cell);
-        ctx.neighbours.push((cell, leg.radio));
+        ctx.neighbours.push(Neighbour::new(cell, leg.radio));
         ctx.retired += &detached.stats;
         Ok(detached)
     }
@@ -368,7 +387,9 @@ impl<R: RngCore> Ran<R> {
                 leg.reported_sinr_db = reported;
             }
             let actual = if leg.state.outage { f64::NEG_INFINITY } else { leg.state.sinr_db };
-            leg.sinr = SlotSinr::alone(leg.state.sinr_db);
+            if !interference {
+                leg.sinr = SlotSinr::alone(leg.state.sinr_db);
+            }
             *radio =
                 if now_ns < leg.resume_ns { UeRadio::OUTAGE } else { UeRadio { reported_sinr_db: leg.reported_sinr_db, sinr_db: actual } };
         }
@@ -386,6 +407,12 @@ impl<R: RngCore> Ran<R> {
         for i in 0..sites[c].legs.len() {
             let leg = &sites[c].legs[i];
             let ue = leg.ue;
+            // Only where the SINR is used: a UE sent to now, or one whose CQI report measures
+            // now. Others keep the SINR last computed (what the `ues` table samples).
+            let sent = downlink && sites[c].cell.beams().is_some_and(|(_, _, sent)| sent.iter().any(|t| t.ue == ue));
+            if !sent && !leg.radio.cqi.measures_at(now_ns) {
+                continue;
+            }
             let snr_db = leg.state.sinr_db;
             let ctx = &mut ues[ue.index()];
             let victim = leg.radio.channel.ue_antenna().map(|at| Victim {
@@ -401,14 +428,19 @@ impl<R: RngCore> Ran<R> {
                     if !(start_ns <= now_ns && now_ns < start_ns + other.cell.config().slot_ns) || transmissions.is_empty() {
                         continue;
                     }
-                    let Some((_, link)) = ctx.neighbours.iter_mut().find(|(cell, _)| *cell == d) else { continue };
-                    let link_snr_db = link.channel.state(now_ns).sinr_db;
-                    let beams = transmissions.iter().filter_map(|t| {
-                        let target = other.legs.iter().find(|l| l.ue == t.ue)?.radio.channel.ue_antenna()?;
-                        Some((target, t.share))
-                    });
-                    interference_over_noise +=
-                        victim.interference_over_noise(link.channel.cell_antenna(), &other.cell.config().panel, link_snr_db, beams);
+                    let Some(n) = ctx.neighbours.iter_mut().find(|n| n.cell == d) else { continue };
+                    let link_snr_db = n.radio.channel.state(now_ns).sinr_db;
+                    let beams = transmissions.iter().filter_map(|t| Some((other.cell.position_of(t.ue)?, t.share)));
+                    interference_over_noise += n.gains.interference_over_noise(
+                        other.version,
+                        &victim,
+                        n.radio.channel.cell_antenna(),
+                        &other.cell.config().panel,
+                        link_snr_db,
+                        other.legs.len(),
+                        beams,
+                        |position| other.legs[position].radio.channel.ue_antenna(),
+                    );
                 }
             }
             let sinr = SlotSinr::with(snr_db, interference_over_noise);
