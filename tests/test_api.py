@@ -60,3 +60,11 @@ def test_a_run_does_not_import_pandas():
     code = "import sys, millinet; millinet.run('dumbbell', overrides={'duration_s': 0.1}); print('pandas' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_a_star_sets_every_item_of_a_list():
+    # `flows.*.cc` sets every flow's CC, and beats a TCP profile's CC as an indexed key would.
+    resolved = tomllib.loads(millinet.resolve("multiflow", overrides={"flows.*.cc": "bbr", "flows.0.tcp_profile": "ns3-2017"}))
+    assert [f["cc"] for f in resolved["flows"]] == ["bbr", "bbr"]
+    profile_only = tomllib.loads(millinet.resolve("multiflow", overrides={"flows.0.tcp_profile": "ns3-2017"}))
+    assert profile_only["flows"][0]["cc"] == "newreno"

@@ -135,7 +135,11 @@ fn fill_defaults(doc: &mut DocumentMut, overrides: &[Override]) {
                 .and_then(Item::as_str)
                 .and_then(|name| TcpProfile::deserialize(StrDeserializer::<serde::de::value::Error>::new(name)).ok());
             let Some(profile) = profile else { continue };
-            let overridden = |key: &str| overrides.iter().any(|o| o.path == ["flows", &i.to_string(), key]);
+            let overridden = |key: &str| {
+                overrides.iter().any(|o| {
+                    o.path.len() == 3 && o.path[0] == "flows" && (o.path[1] == i.to_string() || o.path[1] == EVERY) && o.path[2] == key
+                })
+            };
             for (key, value) in profile.flow_settings() {
                 if !overridden(key) {
                     flow.insert(key, Item::Value(file_value(*value)));
@@ -192,6 +196,9 @@ fn apply(doc: &mut DocumentMut, o: &Override) -> Result<(), ConfigError> {
         .map_err(|why| ConfigError::new(format!("--set {}={}: {why}", o.path.join("."), o.raw)))
 }
 
+/// The list index of an override that means every entry of a list of tables.
+const EVERY: &str = "*";
+
 /// Sets `path` (starting at `path[depth]`) below `table`. Missing tables are created,
 /// so that an unknown key is reported by the schema with the list of allowed keys.
 fn set_in_table(table: &mut Table, path: &[String], value: Value, depth: usize) -> Result<(), String> {
@@ -205,10 +212,14 @@ fn set_in_table(table: &mut Table, path: &[String], value: Value, depth: usize) 
     match table.entry(key).or_insert_with(toml_edit::table) {
         Item::Table(inner) => set_in_table(inner, path, value, depth + 1),
         Item::ArrayOfTables(list) => {
-            let index = parse_index(next, list.len()).map_err(|why| format!("{}: {why}", here()))?;
             if depth + 2 == path.len() {
                 return Err(format!("{}.{next} is a table; set its fields one by one", here()));
             }
+            // `*` sets the field in every entry of the list (`flows.*.cc=bbr`).
+            if next == EVERY {
+                return list.iter_mut().try_for_each(|entry| set_in_table(entry, path, value.clone(), depth + 2));
+            }
+            let index = parse_index(next, list.len()).map_err(|why| format!("{}: {why}", here()))?;
             set_in_table(list.get_mut(index).expect("index checked"), path, value, depth + 2)
         }
         Item::Value(inner) => set_in_value(inner, path, value, depth + 1),
