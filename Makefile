@@ -39,7 +39,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build bpf test docs demo calibrate study study-train study-mptcp study-e2e study-lower-layer study-urban study-multiflow study-spep-emulation study-l4s study-web studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-emulator bench-proxyd bench-proxyd-churn parity crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build bpf test docs demo calibrate study study-train study-mptcp study-e2e study-lower-layer study-urban study-dense study-multiflow study-spep-emulation study-l4s study-web studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-dense bench-emulator bench-proxyd bench-proxyd-churn parity crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -155,6 +155,11 @@ study-urban: build
 	$(BIN)/millinet study urban --out runs/study-urban
 
 # Several flows per UE against RAPID (docs/studies.md, 320 runs of 10 s, 20 seeds; about 40 s).
+# The dense urban street grid (docs/studies.md#dense, 18 runs of 10 s: 8 interfering cells,
+# 100 UEs; about 12 minutes on 2 cores). `millinet study dense --quick` is in `make test`.
+study-dense: build
+	$(BIN)/millinet study dense --out runs/study-dense
+
 study-multiflow: build
 	$(BIN)/millinet study multiflow --out runs/study-multiflow
 
@@ -179,7 +184,7 @@ study-web: build
 
 # Every full study of the simulator, then one page linking them all (runs/index.html); the web
 # study runs the emulator (root): `make study-web` on its own.
-studies: study study-train study-mptcp study-e2e study-lower-layer study-urban study-multiflow study-spep-emulation study-l4s
+studies: study study-train study-mptcp study-e2e study-lower-layer study-urban study-dense study-multiflow study-spep-emulation study-l4s
 	$(BIN)/millinet studies --index runs
 
 # Issue 7's figures in one run (BENCHMARKS.md): speed against ns-3 on the dumbbell, real time
@@ -206,6 +211,11 @@ bench-mptcp: build
 # median of 3 runs each (about 40 seconds).
 bench-urban: build
 	bash bench/run.sh --urban --runs 3
+
+# Only the dense-urban runs (j): 10 s of 8 interfering cells and 100 UEs, with and without
+# interference, one run each (about a minute and a half).
+bench-dense: build
+	bash bench/run.sh --dense --runs 1
 
 # Only the instruction counts of `make bench` (callgrind; about two minutes): the dumbbell at
 # 1 Gbit/s and the milliproxy route with and without milliProxy, 10 s each.

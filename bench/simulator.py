@@ -16,7 +16,10 @@
     alongside: simulated seconds per wall second on one core (--mptcp runs only this);
 (f) the urban scenario (issue 18) with its ten UEs on one cell, and with ten copies of them
     (100 UEs, each with its own flow), 10 s, CUBIC: simulated seconds per wall second on one
-    core (--urban runs only this).
+    core (--urban runs only this);
+(j) the dense-urban scenario (issue 35): 8 micro gNBs on one carrier, 100 UEs with handover,
+    10 s, CUBIC, with the cells interfering and without, the ratio of the two measured in the
+    same run: what interference costs (--dense runs only this).
 
 millinet figures are medians over --runs runs in one process (wall time of the event loop,
 "warm"); (a) and (b) also give the median over --runs `millinet run` commands, each a fresh
@@ -282,6 +285,22 @@ def bench_urban(runs: int) -> None:
             print(f"{label:22} {wall:8.3f} {events:12d} {events / wall:10.3e} {URBAN_DURATION_S / wall:15.2f} {cell:12.3f}  {load()}", flush=True)
 
 
+DENSE_DURATION_S = 10.0
+
+
+def bench_dense(runs: int) -> None:
+    print(f"\n(j) dense-urban, 8 micro gNBs on one carrier, 100 UEs with handover, CUBIC, {DENSE_DURATION_S:g} s, one core")
+    print(f"{'case':22} {'wall s':>8} {'events':>12} {'events/s':>10} {'sim s / wall s':>15} {'all UEs Gbit/s':>15} {'wall / none':>12}  load")
+    none_wall = None
+    for arm in ("none", "full"):
+        summary = median_run(runs, "dense-urban", [f"interference={arm}", f"duration_s={DENSE_DURATION_S}"])
+        wall, events = summary["sim"]["wall_s"], summary["sim"]["events"]
+        none_wall = none_wall or wall
+        goodput = sum(flow["goodput_bps"] for flow in summary["flows"]) / 1e9
+        label = f"interference {arm}"
+        print(f"{label:22} {wall:8.3f} {events:12d} {events / wall:10.3e} {DENSE_DURATION_S / wall:15.2f} {goodput:15.3f} {wall / none_wall:12.2f}  {load()}", flush=True)
+
+
 def peak_rss_mb(duration_s: float, extra: list[str]) -> float:
     """Peak resident memory of a fresh Python process doing one millinet.run of the route
     (interpreter, pandas and pyarrow included), in MB."""
@@ -359,6 +378,7 @@ def main() -> None:
     parser.add_argument("--train", action="store_true", help="run only (d), the train run")
     parser.add_argument("--mptcp", action="store_true", help="run only (e), the mptcp runs")
     parser.add_argument("--urban", action="store_true", help="run only (f), the urban runs with 10 and 100 UEs")
+    parser.add_argument("--dense", action="store_true", help="run only (j), the dense-urban runs with and without interference")
     parser.add_argument("--instructions", action="store_true", help="run only the callgrind instruction counts")
     parser.add_argument("--speed", action="store_true", help="run only millinet's fresh and warm figures of (a) and (b), without ns-3 (a few minutes)")
     parser.add_argument("--workers", type=int, default=2, help="local workers for (c)")
@@ -375,6 +395,9 @@ def main() -> None:
     if args.urban:
         bench_urban(args.runs)
         return
+    if args.dense:
+        bench_dense(args.runs)
+        return
     if args.instructions:
         bench_instructions()
         return
@@ -390,6 +413,7 @@ def main() -> None:
         bench_train(args.runs)
         bench_mptcp(args.runs)
         bench_urban(args.runs)
+        bench_dense(args.runs)
     bench_study(args.workers)
 
 

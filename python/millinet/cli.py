@@ -549,6 +549,7 @@ def report_command(store: Path, out: Path | None, run_key: str | None) -> None:
 # The studies `millinet study` runs (millinet.studies.STUDIES; named and described here so
 # that --help and `millinet studies` do not import pandas and matplotlib).
 STUDY_DESCRIPTIONS = {
+    "dense": "Dense urban street grid: 8 interfering micro gNBs, 100 UEs with handover; cell-edge against cell-centre, with and without interference",
     "e2e": "End-to-end TCP over 28 GHz (docs/studies.md#e2e): human blockers, buildings, forced outages, a drive trace",
     "l4s": "L4S over mmWave against milliProxy: drop-tail, CoDel and DualPI2 RLC buffers, milliProxy alone and over DualPI2, CUBIC/BBR/DCTCP/Prague",
     "lower-layer": "Link-level retransmissions (§6): RLC AM/UM x HARQ on/off x remote/edge server, long flows and downloads",

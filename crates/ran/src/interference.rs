@@ -76,6 +76,15 @@ pub fn transmit_lin(toward_victim: Angles, cell: Antenna, panel: &Panel, target:
     panel.gain_lin(toward_victim, steer) / db_to_lin(panel.peak_gain_db())
 }
 
+/// A beam a cell points during a slot: at the UE at `position` among its UEs (whose antenna is
+/// `target`; `None` without geometry), for `share` of the slot.
+#[derive(Clone, Copy, Debug)]
+pub struct Beam {
+    pub position: usize,
+    pub share: f64,
+    pub target: Option<Antenna>,
+}
+
 /// What one interfering cell's beams do to one victim, kept while nothing moves by more than
 /// [`BEAM_GAIN_TOLERANCE_M`] and the cell's UEs keep their positions (`version` changes when
 /// one attaches or detaches). Gains are linear, over the panels' peaks; a beam's is computed
@@ -93,9 +102,7 @@ pub struct BeamGains {
 impl BeamGains {
     /// I/N (linear) at `victim` from the cell at `cell` with `panel` (of `cell_ues` UEs, its
     /// version `version`), whose link to the victim has the SNR `link_snr_db` with both beams
-    /// aligned, while it points `beams`: each the position of its target among the cell's UEs
-    /// and its share of the slot. `target` gives the antenna of the UE at a position (`None`:
-    /// no geometry, no beam).
+    /// aligned, while it points `beams`.
     #[allow(clippy::too_many_arguments)]
     pub fn interference_over_noise(
         &mut self,
@@ -105,8 +112,7 @@ impl BeamGains {
         panel: &Panel,
         link_snr_db: f64,
         cell_ues: usize,
-        beams: impl Iterator<Item = (usize, f64)>,
-        target: impl Fn(usize) -> Option<Antenna>,
+        beams: &[Beam],
     ) -> f64 {
         if link_snr_db == f64::NEG_INFINITY {
             return 0.0;
@@ -124,9 +130,8 @@ impl BeamGains {
         }
         let toward_victim = self.toward_victim.expect("set with the key");
         let mut sum = 0.0;
-        for (position, share) in beams {
-            let Some(t) = target(position) else { continue };
-            let entry = &mut self.transmit[position];
+        for &Beam { position, share, target } in beams {
+            let (Some(t), Some(entry)) = (target, self.transmit.get_mut(position)) else { continue };
             let gain = match *entry {
                 Some((was, gain)) if still(was, t.pos) => gain,
                 _ => {
@@ -144,6 +149,10 @@ impl BeamGains {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn beam(position: usize, share: f64, target: Antenna) -> Beam {
+        Beam { position, share, target: Some(target) }
+    }
 
     fn at(x: f64, h: f64) -> Antenna {
         Antenna { pos: Point2::new(x, 0.0), height_m: h }
@@ -165,20 +174,19 @@ mod tests {
         let v = Victim { at: at(50.0, 1.5), panel: Panel::facing(16), serving: at(100.0, 1.5) };
         let cell = at(0.0, 1.5);
         let panel = Panel::facing(64);
-        let on_victim = |_| Some(at(50.0, 1.5));
         // The victim's beam points at the serving cell, at +x; the interferer is at −x: behind
         // it, 30 dB down by the element's front-to-back limit. Its beam is on the victim.
         let mut gains = BeamGains::default();
-        let i = gains.interference_over_noise(0, &v, cell, &panel, 10.0, 1, [(0, 0.5)].into_iter(), on_victim);
+        let i = gains.interference_over_noise(0, &v, cell, &panel, 10.0, 1, &[beam(0, 0.5, at(50.0, 1.5))]);
         assert!((lin_to_db(i) - (10.0 + lin_to_db(0.5) - 30.0)).abs() < 1e-9);
         // A victim whose serving cell lies in line with the interferer receives it at its peak
         // (a victim that moved: the receive gain is computed again).
         let v = Victim { at: at(51.0, 1.5), serving: at(-20.0, 1.5), ..v };
-        let i = gains.interference_over_noise(0, &v, cell, &panel, 10.0, 1, [(0, 1.0)].into_iter(), on_victim);
+        let i = gains.interference_over_noise(0, &v, cell, &panel, 10.0, 1, &[beam(0, 1.0, at(50.0, 1.5))]);
         assert!((lin_to_db(i) - 10.0).abs() < 1e-9);
         // No beams (an idle cell) or no signal: nothing.
-        assert_eq!(gains.interference_over_noise(0, &v, cell, &panel, 10.0, 1, std::iter::empty(), on_victim), 0.0);
-        assert_eq!(gains.interference_over_noise(0, &v, cell, &panel, f64::NEG_INFINITY, 1, [(0, 1.0)].into_iter(), on_victim), 0.0);
+        assert_eq!(gains.interference_over_noise(0, &v, cell, &panel, 10.0, 1, &[]), 0.0);
+        assert_eq!(gains.interference_over_noise(0, &v, cell, &panel, f64::NEG_INFINITY, 1, &[beam(0, 1.0, at(50.0, 1.5))]), 0.0);
     }
 
     #[test]
@@ -187,18 +195,17 @@ mod tests {
         let (cell, panel) = (at(0.0, 1.5), Panel::facing(64));
         let mut gains = BeamGains::default();
         let aside = |y: f64| Antenna { pos: Point2::new(30.0, y), height_m: 1.5 };
-        let first = gains.interference_over_noise(0, &v, cell, &panel, 0.0, 2, [(1, 1.0)].into_iter(), |_| Some(aside(10.0)));
+        let first = gains.interference_over_noise(0, &v, cell, &panel, 0.0, 2, &[beam(1, 1.0, aside(10.0))]);
         // The target moved less than the tolerance: the gain is kept.
-        let kept = gains.interference_over_noise(0, &v, cell, &panel, 0.0, 2, [(1, 1.0)].into_iter(), |_| Some(aside(10.2)));
+        let kept = gains.interference_over_noise(0, &v, cell, &panel, 0.0, 2, &[beam(1, 1.0, aside(10.2))]);
         assert_eq!(first, kept);
         // Farther: computed again, toward where it stands now.
-        let fresh =
-            |y| BeamGains::default().interference_over_noise(0, &v, cell, &panel, 0.0, 2, [(1, 1.0)].into_iter(), |_| Some(aside(y)));
-        let moved = gains.interference_over_noise(0, &v, cell, &panel, 0.0, 2, [(1, 1.0)].into_iter(), |_| Some(aside(14.0)));
+        let fresh = |y| BeamGains::default().interference_over_noise(0, &v, cell, &panel, 0.0, 2, &[beam(1, 1.0, aside(y))]);
+        let moved = gains.interference_over_noise(0, &v, cell, &panel, 0.0, 2, &[beam(1, 1.0, aside(14.0))]);
         assert_eq!(moved, fresh(14.0));
         assert_ne!(moved, first);
         // A new version (a UE attached or detached): computed again, whatever moved.
-        let renewed = gains.interference_over_noise(1, &v, cell, &panel, 0.0, 2, [(1, 1.0)].into_iter(), |_| Some(aside(14.1)));
+        let renewed = gains.interference_over_noise(1, &v, cell, &panel, 0.0, 2, &[beam(1, 1.0, aside(14.1))]);
         assert_eq!(renewed, fresh(14.1));
     }
 }

@@ -18,7 +18,7 @@ use crate::bearer::Bearer;
 use crate::cell::{Cell, Detached, UeRadio};
 use crate::config::{CellConfig, ConfigError, UeConfig};
 use crate::error::RanError;
-use crate::interference::{BeamGains, SlotSinr, Victim};
+use crate::interference::{Beam, BeamGains, SlotSinr, Victim};
 use crate::output::{Direction, RanOutput};
 use crate::rlc::Sdu;
 use crate::stats::UeStats;
@@ -73,6 +73,9 @@ struct Site<R> {
     scheduled_out: RanOutput,
     /// Changes whenever a UE attaches or detaches (the cell's positions change).
     version: u64,
+    /// The beams of the slot scheduled last, with their targets' antennas (where cells
+    /// interfere): what every victim of the instant sums over.
+    beams: Vec<Beam>,
 }
 
 /// A cell a UE hears without a leg there: the radio link it measures it over, and what that
@@ -86,6 +89,18 @@ struct Neighbour {
 impl Neighbour {
     fn new(cell: CellId, radio: LegRadio) -> Self {
         Neighbour { cell, radio, gains: BeamGains::default() }
+    }
+}
+
+impl<R> Site<R> {
+    /// The beams of the slot the cell scheduled last, by the UEs' positions now.
+    fn aim_beams(&mut self) {
+        self.beams.clear();
+        let Some((_, _, transmissions)) = self.cell.beams() else { return };
+        for t in transmissions {
+            let Some(position) = self.cell.position_of(t.ue) else { continue };
+            self.beams.push(Beam { position, share: t.share, target: self.legs[position].radio.channel.ue_antenna() });
+        }
     }
 }
 
@@ -135,6 +150,7 @@ impl<R: RngCore> Ran<R> {
             scheduled: None,
             scheduled_out: RanOutput::default(),
             version: 0,
+            beams: Vec::new(),
         });
         Ok(id)
     }
@@ -265,6 +281,10 @@ impl<R: RngCore> Ran<R> {
         let leg = site.legs.remove(position);
         site.radio.remove(position);
         site.version += 1;
+        if !site.interferers.is_empty() {
+            // Its UEs after it moved up: the beams of the instant keep their targets.
+            site.aim_beams();
+        }
         let ctx = &mut self.ues[ue.index()];
         ctx.cells.retain(|&c| c != cell);
         ctx.neighbours.push(Neighbour::new(cell, leg.radio));
@@ -395,6 +415,9 @@ impl<R: RngCore> Ran<R> {
         }
         site.cell.schedule(now_ns, &site.radio, &mut self.bearers, out);
         site.scheduled = Some(now_ns);
+        if interference {
+            site.aim_beams();
+        }
     }
 
     /// The downlink SINR of each UE of cell `c` in its slot at `now_ns`, with the interference
@@ -430,7 +453,6 @@ impl<R: RngCore> Ran<R> {
                     }
                     let Some(n) = ctx.neighbours.iter_mut().find(|n| n.cell == d) else { continue };
                     let link_snr_db = n.radio.channel.state(now_ns).sinr_db;
-                    let beams = transmissions.iter().filter_map(|t| Some((other.cell.position_of(t.ue)?, t.share)));
                     interference_over_noise += n.gains.interference_over_noise(
                         other.version,
                         &victim,
@@ -438,8 +460,7 @@ impl<R: RngCore> Ran<R> {
                         &other.cell.config().panel,
                         link_snr_db,
                         other.legs.len(),
-                        beams,
-                        |position| other.legs[position].radio.channel.ue_antenna(),
+                        &other.beams,
                     );
                 }
             }

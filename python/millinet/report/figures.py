@@ -59,16 +59,16 @@ def boxes(panels: dict[str, dict[str, np.ndarray]], unit: str) -> bytes | None:
     return _png(fig)
 
 
-def cdfs(values: dict[str, np.ndarray], unit: str, scale: float) -> bytes:
-    """The empirical CDF over runs of one metric, one line per point."""
+def cdfs(values: dict[str, np.ndarray], unit: str, scale: float, over: str = "runs") -> bytes:
+    """The empirical CDF over runs (or what `over` names) of one metric, one line per point."""
     fig, ax = plt.subplots(figsize=(6, 3.6))
     for label, data in values.items():
         data = np.sort(data[~np.isnan(data)]) * scale
         if len(data):
             ax.step(data, np.arange(1, len(data) + 1) / len(data), where="post", label=label)
     ax.set_xlabel(unit)
-    ax.set_ylabel("fraction of runs")
-    ax.set_title("CDF over runs", fontsize=10)
+    ax.set_ylabel(f"fraction of {over}")
+    ax.set_title(f"CDF over {over}", fontsize=10)
     ax.legend(fontsize=7)
     return _png(fig)
 
@@ -82,6 +82,20 @@ def scatter(points: dict[str, tuple[np.ndarray, np.ndarray]]) -> bytes:
     ax.set_ylabel("goodput (Mbit/s)")
     ax.set_title("goodput vs RTT per flow and run", fontsize=10)
     ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def xy_panels(panels: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], xlabel: str, ylabel: str, yscale: float) -> bytes:
+    """One panel per title on shared axes, a dot per (x, y) pair, a colour per label."""
+    fig, axes = plt.subplots(1, len(panels), sharex=True, sharey=True, squeeze=False, figsize=(3.6 * len(panels) + 1.5, 3.6))
+    for (title, groups), ax in zip(panels.items(), axes[0]):
+        for label, (x, y) in groups.items():
+            ax.scatter(x, y * yscale, s=10, alpha=0.6, label=label)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel(xlabel)
+        ax.grid(True, alpha=0.3)
+    axes[0, 0].set_ylabel(ylabel)
+    axes[0, -1].legend(fontsize=7, loc="upper left")
     return _png(fig)
 
 

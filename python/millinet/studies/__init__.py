@@ -1,8 +1,8 @@
 """Studies: a shipped sweep plus the analysis, table, plots and page of one classic
 experiment of the field. `millinet study NAME` runs one."""
 
-from millinet.studies import e2e, l4s, lower_layer, milliproxy, mptcp, multiflow, spep, train, urban, web
+from millinet.studies import dense, e2e, l4s, lower_layer, milliproxy, mptcp, multiflow, spep, train, urban, web
 
-STUDIES = {"e2e": e2e, "l4s": l4s, "lower-layer": lower_layer, "milliproxy": milliproxy, "mptcp": mptcp, "multiflow": multiflow, "spep-emulation": spep, "train": train, "urban": urban, "web": web}
+STUDIES = {"dense": dense, "e2e": e2e, "l4s": l4s, "lower-layer": lower_layer, "milliproxy": milliproxy, "mptcp": mptcp, "multiflow": multiflow, "spep-emulation": spep, "train": train, "urban": urban, "web": web}
 
-__all__ = ["STUDIES", "e2e", "l4s", "lower_layer", "milliproxy", "mptcp", "multiflow", "spep", "train", "urban", "web"]
+__all__ = ["STUDIES", "dense", "e2e", "l4s", "lower_layer", "milliproxy", "mptcp", "multiflow", "spep", "train", "urban", "web"]
