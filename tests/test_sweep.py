@@ -4,8 +4,10 @@ local engine's rows, and clear errors for bad sweep files."""
 
 import itertools
 import os
+import re
 import shutil
 import signal
+import socket
 import threading
 import time
 from pathlib import Path
@@ -62,6 +64,7 @@ def test_grid_gives_one_row_per_point_and_seed(grid_store):
     assert combos == set(itertools.product([0.001, 0.01], ["newreno", "cubic", "bbr"], [1, 2]))
     assert (frame["links.1.rate_bps"] == 10e6).all() and (frame["duration_s"] == 0.2).all()
     assert frame["run_key"].nunique() == 12 and (frame["attempts"] == 1).all()
+    assert (frame["node"] == socket.gethostname()).all()  # local workers run on this machine
     for _, row in frame.iterrows():
         resolved = tomllib.loads((stores.run_dir(store, row["run_key"]) / "scenario.toml").read_text())
         assert resolved["flows"][0]["cc"] == row["flows.0.cc"] and resolved["seed"] == row["seed"]
@@ -159,12 +162,15 @@ def test_worker_dying_on_every_try_is_recorded(tmp_path, monkeypatch):
     row = frame.iloc[0]
     assert row["status"] == "failed" and row["attempts"] == 1
     assert f"worker process {killed[0]} died (exit code -9)" in row["error"]
+    assert row["node"] == socket.gethostname()
 
 
 def test_ray_engine_gives_the_local_engines_rows(grid_store, tmp_path):
     _, local = grid_store
     frame = run_sweep(load_sweep(write(tmp_path, GRID_SWEEP)), tmp_path / "store", engine="ray", workers=2, quiet=True)
-    pd.testing.assert_frame_equal(frame.drop(columns=WALL_CLOCK), local.drop(columns=WALL_CLOCK))
+    # A Ray node is named by its machine and its Ray node id: one node here, this machine.
+    assert frame["node"].str.fullmatch(rf"{re.escape(socket.gethostname())} [0-9a-f]{{8}}").all() and frame["node"].nunique() == 1
+    pd.testing.assert_frame_equal(frame.drop(columns=[*WALL_CLOCK, "node"]), local.drop(columns=[*WALL_CLOCK, "node"]))
 
 
 def test_zip_arms_parts_and_seed_list(tmp_path):

@@ -2,7 +2,7 @@
 
     STORE/sweep.toml            the sweep file the store was last run with
     STORE/runs/<run_key>/       one run directory each (docs/outputs.md §1)
-    STORE/records/<run_key>.json  status, error, attempts and wall time of the last try
+    STORE/records/<run_key>.json  status, error, attempts, wall time and node of the last try
     STORE/results.parquet       one row per run: parameters, arm, seed, record, summary scalars
 
 A run directory is written under runs/.tmp-* and renamed into place when whole, so a run
@@ -41,7 +41,7 @@ TMP_PREFIX = ".tmp-"
 META_KEY = b"millinet.sweep"
 
 # Columns every row has after the sweep's parameters, before the summary scalars.
-RUN_COLUMNS = ("arm", "seed", "run_key", "status", "error", "attempts", "wall_s")
+RUN_COLUMNS = ("arm", "seed", "run_key", "status", "error", "attempts", "wall_s", "node")
 
 
 def run_dir(store: Path, key: str) -> Path:
@@ -141,6 +141,9 @@ def load(store: str | Path) -> pd.DataFrame:
     except (OSError, pa.ArrowException) as e:
         raise ScenarioError(f"{store}: not a result store (cannot read {TABLE}: {e}); `millinet sweep` writes one") from None
     frame = table.to_pandas()
+    for column in RUN_COLUMNS:  # a table written before the column existed (node) has it empty
+        if column not in frame:
+            frame[column] = None
     frame.attrs["sweep"] = json.loads(table.schema.metadata[META_KEY])
     return frame
 
@@ -158,6 +161,7 @@ def _row(store: Path, spec: RunSpec) -> dict:
         "error": record.get("error") if status == "failed" else None,
         "attempts": record.get("attempts"),
         "wall_s": record.get("wall_s"),
+        "node": record.get("node"),
     }
     if complete:
         summary = json.loads((run_dir(store, spec.key) / outputs.SUMMARY).read_text())

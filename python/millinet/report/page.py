@@ -70,7 +70,9 @@ def write_report(store: str | Path, out: str | Path | None = None, run: str | No
         tables[title] = _ratio_table(frame, pairing, columns, by)
     failed = frame[frame["status"] != "ok"]
     if len(failed):
-        tables["Runs that did not finish"] = failed[[*meta["parameters"], "arm", "seed", "status", "attempts", "error"]]
+        tables["Runs that did not finish"] = failed[[*meta["parameters"], "arm", "seed", "status", "attempts", "node", "error"]]
+    if frame["node"].notna().any():
+        tables["Runs per node"] = _node_table(frame)
     images = _images(store, frame, summary, columns, by, labels, run)
     out.mkdir(parents=True, exist_ok=True)
     counts = frame["status"].value_counts().to_dict()
@@ -79,6 +81,20 @@ def write_report(store: str | Path, out: str | Path | None = None, run: str | No
     page = out / "report.html"
     page.write_text(html_page(heading, tables, images))
     return page
+
+
+def _node_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Runs and wall time per node that ran them (a run's last try), so a sweep across
+    machines shows where its runs went and whether one node failed more than the others."""
+    tried = frame[frame["status"] != "pending"]
+    nodes = tried.groupby(tried["node"].fillna("unknown"), sort=True)
+    return pd.DataFrame(
+        {
+            "runs ok": nodes["status"].apply(lambda status: int((status == "ok").sum())),
+            "runs failed": nodes["status"].apply(lambda status: int((status == "failed").sum())),
+            "wall time (s)": nodes["wall_s"].sum().round(1),
+        }
+    ).reset_index()
 
 
 def _point_columns(frame: pd.DataFrame, meta: dict) -> list[str]:

@@ -1,8 +1,9 @@
 """The engines that run a sweep's specs: a local process pool and a Ray cluster.
 
 Both offer `submit(spec)`, `next_done() -> (spec, outcome)` and `close()`. The outcome is
-the dict `worker.execute` returns, or a `Crash` when the process running the spec died
-(killed, out of memory, a crash in native code): the caller decides whether to retry.
+the dict `worker.execute` returns plus the `node` that ran it, or a `Crash` when the
+process running the spec died (killed, out of memory, a crash in native code, its node
+lost): the caller decides whether to retry.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import socket
 from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
@@ -23,9 +25,16 @@ ENGINES = ("local", "ray")
 
 @dataclass(frozen=True)
 class Crash:
-    """The worker running a spec was lost; `reason` says how."""
+    """The worker running a spec was lost; `reason` says how, `node` where it ran (None
+    when the engine cannot tell: Ray names a lost node in the reason instead)."""
 
     reason: str
+    node: str | None
+
+
+def _local_node() -> str:
+    """The node of a local worker: the driver's machine, where every local worker runs."""
+    return socket.gethostname()
 
 
 def make_engine(engine: str, workers: int | None, address: str | None) -> LocalEngine | RayEngine:
@@ -40,6 +49,15 @@ def make_engine(engine: str, workers: int | None, address: str | None) -> LocalE
     raise ScenarioError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
 
 
+def _execute_on_ray(spec: RunSpec) -> dict:
+    """A Ray task: runs the spec and names its node, which only the task itself knows: the
+    machine and the start of the Ray node id (`ray status` lists them), since one machine
+    may hold several nodes."""
+    import ray  # loaded already in a Ray worker
+
+    return {**execute(spec), "node": f"{_local_node()} {ray.get_runtime_context().get_node_id()[:8]}"}
+
+
 def _serve(conn: Connection) -> None:
     """A local worker: runs the specs it receives, one at a time, until the pipe closes.
     A driver killed outright leaves it to finish the run it has and then exit."""
@@ -47,8 +65,7 @@ def _serve(conn: Connection) -> None:
     while True:
         try:
             spec = conn.recv()
-            outcome = execute(spec)
-            conn.send(outcome)
+            conn.send({**execute(spec), "node": _local_node()})
         except (EOFError, BrokenPipeError):  # the driver has gone: so does its worker, quietly
             return
 
@@ -97,7 +114,7 @@ class LocalEngine:
         except (EOFError, OSError):
             process.join()
             conn.close()
-            outcome = Crash(f"worker process {process.pid} died (exit code {process.exitcode})")
+            outcome = Crash(f"worker process {process.pid} died (exit code {process.exitcode})", _local_node())
             self.idle.append(self._start())
         self._dispatch()
         return spec, outcome
@@ -115,8 +132,8 @@ class LocalEngine:
 class RayEngine:
     """Specs as Ray tasks (one CPU each) on the cluster at `address`, or on a local
     cluster of `workers` CPUs (default: all) started for this sweep and stopped after it.
-    Ray's own task retries are off: a lost worker comes back as a Crash, retried by the
-    caller like a local one, so both engines count attempts alike."""
+    Ray's own task retries are off: a lost worker or node comes back as a Crash, retried
+    by the caller like a local one, so both engines count attempts alike."""
 
     def __init__(self, workers: int | None, address: str | None):
         import ray  # slow to import: only this engine needs it
@@ -131,7 +148,7 @@ class RayEngine:
             log_to_driver=False,
             logging_level="ERROR",
         )
-        self.task = ray.remote(num_cpus=1, max_retries=0)(execute)
+        self.task = ray.remote(num_cpus=1, max_retries=0)(_execute_on_ray)
         self.pending: dict[object, RunSpec] = {}
 
     def submit(self, spec: RunSpec) -> None:
@@ -143,7 +160,7 @@ class RayEngine:
         try:
             return spec, self.ray.get(ref)
         except self.ray.exceptions.RayError as e:
-            return spec, Crash(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            return spec, Crash(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", None)
 
     def close(self) -> None:
         self.ray.shutdown()

@@ -84,11 +84,11 @@ def _run(todo: list[RunSpec], store: Path, engine, retries: int, progress: Sweep
 
 def _store(store: Path, spec: RunSpec, outcome: dict | Crash, attempts: int) -> None:
     if isinstance(outcome, Crash):
-        record = {"status": "failed", "error": outcome.reason, "wall_s": None}
+        record = {"status": "failed", "error": outcome.reason, "wall_s": None, "node": outcome.node}
     elif "error" in outcome:
-        record = {"status": "failed", "error": outcome["error"], "wall_s": outcome["wall_s"]}
+        record = {"status": "failed", "error": outcome["error"], "wall_s": outcome["wall_s"], "node": outcome["node"]}
     else:
-        record = {"status": "ok", "error": None, "wall_s": outcome["wall_s"]}
+        record = {"status": "ok", "error": None, "wall_s": outcome["wall_s"], "node": outcome["node"]}
     record["attempts"] = attempts
     if record["status"] == "ok":
         stores.commit(store, spec.key, outcome["files"], record)
