@@ -52,7 +52,8 @@ struct Leg {
     state: LinkState,
     /// SINR of the latest CQI report (−∞ before the first).
     reported_sinr_db: f64,
-    /// The downlink SINR of the latest slot, with the interference it had.
+    /// Where cells interfere: the downlink SINR last computed, with its interference (without
+    /// interference it is the SNR of `state`, read from there).
     sinr: SlotSinr,
 }
 
@@ -407,9 +408,6 @@ impl<R: RngCore> Ran<R> {
                 leg.reported_sinr_db = reported;
             }
             let actual = if leg.state.outage { f64::NEG_INFINITY } else { leg.state.sinr_db };
-            if !interference {
-                leg.sinr = SlotSinr::alone(leg.state.sinr_db);
-            }
             *radio =
                 if now_ns < leg.resume_ns { UeRadio::OUTAGE } else { UeRadio { reported_sinr_db: leg.reported_sinr_db, sinr_db: actual } };
         }
@@ -432,7 +430,7 @@ impl<R: RngCore> Ran<R> {
             let ue = leg.ue;
             // Only where the SINR is used: a UE sent to now, or one whose CQI report measures
             // now. Others keep the SINR last computed (what the `ues` table samples).
-            let sent = downlink && sites[c].cell.beams().is_some_and(|(_, _, sent)| sent.iter().any(|t| t.ue == ue));
+            let sent = downlink && sites[c].beams.iter().any(|b| b.position == i);
             if !sent && !leg.radio.cqi.measures_at(now_ns) {
                 continue;
             }
@@ -512,7 +510,9 @@ impl<R: RngCore> Ran<R> {
     /// INR (without interference: the SNR, +∞ and −∞).
     pub fn slot_sinr(&self, ue: UeId) -> Option<SlotSinr> {
         let c = *self.ues[ue.index()].cells.first()?;
-        self.sites[c.0 as usize].legs.iter().find(|l| l.ue == ue).map(|l| l.sinr)
+        let site = &self.sites[c.0 as usize];
+        let leg = site.legs.iter().find(|l| l.ue == ue)?;
+        Some(if site.interferers.is_empty() { SlotSinr::alone(leg.state.sinr_db) } else { leg.sinr })
     }
 
     /// Whether any cell shares its carrier with another (and so computes interference).
