@@ -4,6 +4,7 @@
 //! clock and schedules nothing itself: every call gets the time, and what must happen later
 //! is asked of the driver as a wake-up ([`Driver::wake_at`]).
 
+use std::collections::HashMap;
 use std::net::Ipv4Addr;
 use std::path::Path;
 
@@ -141,7 +142,9 @@ impl Network {
     /// Builds the scenario's nodes, links, cells and UEs with their routes. Nothing runs until
     /// [`Network::start`].
     pub fn new(scenario: &Scenario, base_dir: &Path) -> Result<Network, ConfigError> {
-        let node_index = |name: &str| NodeId(scenario.nodes.iter().position(|n| n.name == name).expect("validated") as u32);
+        // By name once: scenarios with a thousand UEs name their nodes thousands of times.
+        let index_of: HashMap<&str, NodeId> = scenario.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), NodeId(i as u32))).collect();
+        let node_index = |name: &str| index_of[name];
         let mut links = Vec::new();
         let mut link_rates = Vec::new();
         for (i, spec) in scenario.links.iter().enumerate() {
@@ -191,13 +194,17 @@ impl Network {
         Ok(Network {
             // A middlebox's UE side: the UEs' nodes; on a wired-only path (the spep study), the
             // nodes that receive a flow's data, as a UE does.
-            ue_side: (0..nodes as u32)
-                .map(NodeId)
-                .map(|i| match scenario.ues.is_empty() {
-                    false => scenario.ues.iter().any(|u| node_index(&u.node) == i),
-                    true => scenario.flows.iter().any(|f| node_index(&f.dst) == i),
-                })
-                .collect(),
+            ue_side: {
+                let mut ue_side = vec![false; nodes];
+                let names: Vec<&str> = match scenario.ues.is_empty() {
+                    false => scenario.ues.iter().map(|u| u.node.as_str()).collect(),
+                    true => scenario.flows.iter().map(|f| f.dst.as_str()).collect(),
+                };
+                for name in names {
+                    ue_side[node_index(name).index()] = true;
+                }
+                ue_side
+            },
             topology,
             link_from: links.iter().map(|(from, _)| *from).collect(),
             links: links.into_iter().map(|(_, l)| l).collect(),
