@@ -234,7 +234,8 @@ impl<R: RngCore> Ran<R> {
         let ctx = &mut self.ues[ue.index()];
         for &cell in &ctx.cells {
             let site = &mut self.sites[cell.0 as usize];
-            let leg = site.legs.iter_mut().find(|l| l.ue == ue).expect("a leg per attached cell");
+            let position = site.cell.position_of(ue).expect("a leg per attached cell");
+            let leg = &mut site.legs[position];
             out.push((cell, leg.radio.channel.state(now_ns)));
         }
         for n in &mut ctx.neighbours {
@@ -503,7 +504,8 @@ impl<R: RngCore> Ran<R> {
     /// The channel of `ue`'s bearer leg at that cell's latest slot.
     pub fn link_state(&self, ue: UeId) -> Option<LinkState> {
         let c = *self.ues[ue.index()].cells.first()?;
-        self.sites[c.0 as usize].legs.iter().find(|l| l.ue == ue).map(|l| l.state)
+        let site = &self.sites[c.0 as usize];
+        site.cell.position_of(ue).map(|position| site.legs[position].state)
     }
 
     /// The downlink SINR of `ue`'s bearer leg at that cell's latest slot, with its SIR and
@@ -511,7 +513,7 @@ impl<R: RngCore> Ran<R> {
     pub fn slot_sinr(&self, ue: UeId) -> Option<SlotSinr> {
         let c = *self.ues[ue.index()].cells.first()?;
         let site = &self.sites[c.0 as usize];
-        let leg = site.legs.iter().find(|l| l.ue == ue)?;
+        let leg = &site.legs[site.cell.position_of(ue)?];
         Some(if site.interferers.is_empty() { SlotSinr::alone(leg.state.sinr_db) } else { leg.sinr })
     }
 
