@@ -393,6 +393,25 @@ impl LinkChannel {
     }
 }
 
+impl LinkChannel {
+    /// The first time after the latest [`LinkChannel::state`] query at which the state may
+    /// differ (`u64::MAX`: never): the next geometry step, fading step or forced event
+    /// boundary. A driver may leave the link unasked until then: its state holds, and the
+    /// models' random streams advance per step, not per query. A trace-driven link may change
+    /// at any time.
+    pub fn next_change_ns(&self) -> u64 {
+        let Some((t, _)) = self.last else { return 0 };
+        let forced = self.forced.next_change_ns(t);
+        match &self.source {
+            Source::Model(m) => {
+                let fading = if m.fading.is_some() { t - t % self.fading_step_ns + self.fading_step_ns } else { u64::MAX };
+                m.next_geo_ns.min(fading).min(forced)
+            }
+            Source::Sinr { .. } | Source::Capacity { .. } => t + 1,
+        }
+    }
+}
+
 impl ModelChain {
     /// LOS state by the blockage model (NLOS inside a building), re-evaluated at most once
     /// per geometry step at the step's start time.

@@ -66,6 +66,11 @@ impl CqiReporter {
         }
     }
 
+    /// The next time the reporter acts: a measurement, or a report that arrives.
+    pub fn next_event_ns(&self) -> u64 {
+        self.in_flight.front().map_or(self.next_measure_ns, |&(at, _)| at.min(self.next_measure_ns))
+    }
+
     /// The SINR AMC must use at `now_ns`: the last report delivered by then, or `None`
     /// before the first one arrives.
     pub fn reported(&mut self, now_ns: u64) -> Option<f64> {

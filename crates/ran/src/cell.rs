@@ -6,6 +6,7 @@
 use millinet_wire::Packet;
 use rand_core::RngCore;
 
+use crate::active::ActiveSet;
 use crate::amc::{self, AmcChoice};
 use millinet_wire::aqm::Aqm;
 
@@ -81,6 +82,12 @@ impl Link {
 
     fn is_idle(&self, now_ns: u64) -> bool {
         self.rlc.is_idle() && self.harq.is_idle(now_ns)
+    }
+
+    /// Nothing a slot could act on: no data on either side of RLC, no TB in HARQ (a process
+    /// still waiting for its feedback matters only to data that would come).
+    fn is_empty(&self) -> bool {
+        self.rlc.is_idle() && !self.harq.holds_tb()
     }
 }
 
@@ -218,6 +225,8 @@ pub struct Cell {
     ues: Vec<Ue>,
     /// UeId → position in `ues`; `u32::MAX` when not attached.
     position: Vec<u32>,
+    /// Positions with data or a TB: the only UEs a slot visits.
+    active: ActiveSet,
     dl_scheduler: Box<dyn Scheduler>,
     ul_scheduler: Box<dyn Scheduler>,
     tdd: Tdd,
@@ -230,6 +239,7 @@ pub struct Cell {
     slot: Option<(u64, Direction)>,
     transmissions: Vec<Transmission>,
     // Scratch vectors reused every slot.
+    visit: Vec<usize>,
     candidates: Vec<Candidate>,
     grants: Vec<Grant>,
     served: Vec<Served>,
@@ -250,6 +260,7 @@ impl Cell {
         Ok(Cell {
             id: CellId(0),
             position: Vec::new(),
+            active: ActiveSet::default(),
             dl_scheduler: make(),
             ul_scheduler: make(),
             cfg,
@@ -258,6 +269,7 @@ impl Cell {
             retx_first: 0,
             slot: None,
             transmissions: Vec::new(),
+            visit: Vec::new(),
             candidates: Vec::new(),
             grants: Vec::new(),
             served: Vec::new(),
@@ -307,6 +319,7 @@ impl Cell {
         for later in &self.ues[pos..] {
             self.position[later.id.index()] -= 1;
         }
+        self.active.remove_shifting(pos);
         self.dl_scheduler.remove_ue(pos);
         self.ul_scheduler.remove_ue(pos);
         if self.retx_first >= self.ues.len() {
@@ -334,6 +347,7 @@ impl Cell {
         if sdus.is_empty() {
             return Ok(());
         }
+        self.active.insert(pos);
         let u = &mut self.ues[pos];
         let was_empty = u.ul.rlc.queued_bytes() == 0;
         let link = u.link(direction);
@@ -387,7 +401,9 @@ impl Cell {
     #[inline]
     pub fn enqueue_downlink(&mut self, now_ns: u64, bearers: &mut [Bearer], ue: UeId, packet: Packet) -> bool {
         let pdcp = bearers[ue.index()].tx(Direction::Downlink);
-        self.ue_mut(ue).dl.enqueue(now_ns, pdcp, packet)
+        let position = self.position[ue.index()] as usize;
+        self.active.insert(position);
+        self.ues[position].dl.enqueue(now_ns, pdcp, packet)
     }
 
     /// A packet from the UE's own stack (ACKs, uplink payload) reaches PDCP at
@@ -396,7 +412,9 @@ impl Cell {
     pub fn enqueue_uplink(&mut self, now_ns: u64, bearers: &mut [Bearer], ue: UeId, packet: Packet) -> bool {
         let sr_delay_ns = self.cfg.sr_delay_ns;
         let pdcp = bearers[ue.index()].tx(Direction::Uplink);
-        let u = self.ue_mut(ue);
+        let position = self.position[ue.index()] as usize;
+        self.active.insert(position);
+        let u = &mut self.ues[position];
         let was_empty = u.ul.rlc.queued_bytes() == 0;
         let accepted = u.ul.enqueue(now_ns, pdcp, packet);
         if accepted {
@@ -415,29 +433,44 @@ impl Cell {
         rng: &mut impl RngCore,
         out: &mut RanOutput,
     ) -> Direction {
-        let direction = self.schedule(now_ns, radio, bearers, out);
+        assert_eq!(radio.len(), self.ues.len(), "one UeRadio per UE");
+        for (position, &r) in radio.iter().enumerate() {
+            self.set_radio(position, r);
+        }
+        let direction = self.schedule(now_ns, bearers, out);
         self.transmit(now_ns, |position| radio[position].sinr_db, bearers, rng, out);
         direction
     }
 
+    /// The radio state of the UE at `position` (attach order, [`Cell::ues`]) from now on: its
+    /// AMC follows a new CQI report. The caller sets it when it changes, whether or not the UE
+    /// has traffic (its telemetry reports the rate).
+    #[inline]
+    pub fn set_radio(&mut self, position: usize, radio: UeRadio) {
+        let ue = &mut self.ues[position];
+        if ue.radio.reported_sinr_db.to_bits() != radio.reported_sinr_db.to_bits() {
+            ue.amc = amc::choose(&self.cfg.link, self.cfg.outage_sinr_db, radio.reported_sinr_db);
+        }
+        ue.radio = radio;
+    }
+
     /// Decide the slot `[now_ns, now_ns + slot_ns)` (docs/models/ran.md#scheduler): RLC timers,
-    /// AMC on the reported SINRs, the TDD direction, HARQ retransmissions first, then new data
-    /// through the scheduler, whose TBs RLC builds now. `radio[i]` is the radio state of the
-    /// i-th attached UE (attach order, [`Cell::ues`]); `bearers` are all UEs' bearers by
-    /// `UeId`. Nothing is sent yet: the decision does not depend on the slot's actual SINR,
-    /// which interference from the other cells' decisions of the same slot sets. What the
-    /// decision outputs (AQM drops, RLC timers) is appended to `out`, at the end of the slot.
-    pub fn schedule(&mut self, now_ns: u64, radio: &[UeRadio], bearers: &mut [Bearer], out: &mut RanOutput) -> Direction {
-        assert_eq!(radio.len(), self.ues.len(), "one UeRadio per UE");
+    /// the TDD direction, HARQ retransmissions first, then new data through the scheduler (AMC
+    /// on the reported SINRs [`Cell::set_radio`] set), whose TBs RLC builds now; `bearers` are
+    /// all UEs' bearers by `UeId`. Only UEs with data or a TB are visited: for the others
+    /// every step is empty. Nothing is sent yet: the decision does not depend on the slot's
+    /// actual SINR, which interference from the other cells' decisions of the same slot sets.
+    /// What the decision outputs (AQM drops, RLC timers) is appended to `out`, at the end of
+    /// the slot.
+    pub fn schedule(&mut self, now_ns: u64, bearers: &mut [Bearer], out: &mut RanOutput) -> Direction {
         let slot_ns = self.cfg.slot_ns;
         let at_ns = now_ns + slot_ns;
         let cell = self.id;
 
-        for (ue, r) in self.ues.iter_mut().zip(radio) {
-            if ue.radio.reported_sinr_db.to_bits() != r.reported_sinr_db.to_bits() {
-                ue.amc = amc::choose(&self.cfg.link, self.cfg.outage_sinr_db, r.reported_sinr_db);
-            }
-            ue.radio = *r;
+        self.visit.clear();
+        self.visit.extend(self.active.positions());
+        for &position in &self.visit {
+            let ue = &mut self.ues[position];
             // RLC timers on both sides: status reports (AM), reordering (UM).
             let id = ue.id;
             let bearer = &mut bearers[id.index()];
@@ -447,12 +480,17 @@ impl Cell {
                 link.stats.rlc_retx_segments += nacked.segments;
                 link.stats.rlc_retx_bytes += nacked.bytes;
             }
+            if ue.dl.is_empty() && ue.ul.is_empty() {
+                self.active.remove(position);
+            }
         }
+        let active = &self.active;
+        self.visit.retain(|&p| active.contains(p));
 
         let plan = match &self.cfg.tdd {
             TddConfig::Dynamic { .. } => {
-                let dl = self.ues.iter().any(|u| u.wants(Direction::Downlink, now_ns));
-                let ul = self.ues.iter().any(|u| u.wants(Direction::Uplink, now_ns));
+                let wants = |dir| self.visit.iter().any(|&p| self.ues[p].wants(dir, now_ns));
+                let (dl, ul) = (wants(Direction::Downlink), wants(Direction::Uplink));
                 self.tdd.plan(&self.cfg.tdd, now_ns / slot_ns, dl, ul)
             }
             pattern => self.tdd.plan(pattern, now_ns / slot_ns, false, false),
@@ -478,9 +516,10 @@ impl Cell {
 
         // HARQ retransmissions go first (TS 38.321 §5.3.2.1: a pending
         // retransmission is served before new data), with their original size.
+        // In position order from `retx_first`, wrapping round.
         let n = self.ues.len();
-        for k in 0..n {
-            let i = (self.retx_first + k) % n;
+        let split = self.visit.partition_point(|&p| p < self.retx_first);
+        for &i in self.visit[split..].iter().chain(&self.visit[..split]) {
             let ue = &mut self.ues[i];
             if ue.amc.is_none() {
                 continue;
@@ -501,7 +540,8 @@ impl Cell {
 
         if left > SHARE_EPS {
             self.candidates.clear();
-            for (i, ue) in self.ues.iter().enumerate() {
+            for &i in &self.visit {
+                let ue = &self.ues[i];
                 let Some(amc) = ue.amc else { continue };
                 let link = match dir {
                     Direction::Downlink => &ue.dl,

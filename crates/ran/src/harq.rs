@@ -119,6 +119,11 @@ impl HarqEntity {
         self.procs.iter().map(|p| u64::from(p.tb_bytes)).sum()
     }
 
+    /// Whether any process holds a TB (sent or waiting for its retransmission).
+    pub fn holds_tb(&self) -> bool {
+        self.procs.iter().any(|p| !p.tb.is_empty())
+    }
+
     /// No TB in any process and no process waiting for feedback.
     pub fn is_idle(&self, now_ns: u64) -> bool {
         self.procs.iter().all(|p| p.tb.is_empty() && p.busy_until_ns <= now_ns)

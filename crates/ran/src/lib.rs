@@ -8,6 +8,7 @@
 //! outputs. See docs/models/ran.md for the model, its choices and how the
 //! engine drives it.
 
+mod active;
 mod amc;
 mod bearer;
 mod cell;

@@ -55,6 +55,30 @@ struct Leg {
     /// Where cells interfere: the downlink SINR last computed, with its interference (without
     /// interference it is the SNR of `state`, read from there).
     sinr: SlotSinr,
+    /// The leg's slots before this start are counted in its UE's [`RadioStats`] (while it
+    /// carries the bearer); those since, with `state` and the cell's rate, which hold until
+    /// the leg is next visited.
+    counted_to_ns: u64,
+}
+
+impl Leg {
+    /// The first slot start after `now_ns` at which the leg's radio may change: its channel,
+    /// a CQI measurement or report, the end of its interruption.
+    fn next_visit_ns(&self, now_ns: u64) -> u64 {
+        let resume_ns = if self.resume_ns > now_ns { self.resume_ns } else { u64::MAX };
+        self.radio.channel.next_change_ns().min(self.radio.cqi.next_event_ns()).min(resume_ns)
+    }
+}
+
+/// `slots` more slots of a leg that carries its UE's bearer, at channel `state` and rate
+/// `rate_bps`; the rate is added slot by slot, so the sum is the one every slot's visit gave.
+fn count_slots(stats: &mut RadioStats, slots: u64, state: LinkState, rate_bps: f64) {
+    stats.slots += slots;
+    stats.los_slots += slots * state.los as u64;
+    stats.outage_slots += slots * state.outage as u64;
+    for _ in 0..slots {
+        stats.rate_bps_sum += rate_bps;
+    }
 }
 
 /// One cell with what drives it.
@@ -65,6 +89,14 @@ struct Site<R> {
     /// Same order as the cell's UEs.
     legs: Vec<Leg>,
     radio: Vec<UeRadio>,
+    /// By position: the slot start at which the leg is next visited ([`Leg::next_visit_ns`]).
+    /// A leg is not visited in the slots between: its radio holds, so an idle UE costs a
+    /// comparison per slot (docs/models/ran.md#cost).
+    visit_at: Vec<u64>,
+    /// Positions visited in the slot scheduled last, ascending.
+    due: Vec<usize>,
+    /// Scratch: positions whose SINR a slot computes with interference.
+    interfered: Vec<usize>,
     /// The other cells of its carrier (docs/models/ran.md#interference); empty: none interferes.
     interferers: Vec<CellId>,
     /// A slot scheduled (at this start time) and not yet sent, with what scheduling it
@@ -147,6 +179,9 @@ impl<R: RngCore> Ran<R> {
             next_deadline_ns: 0,
             legs: Vec::new(),
             radio: Vec::new(),
+            visit_at: Vec::new(),
+            due: Vec::new(),
+            interfered: Vec::new(),
             interferers: Vec::new(),
             scheduled: None,
             scheduled_out: RanOutput::default(),
@@ -179,7 +214,11 @@ impl<R: RngCore> Ran<R> {
 
     fn attach_leg(&mut self, ue: UeId, cell: CellId, cfg: UeConfig, radio: LegRadio, resume_ns: u64) -> Result<(), RanError> {
         self.check_ue(ue)?;
-        let site = self.sites.get_mut(cell.0 as usize).ok_or(RanError::UnknownCell(cell))?;
+        if cell.0 as usize >= self.sites.len() {
+            return Err(RanError::UnknownCell(cell));
+        }
+        self.count_radio_slots(ue);
+        let site = &mut self.sites[cell.0 as usize];
         site.cell.attach(ue, cfg)?;
         site.version += 1;
         site.legs.push(Leg {
@@ -189,8 +228,10 @@ impl<R: RngCore> Ran<R> {
             state: LinkState { los: true, outage: true, sinr_db: f64::NEG_INFINITY },
             reported_sinr_db: f64::NEG_INFINITY,
             sinr: SlotSinr::alone(f64::NEG_INFINITY),
+            counted_to_ns: site.next_deadline_ns,
         });
         site.radio.push(UeRadio::OUTAGE);
+        site.visit_at.push(0);
         let ctx = &mut self.ues[ue.index()];
         ctx.cells.push(cell);
         ctx.neighbours.retain(|n| n.cell != cell);
@@ -277,11 +318,16 @@ impl<R: RngCore> Ran<R> {
     /// delay on the downlink). SDUs PDCP releases at the detach go to `out`.
     pub fn detach(&mut self, now_ns: u64, ue: UeId, cell: CellId, out: &mut RanOutput) -> Result<Detached, RanError> {
         self.check_ue(ue)?;
-        let site = self.sites.get_mut(cell.0 as usize).ok_or(RanError::UnknownCell(cell))?;
-        let position = site.cell.ues().position(|u| u == ue).ok_or(RanError::NotAttached { ue, cell })?;
+        let site = self.sites.get(cell.0 as usize).ok_or(RanError::UnknownCell(cell))?;
+        let position = site.cell.position_of(ue).ok_or(RanError::NotAttached { ue, cell })?;
+        self.count_radio_slots(ue);
+        let site = &mut self.sites[cell.0 as usize];
         let detached = site.cell.detach(now_ns, ue, &mut self.bearers, out)?;
         let leg = site.legs.remove(position);
         site.radio.remove(position);
+        site.visit_at.remove(position);
+        site.due.retain(|&p| p != position);
+        site.due.iter_mut().filter(|p| **p > position).for_each(|p| *p -= 1);
         site.version += 1;
         if !site.interferers.is_empty() {
             // Its UEs after it moved up: the beams of the instant keep their targets.
@@ -380,29 +426,57 @@ impl<R: RngCore> Ran<R> {
         }
         let site = &mut self.sites[c];
         site.scheduled = None;
-        let radio = &site.radio;
-        site.cell.transmit(now_ns, |position| radio[position].sinr_db, &mut self.bearers, &mut site.harq_rng, out);
-        let id = CellId(c as u32);
-        for (position, leg) in site.legs.iter().enumerate() {
-            let ctx = &mut self.ues[leg.ue.index()];
-            if ctx.cells.first() != Some(&id) {
-                continue;
-            }
-            let m = &mut ctx.radio_stats;
-            m.rate_bps_sum += site.cell.rate_bps_at(position);
-            m.slots += 1;
-            m.los_slots += leg.state.los as u64;
-            m.outage_slots += leg.state.outage as u64;
+        for &position in &site.due {
+            site.visit_at[position] = site.legs[position].next_visit_ns(now_ns);
         }
+        // A downlink slot of a cell with interferers is received at the SINR `interfere` gave
+        // the UEs sent to (outside an outage); otherwise at the channel's.
+        let interfered = !site.interferers.is_empty() && matches!(site.cell.beams(), Some((_, Direction::Downlink, _)));
+        let (radio, legs) = (&site.radio, &site.legs);
+        let sinr_db = |position: usize| match radio[position].sinr_db {
+            snr_db if interfered && snr_db != f64::NEG_INFINITY => legs[position].sinr.sinr_db,
+            snr_db => snr_db,
+        };
+        site.cell.transmit(now_ns, sinr_db, &mut self.bearers, &mut site.harq_rng, out);
         site.next_deadline_ns = now_ns + site.cell.config().slot_ns;
+    }
+
+    /// Count the slots of `ue`'s bearer leg up to its cell's next slot in its [`RadioStats`],
+    /// and start every leg of the UE counting from its cell's next slot: before its legs change.
+    fn count_radio_slots(&mut self, ue: UeId) {
+        let ctx = &mut self.ues[ue.index()];
+        for (k, &cell) in ctx.cells.iter().enumerate() {
+            let site = &mut self.sites[cell.0 as usize];
+            let position = site.cell.position_of(ue).expect("a leg per attached cell");
+            let leg = &mut site.legs[position];
+            if k == 0 {
+                let slots = (site.next_deadline_ns - leg.counted_to_ns) / site.cell.config().slot_ns;
+                count_slots(&mut ctx.radio_stats, slots, leg.state, site.cell.rate_bps_at(position));
+            }
+            leg.counted_to_ns = site.next_deadline_ns;
+        }
     }
 
     /// Schedule cell `c`'s slot at `now_ns` from its UEs' channels and CQI reports. Without
     /// `interference`, the slot's SINR is the SNR and the CQI report measures it now; with
     /// it, both wait for [`Ran::interfere`], once every cell of the carrier has decided.
+    ///
+    /// Only the legs due a visit ([`Site::visit_at`]) are evaluated; the others' radio holds.
     fn schedule(&mut self, c: usize, now_ns: u64, interference: bool, out: &mut RanOutput) {
         let site = &mut self.sites[c];
-        for (leg, radio) in site.legs.iter_mut().zip(site.radio.iter_mut()) {
+        let cell = CellId(c as u32);
+        site.due.clear();
+        site.due.extend(site.visit_at.iter().enumerate().filter(|&(_, &at)| at <= now_ns).map(|(position, _)| position));
+        for &position in &site.due {
+            let leg = &mut site.legs[position];
+            let radio = &mut site.radio[position];
+            // The slots since the last visit, at the radio they had.
+            let ctx = &mut self.ues[leg.ue.index()];
+            if ctx.cells.first() == Some(&cell) {
+                let slots = (now_ns - leg.counted_to_ns) / site.cell.config().slot_ns;
+                count_slots(&mut ctx.radio_stats, slots, leg.state, site.cell.rate_bps_at(position));
+            }
+            leg.counted_to_ns = now_ns;
             leg.state = leg.radio.channel.state(now_ns);
             let report = if interference { leg.radio.cqi.reported(now_ns) } else { leg.radio.cqi.update(now_ns, leg.state.sinr_db) };
             if let Some(reported) = report {
@@ -411,8 +485,9 @@ impl<R: RngCore> Ran<R> {
             let actual = if leg.state.outage { f64::NEG_INFINITY } else { leg.state.sinr_db };
             *radio =
                 if now_ns < leg.resume_ns { UeRadio::OUTAGE } else { UeRadio { reported_sinr_db: leg.reported_sinr_db, sinr_db: actual } };
+            site.cell.set_radio(position, *radio);
         }
-        site.cell.schedule(now_ns, &site.radio, &mut self.bearers, out);
+        site.cell.schedule(now_ns, &mut self.bearers, out);
         site.scheduled = Some(now_ns);
         if interference {
             site.aim_beams();
@@ -426,11 +501,20 @@ impl<R: RngCore> Ran<R> {
     fn interfere(&mut self, c: usize, now_ns: u64) {
         let (sites, ues) = (&mut self.sites, &mut self.ues);
         let downlink = matches!(sites[c].cell.beams(), Some((_, Direction::Downlink, _)));
-        for i in 0..sites[c].legs.len() {
+        // Only where the SINR is used: a UE sent to now, or one whose CQI report measures now
+        // (a visit is due then). Others keep the SINR last computed (what the `ues` table
+        // samples).
+        let mut candidates = std::mem::take(&mut sites[c].interfered);
+        candidates.clear();
+        candidates.extend(&sites[c].due);
+        if downlink {
+            candidates.extend(sites[c].beams.iter().map(|b| b.position));
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        for &i in &candidates {
             let leg = &sites[c].legs[i];
             let ue = leg.ue;
-            // Only where the SINR is used: a UE sent to now, or one whose CQI report measures
-            // now. Others keep the SINR last computed (what the `ues` table samples).
             let sent = downlink && sites[c].beams.iter().any(|b| b.position == i);
             if !sent && !leg.radio.cqi.measures_at(now_ns) {
                 continue;
@@ -463,16 +547,11 @@ impl<R: RngCore> Ran<R> {
                     );
                 }
             }
-            let sinr = SlotSinr::with(snr_db, interference_over_noise);
-            let site = &mut sites[c];
-            let leg = &mut site.legs[i];
-            leg.sinr = sinr;
-            leg.radio.cqi.measure(now_ns, sinr.sinr_db);
-            let radio = &mut site.radio[i];
-            if downlink && radio.sinr_db != f64::NEG_INFINITY {
-                radio.sinr_db = sinr.sinr_db;
-            }
+            let leg = &mut sites[c].legs[i];
+            leg.sinr = SlotSinr::with(snr_db, interference_over_noise);
+            leg.radio.cqi.measure(now_ns, leg.sinr.sinr_db);
         }
+        sites[c].interfered = candidates;
     }
 
     pub fn num_cells(&self) -> usize {
@@ -522,8 +601,18 @@ impl<R: RngCore> Ran<R> {
         self.sites.iter().any(|s| !s.interferers.is_empty())
     }
 
+    /// Over every slot run so far.
     pub fn radio_stats(&self, ue: UeId) -> RadioStats {
-        self.ues[ue.index()].radio_stats
+        let ctx = &self.ues[ue.index()];
+        let mut stats = ctx.radio_stats;
+        if let Some(&cell) = ctx.cells.first() {
+            let site = &self.sites[cell.0 as usize];
+            let position = site.cell.position_of(ue).expect("a leg per attached cell");
+            let leg = &site.legs[position];
+            let slots = (site.next_deadline_ns - leg.counted_to_ns) / site.cell.config().slot_ns;
+            count_slots(&mut stats, slots, leg.state, site.cell.rate_bps_at(position));
+        }
+        stats
     }
 
     /// Counters of every leg `ue` has had, current and detached.

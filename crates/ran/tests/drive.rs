@@ -5,7 +5,9 @@
 mod common;
 
 use common::{packet, ran_port, RanStation, Script};
-use millinet_channel::{CqiConfig, CqiReporter, LinkChannel, LinkConfig, LinkRngs, MobilityConfig, Point2};
+use millinet_channel::{
+    BlockageConfig, CqiConfig, CqiReporter, ForcedEvent, ForcedKind, LinkChannel, LinkConfig, LinkRngs, MobilityConfig, Point2,
+};
 use millinet_ran::{CellConfig, CellId, DirStats, Direction, HarqConfig, HarqMode, LegRadio, Ran, RanOutput, RlcMode, UeConfig, UeId};
 use millinet_testkit::{Driver, Link, Port};
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
@@ -244,4 +246,70 @@ fn attach_and_detach_report_bookkeeping_errors() {
     let e = ran.add_neighbour(UeId(0), a, leg(0.0, 1)).unwrap_err();
     assert_eq!(e.to_string(), "UE 0 has a radio link to cell 0 already", "a detached leg's radio stays a neighbour");
     assert_eq!(ran.adopt(0, UeId(0), Direction::Downlink, &[]).unwrap_err().to_string(), "UE 0 is attached to no cell");
+}
+
+/// A UE walking from 20 m to 400 m in and out of LOS (a Markov chain), with a forced outage
+/// and a forced NLOS period: its radio changes at geometry steps and at event boundaries. The
+/// outage starts and ends off the slot grid and between CQI instants, each by a different
+/// number of slots, so a missed boundary shows in the counts.
+fn walker_config() -> LinkConfig {
+    LinkConfig {
+        cell_position: Point2::new(0.0, 0.0),
+        mobility: MobilityConfig::Route { waypoints: vec![Point2::new(20.0, 5.0), Point2::new(400.0, 5.0)], speed_mps: 150.0 },
+        blockage: BlockageConfig::Markov { lambda_per_s: 20.0 },
+        forced_events: vec![
+            ForcedEvent { start_ns: 300 * MS + 60_000, duration_ns: 70 * MS + 300_000, kind: ForcedKind::Outage },
+            ForcedEvent { start_ns: 900 * MS, duration_ns: 200 * MS, kind: ForcedKind::Nlos },
+        ],
+        ..LinkConfig::default()
+    }
+}
+
+/// The RAN visits a leg only when its radio may change (docs/models/ran.md#cost); its radio
+/// counters must still be those of a visit every slot. Reference: an independent copy of
+/// the same channel and CQI reporter, asked at every slot, and the rate AMC gives each
+/// slot's reported SINR.
+#[test]
+fn idle_ues_counted_between_visits_equal_a_count_of_every_slot() {
+    let mut ran: Ran<Xoshiro256PlusPlus> = Ran::new();
+    let cell = ran.add_cell(cell_config(), stream(1)).unwrap();
+    let radio = |seed| LegRadio {
+        channel: LinkChannel::new(&walker_config(), LinkRngs::from_stream(stream(seed))).unwrap(),
+        cqi: CqiReporter::new(CqiConfig::default()).unwrap(),
+    };
+    // One UE with traffic now and then, three idle.
+    let ues: Vec<UeId> = (0..4).map(|_| ran.add_ue()).collect();
+    for (i, &ue) in ues.iter().enumerate() {
+        ran.attach(ue, cell, UeConfig::default(), radio(20 + i as u64)).unwrap();
+    }
+    let end_ns = 2_000 * MS;
+    let mut out = RanOutput::default();
+    for (uid, t) in (0..end_ns).step_by(7 * MS as usize).enumerate() {
+        ran.advance_to(t, &mut out);
+        ran.enqueue_downlink(t, ues[0], packet(uid as u64, 1500));
+        out.downlink.clear();
+        out.dropped.clear();
+    }
+    ran.advance_to(end_ns, &mut out);
+    let link = cell_config().link;
+    let slots = end_ns / 125_000 + 1;
+    for (i, &ue) in ues.iter().enumerate() {
+        let LegRadio { mut channel, mut cqi } = radio(20 + i as u64);
+        let (mut los, mut outage, mut rate_bps_sum) = (0, 0, 0.0);
+        let mut reported = f64::NEG_INFINITY;
+        for k in 0..slots {
+            let state = channel.state(k * 125_000);
+            if let Some(r) = cqi.update(k * 125_000, state.sinr_db) {
+                reported = r;
+            }
+            los += state.los as u64;
+            outage += state.outage as u64;
+            let usable = reported >= cell_config().outage_sinr_db && link.se(reported) > 0.0;
+            rate_bps_sum += if usable { link.rate_bps(reported) } else { 0.0 };
+        }
+        let got = ran.radio_stats(ue);
+        assert_eq!((got.slots, got.los_slots, got.outage_slots), (slots, los, outage), "UE {i}");
+        assert_eq!(got.rate_bps_sum, rate_bps_sum, "UE {i}: the same sum, bit for bit");
+        assert!(0 < los && los < slots && 0 < outage, "the walk changes the radio: {los} LOS and {outage} outage slots of {slots}");
+    }
 }

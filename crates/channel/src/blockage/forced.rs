@@ -59,6 +59,16 @@ impl ForcedEvents {
         self.spans.get(self.cursor).filter(|s| s.0 <= now_ns).map(|s| s.2)
     }
 
+    /// The first time after `now_ns` at which [`ForcedEvents::active`] may answer otherwise
+    /// (`u64::MAX`: never), once it has been asked at `now_ns`.
+    pub fn next_change_ns(&self, now_ns: u64) -> u64 {
+        match self.spans.get(self.cursor) {
+            Some(&(start, _, _)) if start > now_ns => start,
+            Some(&(_, end, _)) => end,
+            None => u64::MAX,
+        }
+    }
+
     /// Whether any event includes an NLOS period (not meaningful on a trace).
     pub fn has_nlos(&self) -> bool {
         self.spans.iter().any(|s| s.2 == ForcedKind::Nlos)
