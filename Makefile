@@ -39,7 +39,7 @@ print("\n".join(reqs + project["build-system"]["requires"]))
 endef
 export PRINT_REQUIREMENTS
 
-.PHONY: deps venv build bpf test docs demo calibrate study study-train study-mptcp study-e2e study-lower-layer study-urban study-dense study-multiflow study-spep-emulation study-l4s study-web studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-dense bench-emulator bench-proxyd bench-proxyd-churn parity crosscheck crosscheck-linux fuzz fuzz-corpus
+.PHONY: deps venv build bpf test docs demo calibrate study study-train study-mptcp study-e2e study-lower-layer study-urban study-dense study-multiflow study-spep-emulation study-l4s study-web studies bench bench-study bench-instructions bench-speed bench-route bench-train bench-mptcp bench-urban bench-dense bench-scale bench-emulator bench-proxyd bench-proxyd-churn parity crosscheck crosscheck-linux fuzz fuzz-corpus
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
@@ -216,6 +216,12 @@ bench-urban: build
 # interference, one run each (about a minute and a half).
 bench-dense: build
 	bash bench/run.sh --dense --runs 1
+
+# How speed grows with the UEs (issue 38; about ten minutes): fresh `millinet run` processes
+# of the urban cell with 10 and 100 UEs and of 1000 dense-urban UEs over 24 cells (1 s), then
+# the urban cell with 10 to 1000 UEs, all downloading or 10 of them; writes bench/scale.png.
+bench-scale: build
+	.venv/bin/python bench/scale.py
 
 # Only the instruction counts of `make bench` (callgrind; about two minutes): the dumbbell at
 # 1 Gbit/s and the milliproxy route with and without milliProxy, 10 s each.

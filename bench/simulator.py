@@ -255,11 +255,12 @@ def bench_mptcp(runs: int) -> None:
 URBAN_DURATION_S = 10.0
 
 
-def urban_scenario(path: Path, copies: int) -> Path:
+def urban_scenario(path: Path, copies: int, copy_flows: bool = True) -> Path:
     """The urban scenario with `copies` times its UEs on its one cell, written to `path`:
-    each further copy of a UE is a node of its own with the same route, radio settings and
-    server, and a download of its own. TOML lets the copies' [[nodes]], [[ues]] and [[flows]]
-    follow the original's, and JSON's literals are TOML's for the values these tables hold."""
+    each further copy of a UE is a node of its own with the same route and radio settings,
+    and (with `copy_flows`) a download of its own from the same server; without, the copies
+    are idle. TOML lets the copies' [[nodes]], [[ues]] and [[flows]] follow the original's,
+    and JSON's literals are TOML's for the values these tables hold."""
     text = scenario_path("urban").read_text()
     doc = tomllib.loads(text)
     flows = {flow["dst"]: flow for flow in doc["flows"]}
@@ -267,7 +268,8 @@ def urban_scenario(path: Path, copies: int) -> Path:
     for copy in range(1, copies):
         for ue in doc["ues"]:
             node = f"{ue['node']}-{copy}"
-            tables += [("nodes", {"name": node}), ("ues", {**ue, "node": node}), ("flows", {**flows[ue["node"]], "dst": node})]
+            tables += [("nodes", {"name": node}), ("ues", {**ue, "node": node})]
+            tables += [("flows", {**flows[ue["node"]], "dst": node})] if copy_flows else []
     path.write_text(text + "".join(f"\n[[{name}]]\n" + "".join(f"{key} = {json.dumps(value)}\n" for key, value in entry.items()) for name, entry in tables))
     return path
 

@@ -47,6 +47,20 @@ impl SlotSinr {
 }
 
 /// The victim's end of the sum: where it stands, its panel and the cell its beam points at.
+/// The SNR a UE's link to an interferer would have with both beams aligned, in dB and
+/// linear: the interference sums are linear, and the link changes only at its own steps.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkSnr {
+    pub db: f64,
+    pub lin: f64,
+}
+
+impl LinkSnr {
+    pub fn new(db: f64) -> LinkSnr {
+        LinkSnr { db, lin: db_to_lin(db) }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct Victim {
     pub at: Antenna,
@@ -110,11 +124,11 @@ impl BeamGains {
         victim: &Victim,
         cell: Antenna,
         panel: &Panel,
-        link_snr_db: f64,
+        link_snr: LinkSnr,
         cell_ues: usize,
         beams: &[Beam],
     ) -> f64 {
-        if link_snr_db == f64::NEG_INFINITY {
+        if link_snr.db == f64::NEG_INFINITY {
             return 0.0;
         }
         let still = |from: Point2, to: Point2| {
@@ -142,7 +156,7 @@ impl BeamGains {
             };
             sum += share * gain;
         }
-        sum * self.receive_lin * db_to_lin(link_snr_db)
+        sum * self.receive_lin * link_snr.lin
     }
 }
 
@@ -177,16 +191,19 @@ mod tests {
         // The victim's beam points at the serving cell, at +x; the interferer is at −x: behind
         // it, 30 dB down by the element's front-to-back limit. Its beam is on the victim.
         let mut gains = BeamGains::default();
-        let i = gains.interference_over_noise(0, &v, cell, &panel, 10.0, 1, &[beam(0, 0.5, at(50.0, 1.5))]);
+        let i = gains.interference_over_noise(0, &v, cell, &panel, LinkSnr::new(10.0), 1, &[beam(0, 0.5, at(50.0, 1.5))]);
         assert!((lin_to_db(i) - (10.0 + lin_to_db(0.5) - 30.0)).abs() < 1e-9);
         // A victim whose serving cell lies in line with the interferer receives it at its peak
         // (a victim that moved: the receive gain is computed again).
         let v = Victim { at: at(51.0, 1.5), serving: at(-20.0, 1.5), ..v };
-        let i = gains.interference_over_noise(0, &v, cell, &panel, 10.0, 1, &[beam(0, 1.0, at(50.0, 1.5))]);
+        let i = gains.interference_over_noise(0, &v, cell, &panel, LinkSnr::new(10.0), 1, &[beam(0, 1.0, at(50.0, 1.5))]);
         assert!((lin_to_db(i) - 10.0).abs() < 1e-9);
         // No beams (an idle cell) or no signal: nothing.
-        assert_eq!(gains.interference_over_noise(0, &v, cell, &panel, 10.0, 1, &[]), 0.0);
-        assert_eq!(gains.interference_over_noise(0, &v, cell, &panel, f64::NEG_INFINITY, 1, &[beam(0, 1.0, at(50.0, 1.5))]), 0.0);
+        assert_eq!(gains.interference_over_noise(0, &v, cell, &panel, LinkSnr::new(10.0), 1, &[]), 0.0);
+        assert_eq!(
+            gains.interference_over_noise(0, &v, cell, &panel, LinkSnr::new(f64::NEG_INFINITY), 1, &[beam(0, 1.0, at(50.0, 1.5))]),
+            0.0
+        );
     }
 
     #[test]
@@ -195,17 +212,17 @@ mod tests {
         let (cell, panel) = (at(0.0, 1.5), Panel::facing(64));
         let mut gains = BeamGains::default();
         let aside = |y: f64| Antenna { pos: Point2::new(30.0, y), height_m: 1.5 };
-        let first = gains.interference_over_noise(0, &v, cell, &panel, 0.0, 2, &[beam(1, 1.0, aside(10.0))]);
+        let first = gains.interference_over_noise(0, &v, cell, &panel, LinkSnr::new(0.0), 2, &[beam(1, 1.0, aside(10.0))]);
         // The target moved less than the tolerance: the gain is kept.
-        let kept = gains.interference_over_noise(0, &v, cell, &panel, 0.0, 2, &[beam(1, 1.0, aside(10.2))]);
+        let kept = gains.interference_over_noise(0, &v, cell, &panel, LinkSnr::new(0.0), 2, &[beam(1, 1.0, aside(10.2))]);
         assert_eq!(first, kept);
         // Farther: computed again, toward where it stands now.
-        let fresh = |y| BeamGains::default().interference_over_noise(0, &v, cell, &panel, 0.0, 2, &[beam(1, 1.0, aside(y))]);
-        let moved = gains.interference_over_noise(0, &v, cell, &panel, 0.0, 2, &[beam(1, 1.0, aside(14.0))]);
+        let fresh = |y| BeamGains::default().interference_over_noise(0, &v, cell, &panel, LinkSnr::new(0.0), 2, &[beam(1, 1.0, aside(y))]);
+        let moved = gains.interference_over_noise(0, &v, cell, &panel, LinkSnr::new(0.0), 2, &[beam(1, 1.0, aside(14.0))]);
         assert_eq!(moved, fresh(14.0));
         assert_ne!(moved, first);
         // A new version (a UE attached or detached): computed again, whatever moved.
-        let renewed = gains.interference_over_noise(1, &v, cell, &panel, 0.0, 2, &[beam(1, 1.0, aside(14.1))]);
+        let renewed = gains.interference_over_noise(1, &v, cell, &panel, LinkSnr::new(0.0), 2, &[beam(1, 1.0, aside(14.1))]);
         assert_eq!(renewed, fresh(14.1));
     }
 }

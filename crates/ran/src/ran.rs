@@ -18,7 +18,7 @@ use crate::bearer::Bearer;
 use crate::cell::{Cell, Detached, UeRadio};
 use crate::config::{CellConfig, ConfigError, UeConfig};
 use crate::error::RanError;
-use crate::interference::{Beam, BeamGains, SlotSinr, Victim};
+use crate::interference::{Beam, BeamGains, LinkSnr, SlotSinr, Victim};
 use crate::output::{Direction, RanOutput};
 use crate::rlc::Sdu;
 use crate::stats::UeStats;
@@ -117,11 +117,23 @@ struct Neighbour {
     cell: CellId,
     radio: LegRadio,
     gains: BeamGains,
+    /// The link's SNR, kept until its channel may change ([`LinkChannel::next_change_ns`]):
+    /// a UE sent to in every slot asks it of every interferer in every slot.
+    snr: LinkSnr,
+    snr_until_ns: u64,
 }
 
 impl Neighbour {
     fn new(cell: CellId, radio: LegRadio) -> Self {
-        Neighbour { cell, radio, gains: BeamGains::default() }
+        Neighbour { cell, radio, gains: BeamGains::default(), snr: LinkSnr::new(f64::NEG_INFINITY), snr_until_ns: 0 }
+    }
+
+    fn link_snr(&mut self, now_ns: u64) -> LinkSnr {
+        if now_ns >= self.snr_until_ns {
+            self.snr = LinkSnr::new(self.radio.channel.state(now_ns).sinr_db);
+            self.snr_until_ns = self.radio.channel.next_change_ns();
+        }
+        self.snr
     }
 }
 
@@ -535,13 +547,13 @@ impl<R: RngCore> Ran<R> {
                         continue;
                     }
                     let Some(n) = ctx.neighbours.iter_mut().find(|n| n.cell == d) else { continue };
-                    let link_snr_db = n.radio.channel.state(now_ns).sinr_db;
+                    let link_snr = n.link_snr(now_ns);
                     interference_over_noise += n.gains.interference_over_noise(
                         other.version,
                         &victim,
                         n.radio.channel.cell_antenna(),
                         &other.cell.config().panel,
-                        link_snr_db,
+                        link_snr,
                         other.legs.len(),
                         &other.beams,
                     );
