@@ -12,13 +12,15 @@ pub(crate) struct ActiveSet {
 }
 
 impl ActiveSet {
+    /// Room for positions below `positions` (a UE attached): joining is then one OR.
+    pub fn grow_to(&mut self, positions: usize) {
+        self.words.resize(self.words.len().max(positions.div_ceil(64)), 0);
+    }
+
+    /// `position` joins; it must be below what [`ActiveSet::grow_to`] made room for.
     #[inline]
     pub fn insert(&mut self, position: usize) {
-        let word = position / 64;
-        if word >= self.words.len() {
-            self.words.resize(word + 1, 0);
-        }
-        self.words[word] |= 1 << (position % 64);
+        self.words[position / 64] |= 1 << (position % 64);
     }
 
     #[inline]
@@ -28,11 +30,6 @@ impl ActiveSet {
         }
     }
 
-    #[inline]
-    pub fn contains(&self, position: usize) -> bool {
-        self.words.get(position / 64).is_some_and(|w| w & (1 << (position % 64)) != 0)
-    }
-
     /// The UE at `position` left the cell: those after it move down by one.
     pub fn remove_shifting(&mut self, position: usize) {
         self.remove(position);
@@ -40,6 +37,21 @@ impl ActiveSet {
         self.words.iter_mut().for_each(|w| *w = 0);
         for p in members {
             self.insert(if p > position { p - 1 } else { p });
+        }
+    }
+
+    /// Visits the members in increasing order; those for which `keep` is false leave.
+    #[inline]
+    pub fn retain(&mut self, mut keep: impl FnMut(usize) -> bool) {
+        for (k, word) in self.words.iter_mut().enumerate() {
+            let mut w = *word;
+            while w != 0 {
+                let bit = w.trailing_zeros() as usize;
+                w &= w - 1;
+                if !keep(k * 64 + bit) {
+                    *word &= !(1 << bit);
+                }
+            }
         }
     }
 
@@ -65,18 +77,19 @@ mod tests {
     #[test]
     fn lists_members_in_order_across_words() {
         let mut s = ActiveSet::default();
+        s.grow_to(131);
         for p in [130, 3, 64, 63, 0, 3] {
             s.insert(p);
         }
         s.remove(63);
-        s.remove(1000);
+        s.remove(1000); // beyond the room made: nothing to remove
         assert_eq!(s.positions().collect::<Vec<_>>(), [0, 3, 64, 130]);
-        assert!(s.contains(64) && !s.contains(63) && !s.contains(1000));
     }
 
     #[test]
     fn a_departure_moves_later_members_down() {
         let mut s = ActiveSet::default();
+        s.grow_to(66);
         for p in [2, 5, 64, 65] {
             s.insert(p);
         }
@@ -84,5 +97,21 @@ mod tests {
         assert_eq!(s.positions().collect::<Vec<_>>(), [2, 63, 64]);
         s.remove_shifting(0);
         assert_eq!(s.positions().collect::<Vec<_>>(), [1, 62, 63]);
+    }
+
+    #[test]
+    fn retain_visits_in_order_and_drops_the_refused() {
+        let mut s = ActiveSet::default();
+        s.grow_to(200);
+        for p in [1, 70, 71, 199] {
+            s.insert(p);
+        }
+        let mut seen = Vec::new();
+        s.retain(|p| {
+            seen.push(p);
+            p != 70
+        });
+        assert_eq!(seen, [1, 70, 71, 199]);
+        assert_eq!(s.positions().collect::<Vec<_>>(), [1, 71, 199]);
     }
 }

@@ -296,6 +296,7 @@ impl Cell {
             self.position.resize(ue.index() + 1, u32::MAX);
         }
         self.position[ue.index()] = self.ues.len() as u32;
+        self.active.grow_to(self.ues.len() + 1);
         self.ues.push(Ue {
             id: ue,
             radio: UeRadio::OUTAGE,
@@ -468,9 +469,9 @@ impl Cell {
         let cell = self.id;
 
         self.visit.clear();
-        self.visit.extend(self.active.positions());
-        for &position in &self.visit {
-            let ue = &mut self.ues[position];
+        let (ues, visit) = (&mut self.ues, &mut self.visit);
+        self.active.retain(|position| {
+            let ue = &mut ues[position];
             // RLC timers on both sides: status reports (AM), reordering (UM).
             let id = ue.id;
             let bearer = &mut bearers[id.index()];
@@ -480,12 +481,12 @@ impl Cell {
                 link.stats.rlc_retx_segments += nacked.segments;
                 link.stats.rlc_retx_bytes += nacked.bytes;
             }
-            if ue.dl.is_empty() && ue.ul.is_empty() {
-                self.active.remove(position);
+            let active = !(ue.dl.is_empty() && ue.ul.is_empty());
+            if active {
+                visit.push(position);
             }
-        }
-        let active = &self.active;
-        self.visit.retain(|&p| active.contains(p));
+            active
+        });
 
         let plan = match &self.cfg.tdd {
             TddConfig::Dynamic { .. } => {
