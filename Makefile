@@ -219,7 +219,8 @@ bench-dense: build
 
 # How speed grows with the UEs (issue 38; about ten minutes): fresh `millinet run` processes
 # of the urban cell with 10 and 100 UEs and of 1000 dense-urban UEs over 24 cells (1 s), then
-# the urban cell with 10 to 1000 UEs, all downloading or 10 of them; writes bench/scale.png.
+# the urban cell with 10 to 1000 UEs, all downloading or 10 of them; writes
+# docs/img/benchmarks/scale.png (BENCHMARKS.md shows it).
 bench-scale: build
 	.venv/bin/python bench/scale.py
 

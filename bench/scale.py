@@ -116,7 +116,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="runs per urban figure (the median is shown); dense-urban runs once")
     parser.add_argument("--dense-seconds", type=float, default=1.0, help="simulated seconds of the 1000-UE dense-urban runs")
-    parser.add_argument("--plot", type=Path, default=Path(__file__).resolve().parent / "scale.png", help="where the scaling plot goes")
+    parser.add_argument("--plot", type=Path, default=Path(__file__).resolve().parents[1] / "docs" / "img" / "benchmarks" / "scale.png", help="where the scaling plot goes")
     parser.add_argument("--scaling-only", action="store_true", help="skip the targets")
     args = parser.parse_args()
     print(f"machine: {machine()}")
