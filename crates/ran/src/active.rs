@@ -44,10 +44,7 @@ impl ActiveSet {
     #[inline]
     pub fn retain(&mut self, mut keep: impl FnMut(usize) -> bool) {
         for (k, word) in self.words.iter_mut().enumerate() {
-            let mut w = *word;
-            while w != 0 {
-                let bit = w.trailing_zeros() as usize;
-                w &= w - 1;
+            for bit in bits(*word) {
                 if !keep(k * 64 + bit) {
                     *word &= !(1 << bit);
                 }
@@ -57,17 +54,20 @@ impl ActiveSet {
 
     /// Members in increasing order.
     pub fn positions(&self) -> impl Iterator<Item = usize> + '_ {
-        self.words.iter().enumerate().flat_map(|(k, &word)| {
-            let mut w = word;
-            std::iter::from_fn(move || {
-                (w != 0).then(|| {
-                    let bit = w.trailing_zeros() as usize;
-                    w &= w - 1;
-                    k * 64 + bit
-                })
-            })
-        })
+        self.words.iter().enumerate().flat_map(|(k, &word)| bits(word).map(move |bit| k * 64 + bit))
     }
+}
+
+/// The set bits of `word`, lowest first.
+#[inline]
+fn bits(mut word: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (word != 0).then(|| {
+            let bit = word.trailing_zeros() as usize;
+            word &= word - 1;
+            bit
+        })
+    })
 }
 
 #[cfg(test)]

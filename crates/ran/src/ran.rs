@@ -70,17 +70,6 @@ impl Leg {
     }
 }
 
-/// `slots` more slots of a leg that carries its UE's bearer, at channel `state` and rate
-/// `rate_bps`; the rate is added slot by slot, so the sum is the one every slot's visit gave.
-fn count_slots(stats: &mut RadioStats, slots: u64, state: LinkState, rate_bps: f64) {
-    stats.slots += slots;
-    stats.los_slots += slots * state.los as u64;
-    stats.outage_slots += slots * state.outage as u64;
-    for _ in 0..slots {
-        stats.rate_bps_sum += rate_bps;
-    }
-}
-
 /// One cell with what drives it.
 struct Site<R> {
     cell: Cell,
@@ -138,6 +127,21 @@ impl Neighbour {
 }
 
 impl<R> Site<R> {
+    /// Add to `stats` the slots of the leg at `position` from its last count up to `to_ns`,
+    /// at the channel state and rate it has held since; the rate is added slot by slot, so
+    /// the sum is the one a visit every slot gave.
+    fn count_slots(&self, position: usize, to_ns: u64, stats: &mut RadioStats) {
+        let leg = &self.legs[position];
+        let slots = (to_ns - leg.counted_to_ns) / self.cell.config().slot_ns;
+        let rate_bps = self.cell.rate_bps_at(position);
+        stats.slots += slots;
+        stats.los_slots += slots * leg.state.los as u64;
+        stats.outage_slots += slots * leg.state.outage as u64;
+        for _ in 0..slots {
+            stats.rate_bps_sum += rate_bps;
+        }
+    }
+
     /// The beams of the slot the cell scheduled last, by the UEs' positions now.
     fn aim_beams(&mut self) {
         self.beams.clear();
@@ -460,12 +464,10 @@ impl<R: RngCore> Ran<R> {
         for (k, &cell) in ctx.cells.iter().enumerate() {
             let site = &mut self.sites[cell.0 as usize];
             let position = site.cell.position_of(ue).expect("a leg per attached cell");
-            let leg = &mut site.legs[position];
             if k == 0 {
-                let slots = (site.next_deadline_ns - leg.counted_to_ns) / site.cell.config().slot_ns;
-                count_slots(&mut ctx.radio_stats, slots, leg.state, site.cell.rate_bps_at(position));
+                site.count_slots(position, site.next_deadline_ns, &mut ctx.radio_stats);
             }
-            leg.counted_to_ns = site.next_deadline_ns;
+            site.legs[position].counted_to_ns = site.next_deadline_ns;
         }
     }
 
@@ -480,14 +482,13 @@ impl<R: RngCore> Ran<R> {
         site.due.clear();
         site.due.extend(site.visit_at.iter().enumerate().filter(|&(_, &at)| at <= now_ns).map(|(position, _)| position));
         for &position in &site.due {
+            // The slots since the last visit, at the radio they had.
+            let ctx = &mut self.ues[site.legs[position].ue.index()];
+            if ctx.cells.first() == Some(&cell) {
+                site.count_slots(position, now_ns, &mut ctx.radio_stats);
+            }
             let leg = &mut site.legs[position];
             let radio = &mut site.radio[position];
-            // The slots since the last visit, at the radio they had.
-            let ctx = &mut self.ues[leg.ue.index()];
-            if ctx.cells.first() == Some(&cell) {
-                let slots = (now_ns - leg.counted_to_ns) / site.cell.config().slot_ns;
-                count_slots(&mut ctx.radio_stats, slots, leg.state, site.cell.rate_bps_at(position));
-            }
             leg.counted_to_ns = now_ns;
             leg.state = leg.radio.channel.state(now_ns);
             let report = if interference { leg.radio.cqi.reported(now_ns) } else { leg.radio.cqi.update(now_ns, leg.state.sinr_db) };
@@ -620,9 +621,7 @@ impl<R: RngCore> Ran<R> {
         if let Some(&cell) = ctx.cells.first() {
             let site = &self.sites[cell.0 as usize];
             let position = site.cell.position_of(ue).expect("a leg per attached cell");
-            let leg = &site.legs[position];
-            let slots = (site.next_deadline_ns - leg.counted_to_ns) / site.cell.config().slot_ns;
-            count_slots(&mut stats, slots, leg.state, site.cell.rate_bps_at(position));
+            site.count_slots(position, site.next_deadline_ns, &mut stats);
         }
         stats
     }
