@@ -190,22 +190,28 @@ def test_killing_millinet_mid_command_leaves_no_process_behind(tmp_path):
 
 
 def test_iperf3_udp_above_the_capacity_is_delivered_at_the_capacity(tmp_path):
-    """iperf3 sends UDP at 600 Mbit/s toward the UE of a 100 MHz cell (about 310 Mbit/s):
+    """iperf3 sends UDP at 600 Mbit/s toward the UE of a 100 MHz cell (320 Mbit/s in LOS):
     the RLC buffer stays full, the rest is dropped, and iperf3's receiver gets the cell's
-    rate within 5% (its 1400-byte payloads are 97% of the IP bytes the cell carries)."""
-    sets = ["proxy.node=\"\"", "cells.0.bandwidth_hz=100e6", "cells.0.peak_rate_bps=320e6", "duration_s=6"]
+    rate within 3% in every second after its first (which holds the test's start; its 1400-byte
+    payloads are 98% of the IP bytes the cell carries)."""
+    # In LOS the walk keeps the cell at its peak rate: with the route's obstacles the rate falls
+    # in the run's last second, which a 4 s average against the steady rate would miscount.
+    sets = ["proxy.node=\"\"", "ues.0.blockage=\"none\"", "cells.0.bandwidth_hz=100e6", "cells.0.peak_rate_bps=320e6", "duration_s=6"]
     report = tmp_path / "iperf3.json"
     send = f"iperf3 -c $MILLINET_SERVER -u -b 600M -l 1400 -t 4 -R -J > {report}"
     args = [a for s in sets for a in ("--set", s)]
     ok(cli("emulate", "milliproxy", *args, "--server", "exec iperf3 -s -1 >/dev/null", "--", "sh", "-c", send, cwd=tmp_path))
-    received_bps = json.loads(report.read_text())["end"]["sum_received"]["bits_per_second"]
+    intervals = [i["sum"] for i in json.loads(report.read_text())["intervals"]]
     ues = pd.read_parquet(tmp_path / "runs" / "milliproxy-1-emulated" / "ues.parquet")
     sending = ues[(ues["t"] > 1.0) & (ues["t"] < 4.0)]
+    assert sending["rate_bps"].min() == sending["rate_bps"].max(), "the cell's rate is steady"
     # Full but for short dips when iperf3's sender stalls a moment on a busy host (dips to 84%
     # were seen, and once 5% of the samples below 86%): full at the median, never below half.
     assert sending["rlc_bytes"].median() > 0.95 * 10_000_000 and sending["rlc_bytes"].min() > 0.5 * 10_000_000, "the RLC buffer stays full"
     payload_share = 1400 / (1400 + 28)
-    assert received_bps == pytest.approx(sending["rate_bps"].mean() * payload_share, rel=0.05)
+    assert len(intervals) == 4
+    for second in intervals[1:]:
+        assert second["bits_per_second"] == pytest.approx(sending["rate_bps"].iloc[0] * payload_share, rel=0.03), second
     udp = [c for c in summary_of(tmp_path, "milliproxy-1-emulated")["flows"] if c["kind"] == "udp"]
     assert len(udp) == 1 and udp[0]["to_ue"]["dropped_bytes"] > 0.3 * udp[0]["to_ue"]["sent_bytes"]
 

@@ -5,8 +5,9 @@ pages"), without a proxy, with milliProxy at the gNB and with the split proxy at
 the route in LOS (no obstacles) and with its obstacles (the UE walks past them at 5 m/s).
 
 Per run: one emulation of a condition, an arm and a seed, in which the UE loads each page
-once, a fresh browser each time, one every LOAD_EVERY_S seconds so the loads meet the walk's
-channel at set times. Per load: the page load time (`loadEventStart` of the browser's own
+once, a fresh browser each time: load k starts LOAD_EVERY_S * k after the run's start, or when
+load k - 1 has ended if that is later (a fresh Chromium takes seconds to start on a busy host),
+and the run ends with the last load. Per load: the page load time (`loadEventStart` of the browser's own
 navigation timing) and the LOS share of the UE's samples during it. Per point (condition,
 page, arm): median and quartiles over seeds; per pair of runs on the same seed (the same
 obstacles and walk), each proxy's page load time over the no-proxy one.
@@ -38,8 +39,10 @@ CONDITIONS = {"los": {"ues.0.blockage": "none"}, "obstacles": {}}
 CONDITION_LABELS = {"los": "LOS", "obstacles": "obstacles"}
 ARMS = {"none": {"proxy.node": ""}, "milliproxy": {"proxy.node": "gnb"}, "split": {"proxy.node": "pgw", "proxy.kind": "split"}}
 LOAD_EVERY_S = 2.0
-# The last load starts at LOAD_EVERY_S * (pages - 1); a page loads within seconds.
-DURATION_S = LOAD_EVERY_S * len(web.PAGES) + 3.0
+# A load that takes longer has failed (the study counts it as not loaded).
+LOAD_TIMEOUT_S = 20.0
+# The run ends when its last load has; this bound is only reached when every load times out.
+DURATION_S = LOAD_EVERY_S * (len(web.PAGES) - 1) + LOAD_TIMEOUT_S * len(web.PAGES) + 5.0
 SEEDS = {"quick": 2, "full": 10}
 
 
@@ -65,7 +68,7 @@ def run(out: Path, options: Options) -> StudyResult:
         "seeds": seeds,
         "runs": len(seeds) * len(CONDITIONS) * len(ARMS) - failed,
         "failed_runs": failed,
-        "duration_s": DURATION_S,
+        "max_duration_s": DURATION_S,
         "pages": {name: {"objects": n, "object_bytes": size} for name, (n, size) in web.PAGES.items()},
         "points": _points(frame),
         "paired": _paired(frame),
@@ -91,12 +94,13 @@ def _run(run_dir: Path, site: Path, condition: str, arm: str, seed: int, options
         with tempfile.TemporaryDirectory(prefix="millinet-web-") as scratch:
             os.chmod(scratch, 0o777)
             lines = Path(scratch) / "loads.jsonl"
-            # Load k starts LOAD_EVERY_S * k after the command's start (the channel's time 0).
+            # Load k starts LOAD_EVERY_S * k after the command's start (the channel's time 0), or
+            # when load k - 1 has ended.
             every_ns = round(LOAD_EVERY_S * 1e9)
             steps = [
                 f"until [ $(date +%s%N) -ge $((t0 + {k * every_ns})) ]; do sleep 0.01; done; "
                 f'echo "{{\\"page\\": \\"{page}\\", \\"at_ns\\": $(date +%s%N), \\"timing\\": '
-                f'$({millinet_cli} web load http://$MILLINET_SERVER:8000/{page}/index.html || echo null)}}" >> {lines}'
+                f'$({millinet_cli} web load --timeout {LOAD_TIMEOUT_S:g} http://$MILLINET_SERVER:8000/{page}/index.html || echo null)}}" >> {lines}'
                 for k, page in enumerate(web.PAGES)
             ]
             command = ["sh", "-c", f"t0=$(date +%s%N); echo $t0 > {Path(scratch) / 'start'}; " + "; ".join(steps)]
@@ -204,10 +208,11 @@ def _notes(summary: dict) -> tuple[str, ...]:
     return (
         reproduce_note(summary),
         "Each run emulates the milliproxy route (server, PGW and gNB over 2 × 11 ms of wires, a 1 GHz mmWave cell, the UE "
-        "walking 50 m at 5 m/s) with real Linux TCP (CUBIC, the kernel's defaults) for "
-        f"{summary['duration_s']:g} s. A real HTTP/1.1 server (Python's, persistent connections) serves the pages from the "
-        f"server's namespace; headless Chromium loads each page once in the UE's, a fresh profile each time, one every "
-        f"{LOAD_EVERY_S:g} s. LOS: no obstacles; obstacles: the route's three random ones (new ones per seed).",
+        "walking 50 m at 5 m/s) with real Linux TCP (CUBIC, the kernel's defaults) until its last page has loaded (at most "
+        f"{summary['max_duration_s']:g} s). A real HTTP/1.1 server (Python's, persistent connections) serves the pages from the "
+        f"server's namespace; headless Chromium loads each page once in the UE's, a fresh profile each time, load k (from 0) "
+        f"starting at {LOAD_EVERY_S:g} × k s, or when load k − 1 has ended if that is later; a load not done within "
+        f"{LOAD_TIMEOUT_S:g} s has failed. LOS: no obstacles; obstacles: the route's three random ones (new ones per seed).",
         "Page load time: the browser's own navigation timing, loadEventStart from the navigation's start (W3C Navigation "
         "Timing Level 2). milliProxy sits at the gNB (its default policy); the split proxy at the PGW is explicit: the "
         "browser connects to it and it relays to the server. Medians and quartiles over seeds; the paired table divides "
