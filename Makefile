@@ -62,6 +62,8 @@ $(VENV)/.deps-installed: pyproject.toml | deps
 build: $(VENV)/.built
 $(VENV)/.built: $(VENV)/.deps-installed $(RUST_SOURCES)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --quiet
+	@# The proxy daemon (docs/proxyd.md), at target/release/millinet-proxyd.
+	cargo build --release -p millinet-proxyd
 	touch $@
 
 # The BPF congestion controls (bpf/, docs/models/bpf-congestion-control.md) and their loader,
@@ -93,7 +95,7 @@ test: deps build bpf
 	@# Style first: the tree stays formatted (rustfmt.toml) and free of clippy warnings.
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
-	cargo test --workspace --release
+	cargo test --workspace --profile testing
 	@# pytest exits 5 when it collected no test: that must fail loudly, not pass.
 	status=0; $(BIN)/pytest -q tests || status=$$?; \
 	if [ $$status -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
