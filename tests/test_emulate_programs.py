@@ -201,23 +201,33 @@ def test_iperf3_udp_above_the_capacity_is_delivered_at_the_capacity(tmp_path):
     send = f"iperf3 -c $MILLINET_SERVER -u -b 600M -l 1400 -t 4 -R -J > {report}"
     args = [a for s in sets for a in ("--set", s)]
     ok(cli("emulate", "milliproxy", *args, "--server", "exec iperf3 -s -1 >/dev/null", "--", "sh", "-c", send, cwd=tmp_path))
-    intervals = [i["sum"] for i in json.loads(report.read_text())["intervals"]]
+    iperf3 = json.loads(report.read_text())
+    intervals = [i["sum"] for i in iperf3["intervals"]]
     ues = pd.read_parquet(tmp_path / "runs" / "milliproxy-1-emulated" / "ues.parquet")
     sending = ues[(ues["t"] > 1.0) & (ues["t"] < 4.0)]
     assert sending["rate_bps"].min() == sending["rate_bps"].max(), "the cell's rate is steady"
     # Full but when iperf3's sender stalls on a busy host (it once did long enough to empty the
     # 10 MB buffer, 250 ms of the cell): full at the median.
     assert sending["rlc_bytes"].median() > 0.95 * 10_000_000, "the RLC buffer stays full"
-    payload_share = 1400 / (1400 + 28)
     assert len(intervals) == 4
     # iperf3's second k starts somewhat after the run's second k (its connection first): a
     # second is held to the rate where the buffer never emptied from k - 0.1 to k + 1.5 s.
     backlogged = [k for k in range(1, 4) if (ues[(ues["t"] > k - 0.1) & (ues["t"] < k + 1.5)]["rlc_bytes"] > 0).all()]
     assert backlogged, "no second with the buffer backlogged"
-    for k in backlogged:
-        assert intervals[k]["bits_per_second"] == pytest.approx(sending["rate_bps"].iloc[0] * payload_share, rel=0.03), intervals[k]
+    # What the link delivered to the UE's device, less the buffer still draining when iperf3
+    # stops counting, iperf3 must have read; its socket sometimes overflows (the default 208 kB
+    # buffer is 5 ms of the cell; a run lost 15 MB here, another a fifth of one second's
+    # packets): then the host's receiver, not the path, fell short, and the test says so.
     udp = [c for c in summary_of(tmp_path, "milliproxy-1-emulated")["flows"] if c["kind"] == "udp"]
     assert len(udp) == 1 and udp[0]["to_ue"]["dropped_bytes"] > 0.3 * udp[0]["to_ue"]["sent_bytes"]
+    payload_share = 1400 / (1400 + 28)
+    delivered_bytes = udp[0]["to_ue"]["delivered_bytes"]
+    read_bytes = iperf3["end"]["sum_received"]["bytes"] / payload_share
+    # (Read here: 158.6 MB of 170.5 delivered; a second a fifth short is 8 MB less.)
+    if read_bytes < 0.97 * (delivered_bytes - 10_000_000):
+        pytest.skip(f"this host's iperf3 read {read_bytes:.0f} of the {delivered_bytes} bytes the link delivered less 10 MB draining")
+    for k in backlogged:
+        assert intervals[k]["bits_per_second"] == pytest.approx(sending["rate_bps"].iloc[0] * payload_share, rel=0.03), intervals[k]
 
 
 def test_ping_crosses_the_path_and_measures_its_round_trip(tmp_path):
