@@ -193,7 +193,9 @@ def test_iperf3_udp_above_the_capacity_is_delivered_at_the_capacity(tmp_path):
     """iperf3 sends UDP at 600 Mbit/s toward the UE of a 100 MHz cell (320 Mbit/s in LOS):
     the RLC buffer stays full, the rest is dropped, and in every second after its first (which
     holds the test's start) in which the buffer stayed backlogged iperf3's receiver gets the
-    cell's rate within 3% (its 1400-byte payloads are 98% of the IP bytes the cell carries)."""
+    cell's rate within 3% (its 1400-byte payloads are 98% of the IP bytes the cell carries).
+    Skipped, saying so, when iperf3 read less than the link delivered: the host's receiver fell
+    short, not the path."""
     # In LOS the walk keeps the cell at its peak rate: with the route's obstacles the rate falls
     # in the run's last second, which a 4 s average against the steady rate would miscount.
     sets = ["proxy.node=\"\"", "ues.0.blockage=\"none\"", "cells.0.bandwidth_hz=100e6", "cells.0.peak_rate_bps=320e6", "duration_s=6"]

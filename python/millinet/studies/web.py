@@ -7,8 +7,8 @@ the route in LOS (no obstacles) and with its obstacles (the UE walks past them a
 Per run: one emulation of a condition, an arm and a seed, in which the UE loads each page
 once, a fresh browser each time: load k starts LOAD_EVERY_S * k after the run's start, or when
 load k - 1 has ended if that is later (a fresh Chromium takes seconds to start on a busy host),
-and the run ends with the last load. Per load: the page load time (`loadEventStart` of the browser's own
-navigation timing) and the LOS share of the UE's samples during it. Per point (condition,
+and the run ends with the last load. Per load: the page load time (`loadEventStart` of the
+browser's own navigation timing) and the LOS share of the UE's samples during it. Per point (condition,
 page, arm): median and quartiles over seeds; per pair of runs on the same seed (the same
 obstacles and walk), each proxy's page load time over the no-proxy one.
 
