@@ -109,7 +109,7 @@ docs: build
 	$(DOCS_BUILD)
 	@echo "docs: open target/site/index.html, or for the search serve it: python3 -m http.server -d target/site"
 
-# The flagship experiment: the milliProxy study, quick variant (about two minutes on 2 cores):
+# The flagship experiment: the milliProxy study, quick variant (about six minutes on 2 cores):
 # CUBIC over the mmWave route without a proxy and with milliProxy at the gNB under its default
 # policy (calibrated) and the published one (bdp), paired on 30 seeds; a verdict and the table
 # on the terminal, page in runs/demo/index.html.
