@@ -148,6 +148,10 @@ struct LinkDriver {
     /// later may be the host's answer to that frame, so it cannot have arrived before.
     last_read_ns: Vec<u64>,
     last_write_ns: Vec<u64>,
+    /// When the loop's last wait for frames ended: a frame arriving during a wait ends it, so
+    /// what is read after one arrived no earlier (but what waited since before it began, which
+    /// ends the wait at once).
+    woke_ns: u64,
     parts: Vec<PayloadId>,
     proxy: Option<ProxyStage>,
     /// What the proxy emitted in one call, before it is routed.
@@ -185,6 +189,7 @@ impl Link {
                 arrivals: VecDeque::new(),
                 last_read_ns: vec![0; n],
                 last_write_ns: vec![0; n],
+                woke_ns: 0,
                 parts: Vec::new(),
                 proxy: None,
                 proxied: Vec::new(),
@@ -267,6 +272,7 @@ impl Link {
             let now = clock();
             if wake > now {
                 self.driver.wait(wake - now)?;
+                self.driver.woke_ns = clock();
             }
         }
     }
@@ -403,8 +409,12 @@ impl LinkDriver {
             // timestamps they are spread evenly over that time, in their order, so that a
             // link that was late does not turn what the sender sent over milliseconds into one
             // burst at the next queue; never before the link's last write to that host, which
-            // they may answer (an ACK written late, the server's data in reply).
-            let previous = std::mem::replace(&mut self.last_read_ns[host], now).max(self.last_write_ns[host]).min(now);
+            // they may answer (an ACK written late, the server's data in reply), nor before
+            // the loop's last wait ended: a burst that ended a wait (a window of segments
+            // written at once) is stamped when it came, not spread back over the idle time,
+            // which ran it through the path early and made the kernel's RTT up to 3 ms
+            // shorter than the path's delays.
+            let previous = std::mem::replace(&mut self.last_read_ns[host], now).max(self.last_write_ns[host]).max(self.woke_ns).min(now);
             let n = batch.len() as u64;
             self.report.frames_read[host] += n;
             hosts_read += (n > 0) as usize;
