@@ -405,21 +405,13 @@ impl LinkDriver {
                 let Some(packet) = self.read(network, host, now)? else { break };
                 batch.push(packet);
             }
-            // The frames of one read arrived since the previous one; without the kernel's
-            // timestamps they are spread evenly over that time, in their order, so that a
-            // link that was late does not turn what the sender sent over milliseconds into one
-            // burst at the next queue; never before the link's last write to that host, which
-            // they may answer (an ACK written late, the server's data in reply), nor before
-            // the loop's last wait ended: a burst that ended a wait (a window of segments
-            // written at once) is stamped when it came, not spread back over the idle time,
-            // which ran it through the path early and made the kernel's RTT up to 3 ms
-            // shorter than the path's delays.
-            let previous = std::mem::replace(&mut self.last_read_ns[host], now).max(self.last_write_ns[host]).max(self.woke_ns).min(now);
             let n = batch.len() as u64;
+            let window =
+                ReadWindow::new(std::mem::replace(&mut self.last_read_ns[host], now), self.last_write_ns[host], self.woke_ns, now, n);
             self.report.frames_read[host] += n;
             hosts_read += (n > 0) as usize;
             for (k, packet) in batch.drain(..).enumerate() {
-                self.arrivals.push_back((previous + (now - previous) * (k as u64 + 1) / n, host, packet));
+                self.arrivals.push_back((window.arrival_ns(k as u64), host, packet));
             }
         }
         self.batch = batch;
@@ -628,6 +620,33 @@ fn route_emitted(frames: &mut Frames, proxied: &mut Vec<(Toward, Packet)>, emitt
 
 /// Writes the frames it is given until the link hangs up; returns how many the device
 /// refused and how late it wrote them.
+/// When the frames of one read from a host arrived, as far as the link can tell: TUN reads
+/// carry no timestamp. They arrived since the previous read, so they are spread evenly over
+/// that time, in their order, the last at the read: a link that was late does not turn what
+/// the sender sent over milliseconds into one burst at the next queue. But never before the
+/// link's last write to that host, which they may answer (an ACK written late, the server's
+/// data in reply), nor before the loop's last wait ended: a frame arriving during a wait ends
+/// it, so a burst that ended one (a window of segments written at once) came when it was
+/// read. Spread back over the idle time before it, a burst crossed the path early and the
+/// kernel measured a round trip up to 3 ms shorter than the path's delays.
+#[derive(Clone, Copy, Debug)]
+struct ReadWindow {
+    from_ns: u64,
+    now_ns: u64,
+    frames: u64,
+}
+
+impl ReadWindow {
+    fn new(last_read_ns: u64, last_write_ns: u64, woke_ns: u64, now_ns: u64, frames: u64) -> ReadWindow {
+        ReadWindow { from_ns: last_read_ns.max(last_write_ns).max(woke_ns).min(now_ns), now_ns, frames }
+    }
+
+    /// The arrival time of the `k`-th frame of the read (from 0).
+    fn arrival_ns(&self, k: u64) -> u64 {
+        self.from_ns + (self.now_ns - self.from_ns) * (k + 1) / self.frames
+    }
+}
+
 fn write_frames(mut tun: Tun, frames: Receiver<DueFrame>, clock: &(dyn Fn() -> u64 + Sync)) -> Result<(u64, Lateness), EmuError> {
     let mut refused = 0;
     let mut lateness = Lateness::default();
@@ -636,4 +655,32 @@ fn write_frames(mut tun: Tun, frames: Receiver<DueFrame>, clock: &(dyn Fn() -> u
         refused += !tun.write(&frame)? as u64;
     }
     Ok((refused, lateness))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ReadWindow;
+
+    const MS: u64 = 1_000_000;
+
+    fn arrivals(window: ReadWindow) -> Vec<u64> {
+        (0..window.frames).map(|k| window.arrival_ns(k)).collect()
+    }
+
+    #[test]
+    fn a_burst_that_ends_a_wait_arrived_after_the_wait() {
+        // Idle since a read at 0, woken at 9 ms by ten segments: none arrived before 9 ms.
+        let window = ReadWindow::new(0, 0, 9 * MS, 9 * MS + 50_000, 10);
+        let times = arrivals(window);
+        assert!(times.iter().all(|&t| t >= 9 * MS), "{times:?}");
+        assert_eq!(*times.last().unwrap(), 9 * MS + 50_000);
+    }
+
+    #[test]
+    fn a_busy_links_frames_are_spread_since_its_previous_read_but_not_before_its_last_write() {
+        // No wait since the read at 5 ms (the link was busy until 9 ms): four frames over it.
+        assert_eq!(arrivals(ReadWindow::new(5 * MS, 0, MS, 9 * MS, 4)), [6 * MS, 7 * MS, 8 * MS, 9 * MS]);
+        // The link wrote to that host at 7 ms: what it reads now may answer that.
+        assert_eq!(arrivals(ReadWindow::new(5 * MS, 7 * MS, MS, 9 * MS, 2)), [8 * MS, 9 * MS]);
+    }
 }
