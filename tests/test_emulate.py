@@ -273,7 +273,7 @@ def test_a_real_split_proxy_relays_the_download_and_answers_the_server_from_the_
         # The path's delays to the proxy (2 x 5 ms) or the client (2 x (5 + 10) ms), less the
         # link's timing error in each direction: a link held back by a loaded host spreads the
         # frames of one read back over the time since its previous read
-        # (crates/emu/src/link.rs, read_arrivals), up to as early as it was late. Measured on a
+        # (crates/emu/src/link.rs, `ReadWindow`), up to as early as it was late. Measured on a
         # quiet host: 10.2 and 30.5 ms; before the link stopped spreading a burst back over the
         # idle time before it, 7.1-7.5 and 28.3-29.7 (27.98 in make test).
         error_ms = max(1.0, summary["emulator"]["max_lateness_ms"])
@@ -424,9 +424,10 @@ def test_the_split_proxy_relays_every_tcp_flow_through_its_node(tmp_path):
     2 x 20 ms), and each download takes about as long as in the simulator's split proxy.
     The emulated ones take 6-13% longer here: the kernel relay connects to the server once it
     has accepted the UE's connection, a round trip to the UE after the simulator's, which
-    connects on the UE's SYN (docs/proxyd.md; first bytes at 0.09 s against 0.06). The RLC buffers hold 10 MB, which
-    neither slow start overflows: with 3 MB Linux's sometimes did, and one loss recovery
-    (downloads of 0.47 and 0.50 s against 0.33) decided the comparison instead of the relay."""
+    connects on the UE's SYN (docs/proxyd.md; first bytes at 0.09 s against 0.06). The RLC
+    buffers hold 10 MB, which neither slow start overflows: with 3 MB Linux's sometimes did,
+    and one loss recovery (downloads of 0.47 and 0.50 s against 0.33) decided the comparison
+    instead of the relay."""
     scenario = TWO_UES.replace("rlc_buffer_bytes = 3_000_000", "rlc_buffer_bytes = 10_000_000").replace(
         '[[links]]\na = "server"\nb = "gnb"\nrate_bps = 100e9\ndelay_s = 0.005',
         '[[nodes]]\nname = "edge"\n[[links]]\na = "server"\nb = "edge"\nrate_bps = 100e9\ndelay_s = 0.010\n'

@@ -205,8 +205,7 @@ def test_iperf3_udp_above_the_capacity_is_delivered_at_the_capacity(tmp_path):
     send = f"iperf3 -c $MILLINET_SERVER -u -b 600M -l 1400 -w 2M -t 4 -R -J > {report}; grep ^Udp: /proc/net/snmp > {snmp}"
     args = [a for s in sets for a in ("--set", s)]
     ok(cli("emulate", "milliproxy", *args, "--server", "exec iperf3 -s -1 >/dev/null", "--", "sh", "-c", send, cwd=tmp_path))
-    iperf3 = json.loads(report.read_text())
-    intervals = [i["sum"] for i in iperf3["intervals"]]
+    intervals = [i["sum"] for i in json.loads(report.read_text())["intervals"]]
     ues = pd.read_parquet(tmp_path / "runs" / "milliproxy-1-emulated" / "ues.parquet")
     sending = ues[(ues["t"] > 1.0) & (ues["t"] < 4.0)]
     assert sending["rate_bps"].min() == sending["rate_bps"].max(), "the cell's rate is steady"

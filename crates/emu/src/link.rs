@@ -148,9 +148,7 @@ struct LinkDriver {
     /// later may be the host's answer to that frame, so it cannot have arrived before.
     last_read_ns: Vec<u64>,
     last_write_ns: Vec<u64>,
-    /// When the loop's last wait for frames ended: a frame arriving during a wait ends it, so
-    /// what is read after one arrived no earlier (but what waited since before it began, which
-    /// ends the wait at once).
+    /// When the loop's last wait for frames ended (see [`ReadWindow`]).
     woke_ns: u64,
     parts: Vec<PayloadId>,
     proxy: Option<ProxyStage>,
@@ -618,8 +616,6 @@ fn route_emitted(frames: &mut Frames, proxied: &mut Vec<(Toward, Packet)>, emitt
     }
 }
 
-/// Writes the frames it is given until the link hangs up; returns how many the device
-/// refused and how late it wrote them.
 /// When the frames of one read from a host arrived, as far as the link can tell: TUN reads
 /// carry no timestamp. They arrived since the previous read, so they are spread evenly over
 /// that time, in their order, the last at the read: a link that was late does not turn what
@@ -647,6 +643,8 @@ impl ReadWindow {
     }
 }
 
+/// Writes the frames it is given until the link hangs up; returns how many the device
+/// refused and how late it wrote them.
 fn write_frames(mut tun: Tun, frames: Receiver<DueFrame>, clock: &(dyn Fn() -> u64 + Sync)) -> Result<(u64, Lateness), EmuError> {
     let mut refused = 0;
     let mut lateness = Lateness::default();
